@@ -1,0 +1,516 @@
+//! Normalised group events: what was seen, never why.
+//!
+//! Takes nothing; this is the contract between the readers (capture →
+//! [`crate::normalize`], [`crate::logs`]) and everything after them
+//! ([`crate::timeline`], [`crate::group`], [`crate::report`]). A
+//! [`GroupEvent`] states one observation (a JoinGroup request, a
+//! "Preparing to rebalance" log line, a connection reset) with the evidence
+//! that lets a person find it again: file and frame, or file and line.
+//! Interpretation (state, triggers) belongs to [`crate::group`], as in Zeek's
+//! split between the event engine and policy scripts.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::time::Timestamp;
+
+/// One observation about a consumer group (or about the connection of one of
+/// its members).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupEvent {
+    /// When it happened (UTC; log times already converted with `--log-tz`).
+    pub ts: Timestamp,
+    /// The group's `group_id`; `None` for events that name no group
+    /// (a connection closing, a FindCoordinator for a transaction id).
+    pub group: Option<String>,
+    /// The member this event is about, as Kafka writes it (`member_id`).
+    pub member_id: Option<String>,
+    /// Static membership id (KIP-345 `group.instance.id`).
+    pub group_instance_id: Option<String>,
+    /// Generation (classic) or epoch (KIP-848) the event carries.
+    pub generation_id: Option<i32>,
+    /// Who sent or received it on the wire, or who logged it.
+    pub client: ClientRef,
+    /// What was seen.
+    pub kind: EventKind,
+    /// Where it was seen.
+    pub evidence: Evidence,
+}
+
+/// The client side of an event, as far as it is known.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ClientRef {
+    /// The request header's `client_id`, or the client log's `clientId=`.
+    pub client_id: Option<String>,
+    /// `ip:port` of the client end of the connection.
+    pub address: Option<String>,
+    /// KIP-511 `client_software_name/version` from ApiVersions, if seen.
+    pub software: Option<String>,
+    /// `ip:port` of the broker end of the connection, or `broker N` for logs.
+    pub broker: Option<String>,
+}
+
+/// Where an event was seen, so a person can look it up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The input file (`-` for stdin).
+    pub source: Arc<str>,
+    /// Frame numbers or line number inside it.
+    #[serde(flatten)]
+    pub at: Location,
+}
+
+/// A position inside an input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Location {
+    /// 1-based frame number, as Wireshark counts, of the packet that
+    /// completed the Kafka message.
+    Frame {
+        /// The frame (request or response) this event is about.
+        frame: u64,
+    },
+    /// 1-based line number in a log file.
+    Line {
+        /// The line.
+        line: u64,
+    },
+}
+
+/// Partitions of one topic (a name, or a topic id for KIP-848 messages).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TopicPartitions {
+    /// Topic name, or the topic id's UUID when only the id is on the wire.
+    pub topic: String,
+    /// Partition indexes.
+    pub partitions: Vec<i32>,
+}
+
+/// A Kafka error code, named as Kafka names it (`REBALANCE_IN_PROGRESS`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ErrorCode(pub i16);
+
+impl ErrorCode {
+    /// `None` for 0 (no error).
+    pub fn from_code(code: i16) -> Option<ErrorCode> {
+        (code != 0).then_some(ErrorCode(code))
+    }
+
+    /// Kafka's name for the code.
+    pub fn name(self) -> &'static str {
+        crate::kafka::error_name(self.0)
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// One protocol a member offers in JoinGroup (classic consumer: an assignor),
+/// with its decoded ConsumerProtocolSubscription when it is one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OfferedProtocol {
+    /// Assignor name (`range`, `cooperative-sticky`, ...).
+    pub name: String,
+    /// Subscribed topics from the embedded subscription.
+    pub topics: Vec<String>,
+    /// Owned partitions (subscription v1+, KIP-429).
+    pub owned_partitions: Vec<TopicPartitions>,
+}
+
+/// One member in a JoinGroup response (only the leader receives the list).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct JoinedMember {
+    /// The member's id.
+    pub member_id: String,
+    /// Its static id, if any.
+    pub group_instance_id: Option<String>,
+    /// Its subscribed topics, from its metadata.
+    pub topics: Vec<String>,
+}
+
+/// One member leaving in a LeaveGroup request (v3+ batches them, KIP-345).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LeavingMember {
+    /// The member's id.
+    pub member_id: String,
+    /// Its static id, if any.
+    pub group_instance_id: Option<String>,
+    /// KIP-800 reason (v5+), e.g. "consumer poll timeout has expired.".
+    pub reason: Option<String>,
+}
+
+/// One member's assignment as the leader sends it in SyncGroup.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemberAssignment {
+    /// The member's id.
+    pub member_id: String,
+    /// Its partitions (decoded ConsumerProtocolAssignment).
+    pub partitions: Vec<TopicPartitions>,
+}
+
+/// A member as DescribeGroups or ConsumerGroupDescribe reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DescribedMember {
+    /// The member's id.
+    pub member_id: String,
+    /// Its static id, if any.
+    pub group_instance_id: Option<String>,
+    /// Its client id.
+    pub client_id: String,
+    /// Its host as the broker saw it.
+    pub client_host: String,
+    /// Its current assignment.
+    pub assignment: Vec<TopicPartitions>,
+}
+
+/// What was seen. Wire events come in request/response pairs sharing
+/// `exchange`; log events carry the fields their line states.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventKind {
+    /// FindCoordinator request (key type 0 = group, 1 = transaction).
+    FindCoordinatorRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// 0 = group, 1 = transaction.
+        key_type: i8,
+    },
+    /// FindCoordinator answer for one key.
+    FindCoordinatorResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Coordinator broker id.
+        node_id: i32,
+        /// `host:port` of the coordinator.
+        coordinator: String,
+        /// Error, if any (e.g. COORDINATOR_NOT_AVAILABLE).
+        error: Option<ErrorCode>,
+    },
+    /// JoinGroup request.
+    JoinGroupRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// Member's session timeout.
+        session_timeout_ms: i32,
+        /// Member's rebalance timeout (v1+; max.poll.interval.ms).
+        rebalance_timeout_ms: Option<i32>,
+        /// `consumer`, `connect`, ...
+        protocol_type: String,
+        /// Offered protocols (assignors) with subscriptions.
+        protocols: Vec<OfferedProtocol>,
+        /// KIP-800 reason (v8+).
+        reason: Option<String>,
+    },
+    /// JoinGroup response.
+    JoinGroupResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any (MEMBER_ID_REQUIRED is the KIP-394 two-step).
+        error: Option<ErrorCode>,
+        /// Chosen protocol (assignor).
+        protocol_name: Option<String>,
+        /// The leader's member id.
+        leader: String,
+        /// Member list (leader only).
+        members: Vec<JoinedMember>,
+        /// Milliseconds the request was parked at the broker (response ts
+        /// minus request ts).
+        parked_ms: Option<f64>,
+    },
+    /// SyncGroup request (the leader's carries assignments).
+    SyncGroupRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// Assignments (leader only).
+        assignments: Vec<MemberAssignment>,
+    },
+    /// SyncGroup response.
+    SyncGroupResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any.
+        error: Option<ErrorCode>,
+        /// This member's assignment.
+        assignment: Vec<TopicPartitions>,
+    },
+    /// Heartbeat request.
+    HeartbeatRequest {
+        /// Links request and response.
+        exchange: u64,
+    },
+    /// Heartbeat response.
+    HeartbeatResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any (REBALANCE_IN_PROGRESS tells a member to rejoin).
+        error: Option<ErrorCode>,
+    },
+    /// LeaveGroup request.
+    LeaveGroupRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// Members leaving.
+        members: Vec<LeavingMember>,
+    },
+    /// LeaveGroup response.
+    LeaveGroupResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any.
+        error: Option<ErrorCode>,
+    },
+    /// OffsetCommit request.
+    OffsetCommitRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// Partitions committed.
+        partitions: usize,
+    },
+    /// OffsetCommit response.
+    OffsetCommitResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// First partition error, if any.
+        error: Option<ErrorCode>,
+    },
+    /// OffsetFetch request or response (only its error matters here).
+    OffsetFetch {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any.
+        error: Option<ErrorCode>,
+    },
+    /// DescribeGroups (or ConsumerGroupDescribe) answer for one group.
+    GroupDescribed {
+        /// Links request and response.
+        exchange: u64,
+        /// State as the broker names it.
+        state: String,
+        /// Protocol (assignor) in use.
+        protocol: String,
+        /// Members.
+        members: Vec<DescribedMember>,
+        /// Error, if any.
+        error: Option<ErrorCode>,
+    },
+    /// ListGroups answer entry.
+    GroupListed {
+        /// Links request and response.
+        exchange: u64,
+        /// State, if the version carries it.
+        state: Option<String>,
+        /// `consumer`, `connect`, ...
+        protocol_type: String,
+    },
+    /// KIP-848 ConsumerGroupHeartbeat request.
+    ConsumerGroupHeartbeatRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// 0 = join, -1 = leave, -2 = static member leaving temporarily.
+        member_epoch: i32,
+        /// Rebalance timeout (-1 = unchanged).
+        rebalance_timeout_ms: i32,
+        /// New subscription (None = unchanged).
+        subscribed_topic_names: Option<Vec<String>>,
+        /// Server assignor requested.
+        server_assignor: Option<String>,
+        /// Partitions the member owns (None = unchanged).
+        owned: Option<Vec<TopicPartitions>>,
+    },
+    /// KIP-848 ConsumerGroupHeartbeat response.
+    ConsumerGroupHeartbeatResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID...).
+        error: Option<ErrorCode>,
+        /// Error message text.
+        error_message: Option<String>,
+        /// Member epoch granted.
+        member_epoch: i32,
+        /// Heartbeat interval the broker asks for.
+        heartbeat_interval_ms: i32,
+        /// New target assignment (None = unchanged).
+        assignment: Option<Vec<TopicPartitions>>,
+    },
+    /// The member's TCP connection ended (FIN or RST seen).
+    ConnectionClosed {
+        /// `true` for RST, `false` for FIN.
+        reset: bool,
+    },
+    /// A broker's group-coordinator log line.
+    Broker(BrokerLine),
+    /// A Java client's group-membership log line.
+    Client(ClientLine),
+}
+
+/// A broker log line's meaning (classic Scala coordinator, new Java
+/// coordinator, KIP-848 groups). Fields are what the line states.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+pub enum BrokerLine {
+    /// "Preparing to rebalance group G in state S with old generation N ...
+    /// (reason: R)".
+    PreparingRebalance {
+        /// State named in the line.
+        state: String,
+        /// Generation before.
+        old_generation: i32,
+        /// The coordinator's reason text, verbatim.
+        reason: Option<String>,
+        /// KIP-800 client reason inside it, if any.
+        client_reason: Option<String>,
+    },
+    /// "Stabilized group G generation N (...) with K members".
+    Stabilized {
+        /// New generation.
+        generation: i32,
+        /// Member count, if the version logs it.
+        members: Option<u32>,
+        /// Protocol, if logged.
+        protocol: Option<String>,
+        /// Leader, if logged.
+        leader: Option<String>,
+    },
+    /// "Assignment received from leader M for group G for generation N".
+    AssignmentReceived {
+        /// Generation.
+        generation: i32,
+        /// Member count, if logged.
+        members: Option<u32>,
+    },
+    /// A member was added (Dynamic/Static member joins, Pending member ...).
+    MemberJoined {
+        /// KIP-394 "unknown member id ... Created a new member id".
+        pending: bool,
+    },
+    /// "Member M in group G has failed, removing it from the group" / heartbeat expiration.
+    MemberFailed,
+    /// "... has left group G through explicit `LeaveGroup` request".
+    MemberLeft {
+        /// KIP-800 client reason.
+        client_reason: Option<String>,
+    },
+    /// "Pending member M in group G has been removed after session timeout expiration".
+    PendingMemberExpired,
+    /// "Static member ... Replacing previously mapped member".
+    StaticMemberReplaced {
+        /// The member id replaced.
+        old_member_id: Option<String>,
+    },
+    /// "Group G with generation N is now empty".
+    GroupEmpty,
+    /// "Group G is dead" / "Group G transitioned to Dead".
+    GroupDead,
+    /// Coordinator took over a partition ("Elected as the group coordinator",
+    /// "Loading group metadata", "Loaded ...").
+    CoordinatorLoaded {
+        /// `__consumer_offsets` partition, if stated.
+        partition: Option<i32>,
+        /// Leader epoch, if stated.
+        epoch: Option<i32>,
+    },
+    /// Coordinator gave up a partition ("Resigned", "Unloading").
+    CoordinatorUnloaded {
+        /// `__consumer_offsets` partition, if stated.
+        partition: Option<i32>,
+    },
+    /// "Removed N expired offsets".
+    OffsetsExpired {
+        /// How many.
+        count: u64,
+    },
+    /// KIP-848: "Bumped group epoch to E".
+    GroupEpochBumped {
+        /// New epoch.
+        epoch: i32,
+    },
+    /// KIP-848: member fenced (session expired, failed to transition, ...).
+    MemberFenced {
+        /// Why, as logged.
+        reason: String,
+    },
+    /// KIP-848: "Member M new assignment state: epoch=.., previousEpoch=.., state=..".
+    MemberAssignmentState {
+        /// Member epoch.
+        epoch: i32,
+        /// Previous epoch.
+        previous_epoch: i32,
+        /// STABLE, UNREVOKED_PARTITIONS, UNRELEASED_PARTITIONS...
+        state: String,
+    },
+    /// KIP-848: subscription or subscription metadata changed.
+    SubscriptionChanged {
+        /// The logged detail.
+        detail: String,
+    },
+    /// A group line the reader recognised as group-related but carries only
+    /// its text (kept so that nothing is lost).
+    Other {
+        /// A short name for the message.
+        message: String,
+    },
+}
+
+/// A Java client log line's meaning (AbstractCoordinator,
+/// ConsumerCoordinator, KIP-848 membership manager).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "line", rename_all = "snake_case")]
+pub enum ClientLine {
+    /// "(Re-)joining group".
+    Joining {
+        /// "Request joining group due to: R", if logged just before.
+        reason: Option<String>,
+    },
+    /// "Successfully joined group with generation Generation{generationId=N, ...}".
+    Joined {
+        /// Assignor.
+        protocol: Option<String>,
+    },
+    /// "Successfully synced group in generation ...".
+    Synced,
+    /// "Notifying assignor about the new Assignment(partitions=[...])" /
+    /// "Adding newly assigned partitions".
+    PartitionsAssigned {
+        /// Partitions as written (`topic-0, topic-1`).
+        partitions: Vec<String>,
+    },
+    /// "Revoke previously assigned partitions".
+    PartitionsRevoked {
+        /// Partitions as written.
+        partitions: Vec<String>,
+    },
+    /// "Lost previously assigned partitions".
+    PartitionsLost {
+        /// Partitions as written.
+        partitions: Vec<String>,
+    },
+    /// Heartbeat or commit failed (REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID...).
+    HeartbeatFailed {
+        /// Error as logged.
+        error: String,
+    },
+    /// "Member ... sending LeaveGroup request to coordinator ... due to R".
+    Leaving {
+        /// Reason, e.g. "consumer poll timeout has expired".
+        reason: Option<String>,
+    },
+    /// "Discovered group coordinator host:port (id: N ...)".
+    CoordinatorDiscovered {
+        /// `host:port (id: N)` as logged.
+        coordinator: String,
+    },
+    /// "Group coordinator ... is unavailable or invalid".
+    CoordinatorUnavailable {
+        /// The logged detail.
+        detail: String,
+    },
+    /// Any other recognised membership line.
+    Other {
+        /// A short name for the message.
+        message: String,
+    },
+}

@@ -1,0 +1,1 @@
+//! Exchange → GroupEvent. Stage stub.

@@ -1,0 +1,1 @@
+//! Stage stub: filled in by its issue.
