@@ -1,0 +1,331 @@
+//! The one model every renderer reads.
+//!
+//! Takes: what the pipeline found (inputs read, timeline entries, group
+//! histories, rebalances, diagnostics). Gives: [`Report`], a plain
+//! serialisable value. Renderers in [`crate::render`] only render it; all
+//! computing happens before (hyperfine's `BenchmarkResult` pattern). The JSON
+//! field names here are the documented output format (see the README's
+//! "JSON format" section); `format_version` changes when a field does.
+
+use serde::Serialize;
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::time::Timestamp;
+
+/// Output format version; bumped on any incompatible field change.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Everything a run found, filtered as the user asked.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// Always [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Each input read, in the order given.
+    pub inputs: Vec<InputSummary>,
+    /// Zone used to read log times (`--log-tz`), e.g. `UTC` or `Europe/Berlin`.
+    pub log_time_zone: String,
+    /// Per-group summaries (`groups` subcommand, reports).
+    pub groups: Vec<GroupSummary>,
+    /// One record per rebalance, in start order.
+    pub rebalances: Vec<Rebalance>,
+    /// Every matching group event in time order (`timeline`, reports).
+    pub timeline: Vec<TimelineEntry>,
+    /// Raw request/response exchanges (`decode` only).
+    pub exchanges: Vec<ExchangeRow>,
+    /// Anomalies: first examples of each kind.
+    pub diagnostics: Vec<Diagnostic>,
+    /// How many anomalies of each kind (all of them, not only the examples).
+    pub diagnostic_counts: Vec<DiagnosticCount>,
+}
+
+/// One input file and what was read from it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct InputSummary {
+    /// Path as given (`-` for stdin).
+    pub path: String,
+    /// `capture` or `log`.
+    pub kind: String,
+    /// Packets (captures) or lines (logs) read.
+    pub records: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Group events extracted.
+    pub events: u64,
+    /// First and last time seen.
+    pub first_ts: Option<Timestamp>,
+    /// Last time seen.
+    pub last_ts: Option<Timestamp>,
+    /// For logs: the clock offset applied to line up with the captures, in
+    /// milliseconds (log time + offset = capture time); null when not
+    /// estimated.
+    pub clock_offset_ms: Option<f64>,
+}
+
+/// One diagnostic kind and its count.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiagnosticCount {
+    /// The kind.
+    pub kind: DiagnosticKind,
+    /// How many.
+    pub count: u64,
+}
+
+/// A group's coordinator history in brief.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupSummary {
+    /// `group_id`.
+    pub group: String,
+    /// `classic` (JoinGroup/SyncGroup) or `consumer` (KIP-848).
+    pub protocol: String,
+    /// JoinGroup `protocol_type` (`consumer`, `connect`, ...).
+    pub protocol_type: Option<String>,
+    /// Assignor names offered or chosen.
+    pub assignors: Vec<String>,
+    /// State at the end of the inputs, in the broker's terms.
+    pub state: String,
+    /// Generation (or group epoch) at the end.
+    pub generation: Option<i32>,
+    /// Every generation or epoch seen, ascending, without repeats.
+    pub generations_seen: Vec<i32>,
+    /// Members at the end.
+    pub members: Vec<MemberSummary>,
+    /// Leader at the end (classic).
+    pub leader: Option<String>,
+    /// Coordinator broker (`host:port` or `broker N`) last seen.
+    pub coordinator: Option<String>,
+    /// Number of rebalances.
+    pub rebalance_count: u64,
+    /// Rebalances per hour over the observed span.
+    pub rebalances_per_hour: Option<f64>,
+    /// Total time spent rebalancing, in milliseconds.
+    pub rebalancing_ms: f64,
+    /// True when a storm was detected (see [`Rebalance::storm`]).
+    pub storm: bool,
+    /// State changes in time order.
+    pub states: Vec<StateChange>,
+    /// First and last event for the group.
+    pub first_seen: Option<Timestamp>,
+    /// Last event for the group.
+    pub last_seen: Option<Timestamp>,
+    /// What could not be seen (e.g. "no traffic from member X before 12:00:03").
+    pub notes: Vec<String>,
+}
+
+/// A state the group entered.
+#[derive(Clone, Debug, Serialize)]
+pub struct StateChange {
+    /// When.
+    pub at: Timestamp,
+    /// `Empty`, `PreparingRebalance`, `CompletingRebalance`, `Stable`, `Dead`
+    /// (KIP-848: `Assigning`, `Reconciling`, ...).
+    pub state: String,
+    /// Generation or epoch at that point.
+    pub generation: Option<i32>,
+}
+
+/// A group member as known at some point.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemberSummary {
+    /// `member_id`.
+    pub member_id: String,
+    /// Static id (`group.instance.id`).
+    pub group_instance_id: Option<String>,
+    /// `client_id`.
+    pub client_id: Option<String>,
+    /// Client `ip:port` (or host as the broker logged it).
+    pub client_host: Option<String>,
+    /// Client software (KIP-511), e.g. `librdkafka/2.6.0`.
+    pub client_software: Option<String>,
+    /// Assigned partitions, as `topic-partition`.
+    pub assignment: Vec<String>,
+}
+
+/// One rebalance: from the first evidence to the last member synced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Rebalance {
+    /// `group_id`.
+    pub group: String,
+    /// `classic` or `consumer` (KIP-848: generations are group epochs).
+    pub protocol: String,
+    /// Generation before (null when the group was not seen before).
+    pub previous_generation: Option<i32>,
+    /// Generation it produced (null if it never got one).
+    pub generation: Option<i32>,
+    /// First evidence.
+    pub started_at: Timestamp,
+    /// When the join phase ended (first JoinGroup answer with the new
+    /// generation, or "Stabilized").
+    pub join_completed_at: Option<Timestamp>,
+    /// Last SyncGroup answer or "Assignment received"; null if it never completed.
+    pub completed_at: Option<Timestamp>,
+    /// `completed_at - started_at`; null if it never completed.
+    pub duration_ms: Option<f64>,
+    /// Why it most likely happened.
+    pub trigger: Trigger,
+    /// Other causes seen in the same round.
+    pub other_triggers: Vec<Trigger>,
+    /// A harmless, expected rebalance (group formation, the cooperative
+    /// follow-up round, Streams probing...).
+    pub expected: bool,
+    /// Why it is expected, when it is.
+    pub expected_reason: Option<String>,
+    /// Part of a storm (many rebalances in a short window).
+    pub storm: bool,
+    /// Members before.
+    pub members_before: Vec<MemberSummary>,
+    /// Members after.
+    pub members_after: Vec<MemberSummary>,
+    /// Each member's join in this round.
+    pub joins: Vec<MemberJoin>,
+    /// The member whose JoinGroup came last and held the others parked.
+    pub straggler: Option<MemberJoin>,
+    /// Members that were in the group before and are not after (left,
+    /// evicted by the session or rebalance timeout).
+    pub removed: Vec<RemovedMember>,
+    /// Partitions that changed owner, as `topic-partition`.
+    pub partitions_revoked: Vec<String>,
+    /// Partitions newly assigned, as `topic-partition`.
+    pub partitions_assigned: Vec<String>,
+    /// The events that justify the record.
+    pub evidence: Vec<EvidenceLine>,
+    /// What kinds of input saw it: `capture`, `log` or both.
+    pub seen_in: Vec<String>,
+    /// What could not be seen.
+    pub notes: Vec<String>,
+}
+
+/// The likely cause of a rebalance.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Trigger {
+    /// One of: `member_joined`, `member_left`, `poll_timeout`,
+    /// `session_timeout`, `metadata_changed`, `subscription_changed`,
+    /// `leader_rejoined`, `static_member_replaced`, `static_member_fenced`,
+    /// `coordinator_changed`, `previous_rebalance_failed`,
+    /// `pending_sync_expired`, `group_over_capacity`, `protocol_migration`,
+    /// `unknown`.
+    pub kind: String,
+    /// The member that caused it, if known.
+    pub member_id: Option<String>,
+    /// Its client id, if known.
+    pub client_id: Option<String>,
+    /// In words, with the numbers behind the verdict.
+    pub detail: String,
+    /// `high`, `medium` or `low`.
+    pub confidence: String,
+}
+
+/// One member's JoinGroup in a round.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MemberJoin {
+    /// `member_id` (as answered).
+    pub member_id: String,
+    /// `client_id`.
+    pub client_id: Option<String>,
+    /// When its JoinGroup was sent.
+    pub requested_at: Timestamp,
+    /// How long it was parked at the broker (JoinGroup latency), ms.
+    pub parked_ms: Option<f64>,
+    /// Time after the round's start at which it joined, ms.
+    pub after_start_ms: f64,
+}
+
+/// A member that was in the group before a rebalance and not after it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RemovedMember {
+    /// `member_id`.
+    pub member_id: String,
+    /// `client_id`.
+    pub client_id: Option<String>,
+    /// `left`, `session_timeout`, `rebalance_timeout`, `replaced` or `unknown`.
+    pub how: String,
+}
+
+/// One piece of evidence a person can look up.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EvidenceLine {
+    /// Input file.
+    pub source: String,
+    /// Frame number (captures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<u64>,
+    /// Line number (logs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// When.
+    pub ts: Timestamp,
+    /// What it says, in one line.
+    pub text: String,
+}
+
+/// One group event as the timeline shows it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TimelineEntry {
+    /// When.
+    pub ts: Timestamp,
+    /// `group_id`, if the event names one.
+    pub group: Option<String>,
+    /// `member_id`.
+    pub member_id: Option<String>,
+    /// `group.instance.id`.
+    pub group_instance_id: Option<String>,
+    /// `client_id`.
+    pub client_id: Option<String>,
+    /// Client address.
+    pub client_host: Option<String>,
+    /// Generation or epoch carried.
+    pub generation: Option<i32>,
+    /// Short kind, e.g. `JoinGroup request`, `Heartbeat response`, `log: Stabilized`.
+    pub kind: String,
+    /// Category for pictures and filters: `join`, `sync`, `heartbeat`,
+    /// `heartbeat_failed`, `leave`, `commit`, `coordinator`, `state`, `close`, `other`.
+    pub mark: String,
+    /// Error name, when the event carries one.
+    pub error: Option<String>,
+    /// The rest, in words.
+    pub detail: String,
+    /// Input file.
+    pub source: String,
+    /// Frame number (captures).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<u64>,
+    /// Line number (logs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+}
+
+/// One Kafka request/response exchange as `decode` prints it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ExchangeRow {
+    /// Request time, or response time when the request was not captured.
+    pub ts: Timestamp,
+    /// Kafka API key.
+    pub api_key: i16,
+    /// Kafka's name for the API, e.g. `JoinGroup`.
+    pub api: String,
+    /// API version.
+    pub api_version: i16,
+    /// Correlation id.
+    pub correlation_id: i32,
+    /// Request header `client_id`.
+    pub client_id: Option<String>,
+    /// `ip:port -> ip:port`, client first.
+    pub connection: String,
+    /// Frame that completed the request (1-based); null when not captured.
+    pub request_frame: Option<u64>,
+    /// Frame that completed the response; null when not captured.
+    pub response_frame: Option<u64>,
+    /// Response time minus request time, ms.
+    pub latency_ms: Option<f64>,
+    /// `group_id`, for group APIs.
+    pub group_id: Option<String>,
+    /// `member_id`, for group APIs.
+    pub member_id: Option<String>,
+    /// `generation_id` (or member epoch), for group APIs.
+    pub generation_id: Option<i32>,
+    /// Response error code.
+    pub error_code: Option<i16>,
+    /// Its name.
+    pub error: Option<String>,
+    /// KIP-511 client software, if ApiVersions was seen on the connection.
+    pub client_software: Option<String>,
+}
