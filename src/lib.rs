@@ -24,9 +24,11 @@
 //! - [`report`] is the one model every renderer reads; [`render`] writes it.
 
 pub mod capture;
+pub mod describe;
 pub mod diagnostic;
 pub mod error;
 pub mod event;
+pub mod group;
 pub mod kafka;
 pub mod logs;
 pub mod normalize;

@@ -1,0 +1,473 @@
+//! One line of words for one event.
+//!
+//! Takes: a [`GroupEvent`]. Gives: its short kind (`JoinGroup request`), a
+//! category mark for pictures and `--kind` filters, its error name, and a
+//! detail line. Shared by the timeline and the evidence of rebalances so the
+//! same event reads the same everywhere.
+
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location};
+use crate::report::{EvidenceLine, TimelineEntry};
+
+/// The words for an event.
+pub struct Described {
+    /// Short kind, e.g. `JoinGroup request`.
+    pub kind: String,
+    /// Category: join, sync, heartbeat, heartbeat_failed, leave, commit,
+    /// coordinator, state, close, other.
+    pub mark: &'static str,
+    /// Error name, if any.
+    pub error: Option<String>,
+    /// The rest.
+    pub detail: String,
+}
+
+/// Describes one event.
+pub fn describe(ev: &GroupEvent) -> Described {
+    match &ev.kind {
+        EventKind::Broker(line) => describe_broker(line),
+        EventKind::Client(line) => describe_client(line),
+        kind => describe_wire(kind),
+    }
+}
+
+fn d(kind: &str, mark: &'static str, error: Option<String>, detail: String) -> Described {
+    Described {
+        kind: kind.to_string(),
+        mark,
+        error,
+        detail,
+    }
+}
+
+fn describe_wire(kind: &EventKind) -> Described {
+    use EventKind as K;
+    let err = |e: &Option<crate::event::ErrorCode>| e.map(|e| e.name().to_string());
+    match kind {
+        K::FindCoordinatorRequest { key_type, .. } => d(
+            "FindCoordinator request",
+            "coordinator",
+            None,
+            format!("key_type={key_type}"),
+        ),
+        K::FindCoordinatorResponse {
+            node_id,
+            coordinator,
+            error,
+            ..
+        } => d(
+            "FindCoordinator response",
+            "coordinator",
+            err(error),
+            format!("coordinator {coordinator} (node {node_id})"),
+        ),
+        K::JoinGroupRequest {
+            session_timeout_ms,
+            rebalance_timeout_ms,
+            protocols,
+            reason,
+            ..
+        } => {
+            let names: Vec<&str> = protocols.iter().map(|p| p.name.as_str()).collect();
+            let mut s = format!("session.timeout={session_timeout_ms}ms");
+            if let Some(r) = rebalance_timeout_ms {
+                s.push_str(&format!(" rebalance.timeout={r}ms"));
+            }
+            s.push_str(&format!(" protocols=[{}]", names.join(",")));
+            if let Some(r) = reason {
+                s.push_str(&format!(" reason=\"{r}\""));
+            }
+            d("JoinGroup request", "join", None, s)
+        }
+        K::JoinGroupResponse {
+            error,
+            leader,
+            members,
+            parked_ms,
+            protocol_name,
+            ..
+        } => {
+            let mut s = format!("leader={leader}");
+            if let Some(p) = protocol_name {
+                s.push_str(&format!(" protocol={p}"));
+            }
+            if !members.is_empty() {
+                s.push_str(&format!(" members={}", members.len()));
+            }
+            if let Some(p) = parked_ms {
+                s.push_str(&format!(" parked={p:.0}ms"));
+            }
+            d("JoinGroup response", "join", err(error), s)
+        }
+        K::SyncGroupRequest { assignments, .. } => d(
+            "SyncGroup request",
+            "sync",
+            None,
+            if assignments.is_empty() {
+                String::new()
+            } else {
+                format!("assignments for {} members (leader)", assignments.len())
+            },
+        ),
+        K::SyncGroupResponse {
+            error, assignment, ..
+        } => {
+            let n: usize = assignment.iter().map(|t| t.partitions.len()).sum();
+            d(
+                "SyncGroup response",
+                "sync",
+                err(error),
+                format!("{n} partitions assigned"),
+            )
+        }
+        K::HeartbeatRequest { .. } => d("Heartbeat request", "heartbeat", None, String::new()),
+        K::HeartbeatResponse { error, .. } => d(
+            "Heartbeat response",
+            if error.is_some() {
+                "heartbeat_failed"
+            } else {
+                "heartbeat"
+            },
+            err(error),
+            String::new(),
+        ),
+        K::LeaveGroupRequest { members, .. } => {
+            let parts: Vec<String> = members
+                .iter()
+                .map(|m| match &m.reason {
+                    Some(r) => format!("{} reason=\"{r}\"", m.member_id),
+                    None => m.member_id.clone(),
+                })
+                .collect();
+            d("LeaveGroup request", "leave", None, parts.join("; "))
+        }
+        K::LeaveGroupResponse { error, .. } => {
+            d("LeaveGroup response", "leave", err(error), String::new())
+        }
+        K::OffsetCommitRequest { partitions, .. } => d(
+            "OffsetCommit request",
+            "commit",
+            None,
+            format!("{partitions} partitions"),
+        ),
+        K::OffsetCommitResponse { error, .. } => d(
+            "OffsetCommit response",
+            if error.is_some() {
+                "heartbeat_failed"
+            } else {
+                "commit"
+            },
+            err(error),
+            String::new(),
+        ),
+        K::OffsetFetch { error, .. } => d("OffsetFetch", "commit", err(error), String::new()),
+        K::GroupDescribed {
+            state,
+            protocol,
+            members,
+            error,
+            ..
+        } => d(
+            "DescribeGroups response",
+            "state",
+            err(error),
+            format!(
+                "state={state} protocol={protocol} members={}",
+                members.len()
+            ),
+        ),
+        K::GroupListed {
+            state,
+            protocol_type,
+            ..
+        } => d(
+            "ListGroups response",
+            "state",
+            None,
+            format!(
+                "state={} protocol_type={protocol_type}",
+                state.as_deref().unwrap_or("?")
+            ),
+        ),
+        K::ConsumerGroupHeartbeatRequest {
+            member_epoch,
+            subscribed_topic_names,
+            ..
+        } => {
+            let mut s = format!("member_epoch={member_epoch}");
+            if let Some(t) = subscribed_topic_names {
+                s.push_str(&format!(" subscribe=[{}]", t.join(",")));
+            }
+            let mark = match member_epoch {
+                0 => "join",
+                e if *e < 0 => "leave",
+                _ => "heartbeat",
+            };
+            d("ConsumerGroupHeartbeat request", mark, None, s)
+        }
+        K::ConsumerGroupHeartbeatResponse {
+            error,
+            member_epoch,
+            assignment,
+            error_message,
+            ..
+        } => {
+            let mut s = format!("member_epoch={member_epoch}");
+            if let Some(a) = assignment {
+                let n: usize = a.iter().map(|t| t.partitions.len()).sum();
+                s.push_str(&format!(" assignment={n} partitions"));
+            }
+            if let Some(m) = error_message {
+                s.push_str(&format!(" message=\"{m}\""));
+            }
+            d(
+                "ConsumerGroupHeartbeat response",
+                if error.is_some() {
+                    "heartbeat_failed"
+                } else {
+                    "heartbeat"
+                },
+                err(error),
+                s,
+            )
+        }
+        K::ConnectionClosed { reset } => d(
+            if *reset {
+                "connection reset (RST)"
+            } else {
+                "connection closed (FIN)"
+            },
+            "close",
+            None,
+            String::new(),
+        ),
+        K::Broker(_) | K::Client(_) => d("log", "other", None, String::new()),
+    }
+}
+
+fn describe_broker(line: &BrokerLine) -> Described {
+    use BrokerLine as B;
+    let s = |k: &str, mark, detail: String| d(&format!("broker: {k}"), mark, None, detail);
+    match line {
+        B::PreparingRebalance {
+            state,
+            old_generation,
+            reason,
+            ..
+        } => s(
+            "PreparingRebalance",
+            "state",
+            format!(
+                "from {state}, old generation {old_generation}; reason: {}",
+                reason.as_deref().unwrap_or("-")
+            ),
+        ),
+        B::Stabilized {
+            generation,
+            members,
+            leader,
+            ..
+        } => s(
+            "Stabilized",
+            "state",
+            format!(
+                "generation {generation}{}{}",
+                members
+                    .map(|m| format!(" with {m} members"))
+                    .unwrap_or_default(),
+                leader
+                    .as_ref()
+                    .map(|l| format!(", leader {l}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        B::AssignmentReceived {
+            generation,
+            members,
+        } => s(
+            "AssignmentReceived",
+            "sync",
+            format!(
+                "generation {generation}{}",
+                members
+                    .map(|m| format!(", {m} members"))
+                    .unwrap_or_default()
+            ),
+        ),
+        B::MemberJoined { pending } => s(
+            "MemberJoined",
+            "join",
+            if *pending {
+                "new member id created (KIP-394)".into()
+            } else {
+                String::new()
+            },
+        ),
+        B::MemberFailed => s(
+            "MemberFailed",
+            "heartbeat_failed",
+            "removed on heartbeat expiration".into(),
+        ),
+        B::MemberLeft { client_reason } => s(
+            "MemberLeft",
+            "leave",
+            client_reason
+                .clone()
+                .map(|r| format!("client reason: {r}"))
+                .unwrap_or_default(),
+        ),
+        B::PendingMemberExpired => s(
+            "PendingMemberExpired",
+            "leave",
+            "pending member removed after session timeout".into(),
+        ),
+        B::StaticMemberReplaced { old_member_id } => s(
+            "StaticMemberReplaced",
+            "join",
+            old_member_id
+                .clone()
+                .map(|o| format!("replaced {o}"))
+                .unwrap_or_default(),
+        ),
+        B::GroupEmpty => s("GroupEmpty", "state", String::new()),
+        B::GroupDead => s("GroupDead", "state", String::new()),
+        B::CoordinatorLoaded { partition, epoch } => s(
+            "CoordinatorLoaded",
+            "coordinator",
+            format!("partition {} epoch {}", opt(partition), opt(epoch)),
+        ),
+        B::CoordinatorUnloaded { partition } => s(
+            "CoordinatorUnloaded",
+            "coordinator",
+            format!("partition {}", opt(partition)),
+        ),
+        B::OffsetsExpired { count } => s("OffsetsExpired", "commit", format!("{count} offsets")),
+        B::GroupEpochBumped { epoch } => s("GroupEpochBumped", "state", format!("epoch {epoch}")),
+        B::MemberFenced { reason } => s("MemberFenced", "heartbeat_failed", reason.clone()),
+        B::MemberAssignmentState {
+            epoch,
+            previous_epoch,
+            state,
+        } => s(
+            "MemberAssignmentState",
+            "sync",
+            format!("epoch {previous_epoch}→{epoch} {state}"),
+        ),
+        B::SubscriptionChanged { detail } => s("SubscriptionChanged", "state", detail.clone()),
+        B::Other { message } => s("Other", "other", message.clone()),
+        #[allow(unreachable_patterns)]
+        _ => s("line", "other", String::new()),
+    }
+}
+
+fn describe_client(line: &ClientLine) -> Described {
+    use ClientLine as C;
+    let s = |k: &str, mark, detail: String| d(&format!("client: {k}"), mark, None, detail);
+    match line {
+        C::Joining { reason } => s(
+            "Joining",
+            "join",
+            reason
+                .clone()
+                .map(|r| format!("due to: {r}"))
+                .unwrap_or_default(),
+        ),
+        C::Joined { protocol } => s(
+            "Joined",
+            "join",
+            protocol
+                .clone()
+                .map(|p| format!("protocol {p}"))
+                .unwrap_or_default(),
+        ),
+        C::Synced => s("Synced", "sync", String::new()),
+        C::PartitionsAssigned { partitions } => {
+            s("PartitionsAssigned", "sync", partitions.join(", "))
+        }
+        C::PartitionsRevoked { partitions } => {
+            s("PartitionsRevoked", "sync", partitions.join(", "))
+        }
+        C::PartitionsLost { partitions } => s("PartitionsLost", "sync", partitions.join(", ")),
+        C::HeartbeatFailed { error } => s("HeartbeatFailed", "heartbeat_failed", error.clone()),
+        C::Leaving { reason } => s(
+            "Leaving",
+            "leave",
+            reason
+                .clone()
+                .map(|r| format!("due to {r}"))
+                .unwrap_or_default(),
+        ),
+        C::CoordinatorDiscovered { coordinator } => {
+            s("CoordinatorDiscovered", "coordinator", coordinator.clone())
+        }
+        C::CoordinatorUnavailable { detail } => {
+            s("CoordinatorUnavailable", "coordinator", detail.clone())
+        }
+        C::Other { message } => s("Other", "other", message.clone()),
+        #[allow(unreachable_patterns)]
+        _ => s("line", "other", String::new()),
+    }
+}
+
+fn opt(v: &Option<i32>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_else(|| "?".into())
+}
+
+/// The event as a timeline entry.
+pub fn timeline_entry(ev: &GroupEvent) -> TimelineEntry {
+    let words = describe(ev);
+    let (frame, line) = location(&ev.evidence.at);
+    TimelineEntry {
+        ts: ev.ts,
+        group: ev.group.clone(),
+        member_id: ev.member_id.clone(),
+        group_instance_id: ev.group_instance_id.clone(),
+        client_id: ev.client.client_id.clone(),
+        client_host: ev.client.address.clone(),
+        generation: ev.generation_id,
+        kind: words.kind,
+        mark: words.mark.to_string(),
+        error: words.error,
+        detail: words.detail,
+        source: ev.evidence.source.to_string(),
+        frame,
+        line,
+    }
+}
+
+/// The event as one line of evidence.
+pub fn evidence_line(ev: &GroupEvent) -> EvidenceLine {
+    let words = describe(ev);
+    let (frame, line) = location(&ev.evidence.at);
+    let mut text = words.kind;
+    if let Some(m) = &ev.member_id {
+        if !m.is_empty() {
+            text.push_str(&format!(" member={m}"));
+        }
+    }
+    if let Some(c) = &ev.client.client_id {
+        text.push_str(&format!(" client={c}"));
+    }
+    if let Some(g) = ev.generation_id {
+        text.push_str(&format!(" generation={g}"));
+    }
+    if let Some(e) = words.error {
+        text.push_str(&format!(" error={e}"));
+    }
+    if !words.detail.is_empty() {
+        text.push_str(&format!(" {}", words.detail));
+    }
+    EvidenceLine {
+        source: ev.evidence.source.to_string(),
+        frame,
+        line,
+        ts: ev.ts,
+        text,
+    }
+}
+
+fn location(at: &Location) -> (Option<u64>, Option<u64>) {
+    match at {
+        Location::Frame { frame } => (Some(*frame), None),
+        Location::Line { line } => (None, Some(*line)),
+    }
+}

@@ -1,0 +1,733 @@
+//! The classic (JoinGroup/SyncGroup) group state machine, rebuilt from
+//! events in time order.
+//!
+//! Takes: one group's events (wire and log) in time order. Gives: its
+//! rounds ([`Round`]) and state changes, handed to [`super::finish`] which
+//! resolves causes and writes the records. States use the broker's names
+//! (`GroupState` in kafka's `GroupMetadata.scala`): Empty,
+//! PreparingRebalance, CompletingRebalance, Stable, Dead.
+//!
+//! Real brokers are not the textbook: tansu answers one generation's
+//! JoinGroups seconds apart and may repeat a generation after an eviction,
+//! captures begin mid-rebalance, logs may see a round the capture missed.
+//! So a round is opened by the first evidence of any kind and closed when
+//! every member the leader was told about has synced, when a new cause
+//! arrives, or at the end of the input; late answers of a closed round's
+//! generation are attached to it.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::event::{BrokerLine, ClientLine, ErrorCode, EventKind, GroupEvent};
+use crate::report::StateChange;
+use crate::time::Timestamp;
+
+use super::members::{partition_names, MemberBook};
+use super::round::{Candidate, Deferred, Round, Silence};
+use super::trigger::{self, Confidence, Kind};
+
+/// Something a member did that later judgements need (a close, a rejoin).
+#[derive(Clone, Debug)]
+pub struct Activity {
+    /// When.
+    pub at: Timestamp,
+    /// Client key (client id + host) of who did it.
+    pub client_key: String,
+    /// Member id, if known.
+    pub member_id: Option<String>,
+    /// What.
+    pub what: ActivityKind,
+}
+
+/// Kinds of [`Activity`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActivityKind {
+    /// The connection closed (FIN or RST).
+    Close,
+    /// A JoinGroup was sent.
+    Join,
+    /// A response told the member it was no longer known
+    /// (UNKNOWN_MEMBER_ID / ILLEGAL_GENERATION / FENCED_INSTANCE_ID).
+    Evicted,
+    /// An OffsetCommit was sent: the application is making progress.
+    Commit,
+}
+
+/// A classic group's history while events arrive.
+#[derive(Debug, Default)]
+pub struct Classic {
+    /// The group.
+    pub group: String,
+    /// Members ever seen.
+    pub book: MemberBook,
+    /// Current state.
+    pub state: &'static str,
+    /// Current generation.
+    pub generation: Option<i32>,
+    /// Every generation seen.
+    pub generations_seen: BTreeSet<i32>,
+    /// Current leader.
+    pub leader: Option<String>,
+    /// JoinGroup protocol_type.
+    pub protocol_type: Option<String>,
+    /// Assignors offered or chosen.
+    pub assignors: BTreeSet<String>,
+    /// Current members.
+    pub current: BTreeSet<String>,
+    /// The open round.
+    pub round: Option<Round>,
+    /// Closed rounds.
+    pub done: Vec<Round>,
+    /// State changes.
+    pub states: Vec<StateChange>,
+    /// Later-judgement material.
+    pub activity: Vec<Activity>,
+    /// Coordinator last seen.
+    pub coordinator: Option<String>,
+    /// Join requests awaiting their answers: exchange → (member id asked, client key).
+    joins_in_flight: HashMap<u64, (String, String)>,
+    /// First and last event times.
+    pub span: Option<(Timestamp, Timestamp)>,
+}
+
+/// Client key: client id plus host (without port), so a consumer that
+/// reconnects from a new port is still itself.
+pub fn client_key(ev: &GroupEvent) -> String {
+    let host = ev
+        .client
+        .address
+        .as_deref()
+        .map(|a| a.rsplit_once(':').map_or(a, |(h, _)| h))
+        .unwrap_or("");
+    format!("{}@{}", ev.client.client_id.as_deref().unwrap_or(""), host)
+}
+
+impl Classic {
+    /// A new, unseen group.
+    pub fn new(group: &str) -> Classic {
+        Classic {
+            group: group.to_string(),
+            state: "Unknown",
+            ..Classic::default()
+        }
+    }
+
+    /// Applies one event.
+    pub fn apply(&mut self, ev: &GroupEvent) {
+        self.span = Some(match self.span {
+            None => (ev.ts, ev.ts),
+            Some((a, _)) => (a, ev.ts),
+        });
+        self.book.observe(ev);
+        match &ev.kind {
+            EventKind::JoinGroupRequest { .. } => self.on_join_request(ev),
+            EventKind::JoinGroupResponse { .. } => self.on_join_response(ev),
+            EventKind::SyncGroupRequest { .. } => self.on_sync_request(ev),
+            EventKind::SyncGroupResponse { .. } => self.on_sync_response(ev),
+            EventKind::HeartbeatRequest { .. } => {}
+            EventKind::HeartbeatResponse { error, .. }
+            | EventKind::OffsetCommitResponse { error, .. } => self.on_error_answer(ev, *error),
+            EventKind::OffsetCommitRequest { .. } => self.on_commit(ev),
+            EventKind::LeaveGroupRequest { .. } => self.on_leave(ev),
+            EventKind::FindCoordinatorResponse { .. } => self.on_find_coordinator(ev),
+            EventKind::ConnectionClosed { .. } => self.note_activity(ev, ActivityKind::Close),
+            EventKind::GroupDescribed { .. } => self.on_described(ev),
+            EventKind::Broker(line) => self.on_broker(ev, line),
+            EventKind::Client(line) => self.on_client(ev, line),
+            _ => {}
+        }
+    }
+
+    fn set_state(&mut self, at: Timestamp, state: &'static str) {
+        if self.state != state {
+            self.state = state;
+            self.states.push(StateChange {
+                at,
+                state: state.to_string(),
+                generation: self.generation,
+            });
+        }
+    }
+
+    fn note_activity(&mut self, ev: &GroupEvent, what: ActivityKind) {
+        self.activity.push(Activity {
+            at: ev.ts,
+            client_key: client_key(ev),
+            member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+            what,
+        });
+    }
+
+    /// Opens a round at `ev` unless one is open; returns it.
+    fn round_at(&mut self, ev: &GroupEvent) -> &mut Round {
+        if self.round.is_none() {
+            self.open_round(ev.ts);
+        }
+        self.round.as_mut().expect("opened above")
+    }
+
+    fn open_round(&mut self, at: Timestamp) {
+        let mut r = Round::new(at, self.generation);
+        r.state_before = self.state.to_string();
+        r.members_before = self.current.iter().cloned().collect();
+        for m in &self.current {
+            let member = self.book.get(m);
+            r.assignment_before.insert(
+                m.clone(),
+                member.map(|x| x.assignment.clone()).unwrap_or_default(),
+            );
+            r.silences.push(Silence {
+                member_id: m.clone(),
+                last_seen: member.and_then(|x| x.last_seen),
+                session_timeout_ms: member.and_then(|x| x.session_timeout_ms),
+            });
+        }
+        self.round = Some(r);
+        self.set_state(at, "PreparingRebalance");
+    }
+
+    fn close_round(&mut self) {
+        let Some(r) = self.round.take() else { return };
+        if r.generation.is_some() || !r.tentative {
+            let after = r.members_after();
+            if !after.is_empty() {
+                self.current = after;
+            } else {
+                for m in r.removed.keys() {
+                    self.current.remove(m);
+                }
+            }
+        }
+        if let Some(at) = r.completed_at {
+            let state = if self.current.is_empty() {
+                "Empty"
+            } else {
+                "Stable"
+            };
+            self.set_state(at, state);
+        }
+        self.done.push(r);
+    }
+
+    fn on_join_request(&mut self, ev: &GroupEvent) {
+        let EventKind::JoinGroupRequest {
+            exchange,
+            session_timeout_ms,
+            rebalance_timeout_ms,
+            protocol_type,
+            protocols,
+            reason,
+        } = &ev.kind
+        else {
+            return;
+        };
+        let member_id = ev.member_id.clone().unwrap_or_default();
+        if !member_id.is_empty() {
+            let m = self.book.entry(&member_id);
+            m.session_timeout_ms = Some(*session_timeout_ms);
+            m.rebalance_timeout_ms = *rebalance_timeout_ms;
+        }
+        if !protocol_type.is_empty() {
+            self.protocol_type = Some(protocol_type.clone());
+        }
+        self.assignors
+            .extend(protocols.iter().map(|p| p.name.clone()));
+        let topics: Vec<String> = protocols
+            .first()
+            .map(|p| p.topics.clone())
+            .unwrap_or_default();
+        self.joins_in_flight
+            .insert(*exchange, (member_id.clone(), client_key(ev)));
+        self.note_activity(ev, ActivityKind::Join);
+        let opening = self.round.is_none();
+        let candidate = self.classify_join(ev, &member_id, &topics, reason.as_deref(), opening);
+        if !member_id.is_empty() {
+            self.book.entry(&member_id).topics = topics;
+        }
+        let r = self.round_at(ev);
+        r.cite(ev);
+        if let Some(reason) = reason {
+            if trigger::is_cooperative_follow_up(reason) && opening {
+                r.expected_reason = Some(format!(
+                    "cooperative follow-up round (KIP-429): \"{reason}\""
+                ));
+            }
+        }
+        if let Some(c) = candidate {
+            r.suspect(c);
+        }
+    }
+
+    /// What a JoinGroup says about why the group rebalances.
+    fn classify_join(
+        &self,
+        ev: &GroupEvent,
+        member_id: &str,
+        topics: &[String],
+        reason: Option<&str>,
+        opening: bool,
+    ) -> Option<Candidate> {
+        let client_id = ev.client.client_id.clone();
+        let make = |kind, confidence, member: Option<String>, detail: String| Candidate {
+            kind,
+            confidence,
+            member_id: member,
+            client_id: client_id.clone(),
+            detail,
+            at: ev.ts,
+            deferred: Deferred::No,
+        };
+        let instance = ev.group_instance_id.as_deref();
+        if member_id.is_empty() {
+            if let Some(old) = instance.and_then(|i| self.book.by_instance(i, "")) {
+                return Some(make(
+                    Kind::StaticMemberReplaced,
+                    Confidence::High,
+                    Some(old.member_id.clone()),
+                    format!(
+                        "static member {} rejoined with a new member id, replacing {}",
+                        instance.unwrap_or(""),
+                        old.member_id
+                    ),
+                ));
+            }
+            if let Some(r) = reason {
+                if let Some(k) = trigger::from_client_reason(r).filter(|k| *k != Kind::MemberJoined)
+                {
+                    return Some(make(
+                        k,
+                        Confidence::High,
+                        None,
+                        format!("JoinGroup reason: \"{r}\""),
+                    ));
+                }
+            }
+            return Some(make(
+                Kind::MemberJoined,
+                Confidence::High,
+                None,
+                format!(
+                    "new member joined (JoinGroup with empty member_id{})",
+                    reason
+                        .map(|r| format!(", reason \"{r}\""))
+                        .unwrap_or_default()
+                ),
+            ));
+        }
+        if let Some(k) = reason.and_then(trigger::from_client_reason) {
+            return Some(make(
+                k,
+                Confidence::High,
+                Some(member_id.to_string()),
+                format!("JoinGroup reason: \"{}\"", reason.unwrap_or("")),
+            ));
+        }
+        if !opening {
+            // A known member answering an ongoing round is not a cause.
+            return (!self.current.contains(member_id) && !self.in_round(member_id)).then(|| {
+                make(
+                    Kind::MemberJoined,
+                    Confidence::Medium,
+                    Some(member_id.to_string()),
+                    "member joined during the rebalance".into(),
+                )
+            });
+        }
+        let Some(known) = self
+            .book
+            .get(member_id)
+            .filter(|_| self.current.contains(member_id))
+        else {
+            return Some(make(
+                Kind::MemberJoined,
+                Confidence::High,
+                Some(member_id.to_string()),
+                "member joined (member id not in the group before)".into(),
+            ));
+        };
+        if !known.topics.is_empty() && !topics.is_empty() && known.topics != topics {
+            return Some(make(
+                Kind::SubscriptionChanged,
+                Confidence::Medium,
+                Some(member_id.to_string()),
+                format!(
+                    "subscription changed from [{}] to [{}]",
+                    known.topics.join(","),
+                    topics.join(",")
+                ),
+            ));
+        }
+        let (kind, who) = if self.leader.as_deref() == Some(member_id) {
+            (Kind::LeaderRejoined, "the leader")
+        } else {
+            (Kind::LeaderRejoined, "a known member")
+        };
+        Some(make(kind, Confidence::Medium, Some(member_id.to_string()), format!("{who} rejoined while {} with unchanged subscription (metadata change or client-side restart of the join)", self.state)))
+    }
+
+    fn in_round(&self, member_id: &str) -> bool {
+        self.round
+            .as_ref()
+            .is_some_and(|r| r.joins.contains_key(member_id) || r.expected.contains(member_id))
+    }
+
+    fn on_join_response(&mut self, ev: &GroupEvent) {
+        let EventKind::JoinGroupResponse {
+            exchange,
+            error,
+            leader,
+            members,
+            parked_ms,
+            protocol_name,
+        } = &ev.kind
+        else {
+            return;
+        };
+        let asked = self.joins_in_flight.remove(exchange);
+        let member_id = ev.member_id.clone().unwrap_or_default();
+        if let Some(e) = error {
+            return self.on_join_error(ev, *e, asked.map(|a| a.0));
+        }
+        let Some(generation) = ev.generation_id else {
+            return;
+        };
+        if !member_id.is_empty() {
+            self.book.entry(&member_id).session_timeout_ms =
+                self.book.get(&member_id).and_then(|m| m.session_timeout_ms);
+        }
+        if let Some(p) = protocol_name {
+            self.assignors.insert(p.clone());
+        }
+        // A late answer for a round already closed with this generation.
+        if self.round.is_none() && self.generation == Some(generation) {
+            if let Some(last) = self
+                .done
+                .last_mut()
+                .filter(|r| r.generation == Some(generation))
+            {
+                last.record_join(
+                    &member_id,
+                    ev.client.client_id.clone(),
+                    request_ts(ev, *parked_ms),
+                    *parked_ms,
+                );
+                last.cite(ev);
+                return;
+            }
+        }
+        if self
+            .round
+            .as_ref()
+            .is_some_and(|r| r.generation.is_some_and(|g| g != generation))
+        {
+            self.close_round();
+        }
+        let opened = self.round.is_none();
+        let current_state = self.state;
+        let r = self.round_at(ev);
+        if opened {
+            r.needs_cause = true;
+            r.notes.push(format!("the inputs begin inside this rebalance (first seen: a JoinGroup answer while {current_state})"));
+        }
+        r.cite(ev);
+        if r.generation.is_none() {
+            r.generation = Some(generation);
+            r.join_completed_at = Some(ev.ts);
+        }
+        r.protocol_name = protocol_name.clone().or(r.protocol_name.take());
+        r.record_join(
+            &member_id,
+            ev.client.client_id.clone(),
+            request_ts(ev, *parked_ms),
+            *parked_ms,
+        );
+        r.expected.insert(member_id.clone());
+        if !members.is_empty() {
+            r.expected
+                .extend(members.iter().map(|m| m.member_id.clone()));
+            for m in members {
+                let b = self.book.entry(&m.member_id);
+                if m.group_instance_id.is_some() {
+                    b.group_instance_id = m.group_instance_id.clone();
+                }
+            }
+        }
+        self.leader = Some(leader.clone())
+            .filter(|l| !l.is_empty())
+            .or(self.leader.take());
+        self.generation = Some(generation);
+        self.generations_seen.insert(generation);
+        self.set_state(ev.ts, "CompletingRebalance");
+    }
+
+    fn on_join_error(&mut self, ev: &GroupEvent, error: ErrorCode, asked: Option<String>) {
+        let name = error.name();
+        match name {
+            "MEMBER_ID_REQUIRED" => {
+                // KIP-394: the first half of a normal join, not a cause.
+                if let Some(r) = self.round.as_mut() {
+                    r.cite(ev);
+                    if r.candidates.len() == 1 && r.joins.is_empty() && asked.as_deref() == Some("")
+                    {
+                        r.tentative = true;
+                    }
+                }
+            }
+            "UNKNOWN_MEMBER_ID" | "ILLEGAL_GENERATION" | "FENCED_INSTANCE_ID" => {
+                self.note_activity(ev, ActivityKind::Evicted);
+                if let Some(r) = self.round.as_mut() {
+                    r.cite(ev);
+                }
+            }
+            _ => {
+                if let Some(r) = self.round.as_mut() {
+                    r.cite(ev);
+                }
+                self.coordinator_error(ev, name);
+            }
+        }
+    }
+
+    fn on_sync_request(&mut self, ev: &GroupEvent) {
+        let EventKind::SyncGroupRequest { assignments, .. } = &ev.kind else {
+            return;
+        };
+        if let Some(r) = self.round.as_mut() {
+            r.cite(ev);
+            for a in assignments {
+                r.expected.insert(a.member_id.clone());
+            }
+        }
+    }
+
+    fn on_sync_response(&mut self, ev: &GroupEvent) {
+        let EventKind::SyncGroupResponse {
+            error, assignment, ..
+        } = &ev.kind
+        else {
+            return;
+        };
+        if let Some(e) = error {
+            return self.on_error_answer(ev, Some(*e));
+        }
+        let member_id = ev.member_id.clone().unwrap_or_default();
+        let names = partition_names(assignment);
+        self.book.entry(&member_id).assignment = names.clone();
+        let target = match self.round.as_mut() {
+            Some(r) => Some(r),
+            None => self.done.last_mut().filter(|r| {
+                r.generation.is_some() && r.generation == ev.generation_id.or(r.generation)
+            }),
+        };
+        let Some(r) = target else { return };
+        r.cite(ev);
+        r.synced.insert(member_id.clone());
+        r.assignment_after.insert(member_id, names);
+        r.completed_at = Some(ev.ts);
+        if self.round.as_ref().is_some_and(Round::all_synced) {
+            self.close_round();
+        }
+    }
+
+    fn on_commit(&mut self, ev: &GroupEvent) {
+        if let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) {
+            self.book.entry(m).last_commit = Some(ev.ts);
+        }
+        self.note_activity(ev, ActivityKind::Commit);
+    }
+
+    fn on_error_answer(&mut self, ev: &GroupEvent, error: Option<ErrorCode>) {
+        let Some(error) = error else { return };
+        match error.name() {
+            "REBALANCE_IN_PROGRESS" => {
+                let opened = self.round.is_none();
+                let r = self.round_at(ev);
+                if opened {
+                    r.needs_cause = true;
+                }
+                r.cite(ev);
+            }
+            "UNKNOWN_MEMBER_ID" | "ILLEGAL_GENERATION" | "FENCED_INSTANCE_ID" => {
+                self.note_activity(ev, ActivityKind::Evicted);
+                if let Some(r) = self.round.as_mut() {
+                    r.cite(ev);
+                }
+            }
+            name => self.coordinator_error(ev, name),
+        }
+    }
+
+    fn coordinator_error(&mut self, ev: &GroupEvent, name: &str) {
+        if matches!(
+            name,
+            "NOT_COORDINATOR" | "COORDINATOR_NOT_AVAILABLE" | "COORDINATOR_LOAD_IN_PROGRESS"
+        ) {
+            let detail = format!(
+                "{name} answered to {}",
+                ev.client.client_id.as_deref().unwrap_or("a member")
+            );
+            self.suspect_coordinator(ev, detail);
+        }
+    }
+
+    fn suspect_coordinator(&mut self, ev: &GroupEvent, detail: String) {
+        let c = Candidate {
+            kind: Kind::CoordinatorChanged,
+            confidence: Confidence::Medium,
+            member_id: None,
+            client_id: None,
+            detail,
+            at: ev.ts,
+            deferred: Deferred::No,
+        };
+        let r = self.round_at(ev);
+        r.cite(ev);
+        r.suspect(c);
+    }
+
+    fn on_find_coordinator(&mut self, ev: &GroupEvent) {
+        let EventKind::FindCoordinatorResponse {
+            coordinator, error, ..
+        } = &ev.kind
+        else {
+            return;
+        };
+        if error.is_some() || coordinator.is_empty() {
+            return;
+        }
+        let moved = self.coordinator.as_ref().is_some_and(|c| c != coordinator);
+        let before = self.coordinator.replace(coordinator.clone());
+        if moved && self.round.is_some() {
+            let detail = format!(
+                "FindCoordinator now names {coordinator} (was {})",
+                before.unwrap_or_default()
+            );
+            self.suspect_coordinator(ev, detail);
+        }
+    }
+
+    fn on_leave(&mut self, ev: &GroupEvent) {
+        let EventKind::LeaveGroupRequest { members, .. } = &ev.kind else {
+            return;
+        };
+        let key = client_key(ev);
+        let leavers: Vec<_> = if members.is_empty() {
+            vec![(ev.member_id.clone().unwrap_or_default(), None)]
+        } else {
+            members
+                .iter()
+                .map(|m| (m.member_id.clone(), m.reason.clone()))
+                .collect()
+        };
+        let everyone_leaves = leavers.iter().all(|(m, _)| self.current.contains(m))
+            && self.current.len() == leavers.len();
+        for (member_id, reason) in leavers {
+            let client_id = self
+                .book
+                .client_id(&member_id)
+                .or(ev.client.client_id.clone());
+            let (kind, confidence, deferred, detail) =
+                match reason.as_deref().and_then(trigger::from_client_reason) {
+                    Some(k) => (
+                        k,
+                        Confidence::High,
+                        Deferred::No,
+                        format!("LeaveGroup reason: \"{}\"", reason.unwrap_or_default()),
+                    ),
+                    None => (
+                        Kind::MemberLeft,
+                        Confidence::Low,
+                        Deferred::Leave {
+                            client_key: key.clone(),
+                        },
+                        "LeaveGroup without a reason".to_string(),
+                    ),
+                };
+            let r = self.round_at(ev);
+            r.cite(ev);
+            r.removed.insert(member_id.clone(), "left".into());
+            r.suspect(Candidate {
+                kind,
+                confidence,
+                member_id: Some(member_id),
+                client_id,
+                detail,
+                at: ev.ts,
+                deferred,
+            });
+        }
+        if everyone_leaves {
+            // The last member leaving empties the group; nobody is stopped.
+            if let Some(r) = self.round.as_mut() {
+                r.completed_at = Some(ev.ts);
+                r.notes
+                    .push("every member left: the group became Empty".into());
+            }
+            self.close_round();
+            self.current.clear();
+            self.set_state(ev.ts, "Empty");
+        }
+    }
+
+    fn on_described(&mut self, ev: &GroupEvent) {
+        let EventKind::GroupDescribed { members, state, .. } = &ev.kind else {
+            return;
+        };
+        if self.current.is_empty() && self.round.is_none() {
+            self.current = members.iter().map(|m| m.member_id.clone()).collect();
+            for m in members {
+                let b = self.book.entry(&m.member_id);
+                b.client.client_id.get_or_insert(m.client_id.clone());
+                b.client.address.get_or_insert(m.client_host.clone());
+                b.assignment = partition_names(&m.assignment);
+            }
+            if state == "Stable" || state == "Empty" || state == "Dead" {
+                self.set_state(ev.ts, static_state(state));
+            }
+        }
+    }
+
+    fn on_broker(&mut self, ev: &GroupEvent, line: &BrokerLine) {
+        super::classic_log::on_broker(self, ev, line)
+    }
+
+    fn on_client(&mut self, ev: &GroupEvent, line: &ClientLine) {
+        super::classic_log::on_client(self, ev, line)
+    }
+
+    /// Opens a round if none is open and returns it (for log handlers).
+    pub fn round_for(&mut self, ev: &GroupEvent) -> &mut Round {
+        self.round_at(ev)
+    }
+
+    /// Closes the open round (for log handlers).
+    pub fn close(&mut self) {
+        self.close_round()
+    }
+
+    /// Enters a state (for log handlers).
+    pub fn enter(&mut self, at: Timestamp, state: &'static str) {
+        self.set_state(at, state)
+    }
+
+    /// Records a generation (for log handlers).
+    pub fn saw_generation(&mut self, generation: i32) {
+        self.generation = Some(generation);
+        self.generations_seen.insert(generation);
+    }
+}
+
+fn static_state(state: &str) -> &'static str {
+    match state {
+        "Stable" => "Stable",
+        "Empty" => "Empty",
+        _ => "Dead",
+    }
+}
+
+/// When the request of an answered JoinGroup was sent.
+fn request_ts(ev: &GroupEvent, parked_ms: Option<f64>) -> Timestamp {
+    match parked_ms {
+        Some(ms) => ev.ts.offset_by(-((ms * 1e6) as i64)),
+        None => ev.ts,
+    }
+}

@@ -1,0 +1,349 @@
+//! Broker and client log lines applied to a classic group's history.
+//!
+//! Takes: one [`BrokerLine`] or [`ClientLine`] event. Gives: changes to the
+//! [`Classic`] machine (rounds opened and closed, causes suspected). The
+//! order of the broker's lines follows `GroupCoordinator.scala`:
+//! "Preparing to rebalance" → "Stabilized" → "Assignment received"; a
+//! LeaveGroup's "Preparing to rebalance" is logged before "Member ... has
+//! left" (seen in Kafka 3.7 logs), so causes may arrive after the round
+//! opened.
+
+use crate::event::{BrokerLine, ClientLine, GroupEvent};
+
+use super::classic::{ActivityKind, Classic};
+use super::round::{Candidate, Deferred};
+use super::trigger::{self, Confidence, Kind};
+
+fn candidate(ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) -> Candidate {
+    Candidate {
+        kind,
+        confidence,
+        member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+        client_id: ev.client.client_id.clone(),
+        detail,
+        at: ev.ts,
+        deferred: Deferred::No,
+    }
+}
+
+/// Applies a broker line.
+pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
+    match line {
+        BrokerLine::PreparingRebalance {
+            state,
+            old_generation,
+            reason,
+            ..
+        } => preparing(g, ev, state, *old_generation, reason.as_deref()),
+        BrokerLine::Stabilized {
+            generation,
+            members,
+            leader,
+            ..
+        } => stabilized(g, ev, *generation, *members, leader.clone()),
+        BrokerLine::AssignmentReceived { generation, .. } => {
+            assignment_received(g, ev, *generation)
+        }
+        BrokerLine::MemberJoined { pending } => {
+            let detail = if *pending {
+                "new member (KIP-394: broker created its member id)"
+            } else {
+                "member added"
+            };
+            suspect(
+                g,
+                ev,
+                Kind::MemberJoined,
+                Confidence::High,
+                detail.to_string(),
+            );
+        }
+        BrokerLine::MemberFailed => {
+            mark_removed(g, ev, "session_timeout");
+            suspect(
+                g,
+                ev,
+                Kind::SessionTimeout,
+                Confidence::High,
+                "broker: member failed, removed on heartbeat expiration".into(),
+            );
+        }
+        BrokerLine::MemberLeft { client_reason } => {
+            let kind = client_reason
+                .as_deref()
+                .and_then(trigger::from_client_reason)
+                .unwrap_or(Kind::MemberLeft);
+            mark_removed(g, ev, "left");
+            let detail = match client_reason {
+                Some(r) => format!("broker: member left with LeaveGroup; client reason: \"{r}\""),
+                None => "broker: member left with LeaveGroup".into(),
+            };
+            suspect(g, ev, kind, Confidence::High, detail);
+        }
+        BrokerLine::StaticMemberReplaced { old_member_id } => {
+            let detail = format!(
+                "broker: static member replaced {}",
+                old_member_id.as_deref().unwrap_or("its old member id")
+            );
+            suspect(g, ev, Kind::StaticMemberReplaced, Confidence::High, detail);
+        }
+        BrokerLine::GroupEmpty => emptied(g, ev),
+        BrokerLine::GroupDead => {
+            cite_if_open(g, ev);
+            g.close();
+            g.enter(ev.ts, "Dead");
+        }
+        BrokerLine::CoordinatorLoaded { .. } | BrokerLine::CoordinatorUnloaded { .. } => {
+            if let Some(b) = &ev.client.broker {
+                g.coordinator = Some(b.clone());
+            }
+            if g.round.is_some() {
+                suspect(
+                    g,
+                    ev,
+                    Kind::CoordinatorChanged,
+                    Confidence::Medium,
+                    "broker: coordinator (re)loaded or unloaded the group".into(),
+                );
+            }
+        }
+        _ => cite_if_open(g, ev),
+    }
+}
+
+fn cite_if_open(g: &mut Classic, ev: &GroupEvent) {
+    if let Some(r) = g.round.as_mut() {
+        r.cite(ev);
+    }
+}
+
+fn suspect(g: &mut Classic, ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
+    let c = candidate(ev, kind, confidence, detail);
+    let r = g.round_for(ev);
+    r.cite(ev);
+    r.suspect(c);
+}
+
+fn mark_removed(g: &mut Classic, ev: &GroupEvent, how: &str) {
+    if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+        g.round_for(ev).removed.insert(m, how.to_string());
+    }
+}
+
+fn preparing(
+    g: &mut Classic,
+    ev: &GroupEvent,
+    state: &str,
+    old_generation: i32,
+    reason: Option<&str>,
+) {
+    // A round that already reached `old_generation` is over: this is a new one.
+    if g.round
+        .as_ref()
+        .is_some_and(|r| r.generation == Some(old_generation))
+    {
+        g.close();
+    }
+    let r = g.round_for(ev);
+    if r.state_before.is_empty() || r.state_before == "Unknown" {
+        r.state_before = state.to_string();
+    }
+    r.previous_generation = r.previous_generation.or(Some(old_generation));
+    r.cite(ev);
+    if let Some(reason) = reason {
+        let (kind, confidence) = trigger::from_coordinator_reason(reason);
+        if trigger::client_reason_part(reason).is_some_and(trigger::is_cooperative_follow_up) {
+            r.expected_reason = Some(format!("cooperative follow-up round (KIP-429): {reason}"));
+        }
+        if kind != Kind::Unknown {
+            r.suspect(candidate(
+                ev,
+                kind,
+                confidence,
+                format!("broker: preparing to rebalance (reason: {reason})"),
+            ));
+        } else {
+            r.needs_cause = true;
+            r.notes.push(format!(
+                "the broker's reason is not one kgtrace knows: {reason}"
+            ));
+        }
+    } else {
+        r.needs_cause = true;
+    }
+}
+
+fn stabilized(
+    g: &mut Classic,
+    ev: &GroupEvent,
+    generation: i32,
+    members: Option<u32>,
+    leader: Option<String>,
+) {
+    if g.round
+        .as_ref()
+        .is_some_and(|r| r.generation.is_some_and(|x| x != generation))
+    {
+        g.close();
+    }
+    let opened = g.round.is_none();
+    let r = g.round_for(ev);
+    if opened {
+        r.needs_cause = true;
+        r.notes
+            .push("the inputs begin inside this rebalance (first seen: \"Stabilized\")".into());
+    }
+    r.cite(ev);
+    if r.generation.is_none() {
+        r.generation = Some(generation);
+        r.join_completed_at = Some(ev.ts);
+    }
+    r.logged_members = members.or(r.logged_members);
+    if leader.is_some() {
+        g.leader = leader;
+    }
+    g.saw_generation(generation);
+    g.enter(ev.ts, "CompletingRebalance");
+}
+
+fn assignment_received(g: &mut Classic, ev: &GroupEvent, generation: i32) {
+    let wire_waits = match g.round.as_mut() {
+        Some(r) if r.generation.is_none_or(|x| x == generation) => {
+            r.cite(ev);
+            r.generation.get_or_insert(generation);
+            r.completed_at = Some(r.completed_at.map_or(ev.ts, |c| c.max(ev.ts)));
+            !r.expected.is_empty() && !r.all_synced()
+        }
+        _ => {
+            if let Some(last) = g
+                .done
+                .last_mut()
+                .filter(|r| r.generation == Some(generation))
+            {
+                last.cite(ev);
+                last.completed_at = Some(last.completed_at.map_or(ev.ts, |c| c.max(ev.ts)));
+            }
+            return;
+        }
+    };
+    g.saw_generation(generation);
+    if !wire_waits {
+        g.close();
+        g.enter(ev.ts, "Stable");
+    }
+}
+
+fn emptied(g: &mut Classic, ev: &GroupEvent) {
+    if let Some(r) = g.round.as_mut() {
+        r.cite(ev);
+        if let Some(gen) = ev.generation_id {
+            r.generation.get_or_insert(gen);
+        }
+        r.completed_at = Some(ev.ts);
+        r.notes.push("the group became Empty".into());
+    }
+    if let Some(gen) = ev.generation_id {
+        g.saw_generation(gen);
+    }
+    g.close();
+    g.current.clear();
+    g.enter(ev.ts, "Empty");
+}
+
+/// Applies a Java client line.
+pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
+    match line {
+        ClientLine::Joining {
+            reason: Some(reason),
+        } => match trigger::from_client_reason(reason) {
+            Some(kind) => suspect(
+                g,
+                ev,
+                kind,
+                Confidence::High,
+                format!("client: joining group due to: {reason}"),
+            ),
+            None => {
+                let r = g.round_for(ev);
+                r.cite(ev);
+                if trigger::is_cooperative_follow_up(reason) {
+                    r.expected_reason = Some(format!(
+                        "cooperative follow-up round (KIP-429): \"{reason}\""
+                    ));
+                } else {
+                    r.needs_cause = true;
+                }
+            }
+        },
+        ClientLine::Joined { .. } => joined(g, ev),
+        ClientLine::Synced => {
+            if let Some(r) = g.round.as_mut() {
+                r.cite(ev);
+                r.completed_at = Some(ev.ts);
+            }
+        }
+        ClientLine::Leaving { reason } => {
+            let kind = reason
+                .as_deref()
+                .and_then(trigger::from_client_reason)
+                .unwrap_or(Kind::MemberLeft);
+            mark_removed(g, ev, "left");
+            let detail = format!(
+                "client: sending LeaveGroup due to {}",
+                reason.as_deref().unwrap_or("(no reason)")
+            );
+            suspect(g, ev, kind, Confidence::High, detail);
+        }
+        ClientLine::HeartbeatFailed { error } => {
+            let e = error.to_ascii_uppercase();
+            if e.contains("UNKNOWN_MEMBER_ID")
+                || e.contains("ILLEGAL_GENERATION")
+                || e.contains("FENCED")
+            {
+                g.activity.push(super::classic::Activity {
+                    at: ev.ts,
+                    client_key: super::classic::client_key(ev),
+                    member_id: ev.member_id.clone(),
+                    what: ActivityKind::Evicted,
+                });
+            }
+            let r = g.round_for(ev);
+            r.cite(ev);
+            r.needs_cause = true;
+        }
+        ClientLine::CoordinatorUnavailable { detail } => {
+            if g.round.is_some() {
+                suspect(
+                    g,
+                    ev,
+                    Kind::CoordinatorChanged,
+                    Confidence::Medium,
+                    format!("client: coordinator unavailable: {detail}"),
+                );
+            }
+        }
+        _ => cite_if_open(g, ev),
+    }
+}
+
+fn joined(g: &mut Classic, ev: &GroupEvent) {
+    let Some(generation) = ev.generation_id else {
+        return cite_if_open(g, ev);
+    };
+    if g.round
+        .as_ref()
+        .is_some_and(|r| r.generation.is_some_and(|x| x != generation))
+    {
+        g.close();
+    }
+    let r = g.round_for(ev);
+    r.cite(ev);
+    if r.generation.is_none() {
+        r.generation = Some(generation);
+        r.join_completed_at = Some(ev.ts);
+    }
+    if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+        r.record_join(&m, ev.client.client_id.clone(), ev.ts, None);
+    }
+    g.saw_generation(generation);
+}

@@ -1,0 +1,362 @@
+//! KIP-848 consumer groups: rebalances are group-epoch bumps.
+//!
+//! Takes: one group's events when it speaks ConsumerGroupHeartbeat (API 68)
+//! or the new coordinator logs its epochs. Gives: a [`GroupHistory`] whose
+//! "generations" are group epochs. There is no JoinGroup round: a member
+//! joins with `member_epoch` 0, leaves with -1 (-2: a static member leaving
+//! for a while), changes its subscription by sending new topic names, and
+//! the coordinator bumps the group epoch and reconciles each member towards
+//! it (KIP-848, `ConsumerGroupHeartbeatRequest.json`). A round here runs
+//! from the first cause to the last member answered with the new epoch.
+
+use std::collections::{BTreeSet, HashMap};
+
+use crate::event::{BrokerLine, EventKind, GroupEvent};
+use crate::report::{GroupSummary, StateChange};
+use crate::time::Timestamp;
+
+use super::classic::{client_key, Activity, ActivityKind};
+use super::members::{partition_names, MemberBook};
+use super::round::{Candidate, Deferred, Round, Silence};
+use super::trigger::{Confidence, Kind};
+use super::GroupHistory;
+
+#[derive(Default)]
+struct Consumer {
+    book: MemberBook,
+    epoch: Option<i32>,
+    epochs: BTreeSet<i32>,
+    current: BTreeSet<String>,
+    member_epoch: HashMap<String, i32>,
+    pending: Vec<(Candidate, GroupEvent)>,
+    round: Option<Round>,
+    done: Vec<Round>,
+    states: Vec<StateChange>,
+    activity: Vec<Activity>,
+    assignors: BTreeSet<String>,
+    span: Option<(Timestamp, Timestamp)>,
+}
+
+/// Rebuilds a KIP-848 group's history.
+pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
+    let mut c = Consumer::default();
+    for ev in events {
+        c.span = Some(c.span.map_or((ev.ts, ev.ts), |(a, _)| (a, ev.ts)));
+        c.book.observe(ev);
+        c.apply(ev);
+    }
+    c.close();
+    let mut rounds = std::mem::take(&mut c.done);
+    for r in &mut rounds {
+        super::resolve::resolve(r, &c.book, &c.activity);
+    }
+    let mut rebalances = Vec::new();
+    let mut previous = None;
+    for r in &rounds {
+        rebalances.push(super::record(
+            group,
+            "consumer",
+            r,
+            &c.book,
+            previous,
+            &c.assignors,
+        ));
+        previous = Some(r);
+    }
+    super::mark_storms(&mut rebalances);
+    let summary = c.summary(group, &rebalances);
+    GroupHistory {
+        summary,
+        rebalances,
+    }
+}
+
+impl Consumer {
+    fn apply(&mut self, ev: &GroupEvent) {
+        match &ev.kind {
+            EventKind::ConsumerGroupHeartbeatRequest {
+                member_epoch,
+                subscribed_topic_names,
+                server_assignor,
+                ..
+            } => {
+                if let Some(a) = server_assignor {
+                    self.assignors.insert(a.clone());
+                }
+                self.on_request(ev, *member_epoch, subscribed_topic_names.as_deref());
+            }
+            EventKind::ConsumerGroupHeartbeatResponse { error: Some(e), .. } => {
+                if matches!(
+                    e.name(),
+                    "FENCED_MEMBER_EPOCH" | "UNKNOWN_MEMBER_ID" | "STALE_MEMBER_EPOCH"
+                ) {
+                    self.activity.push(activity(ev, ActivityKind::Evicted));
+                }
+                self.cite(ev);
+            }
+            EventKind::ConsumerGroupHeartbeatResponse {
+                member_epoch,
+                assignment,
+                ..
+            } => self.on_response(ev, *member_epoch, assignment.as_deref()),
+            EventKind::ConnectionClosed { .. } => {
+                self.activity.push(activity(ev, ActivityKind::Close))
+            }
+            EventKind::Broker(line) => self.on_broker(ev, line),
+            _ => self.cite(ev),
+        }
+    }
+
+    fn cite(&mut self, ev: &GroupEvent) {
+        if let Some(r) = self.round.as_mut() {
+            r.cite(ev);
+        }
+    }
+
+    fn suspect(&mut self, ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
+        let c = Candidate {
+            kind,
+            confidence,
+            member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+            client_id: ev.client.client_id.clone(),
+            detail,
+            at: ev.ts,
+            deferred: Deferred::No,
+        };
+        self.pending.push((c, ev.clone()));
+    }
+
+    fn on_request(&mut self, ev: &GroupEvent, member_epoch: i32, topics: Option<&[String]>) {
+        let member = ev.member_id.clone().unwrap_or_default();
+        match member_epoch {
+            0 => {
+                self.activity.push(activity(ev, ActivityKind::Join));
+                self.suspect(
+                    ev,
+                    Kind::MemberJoined,
+                    Confidence::High,
+                    "ConsumerGroupHeartbeat with member_epoch 0: a member joins".into(),
+                );
+            }
+            -1 => self.suspect(
+                ev,
+                Kind::MemberLeft,
+                Confidence::High,
+                "ConsumerGroupHeartbeat with member_epoch -1: the member leaves".into(),
+            ),
+            -2 => self.suspect(
+                ev,
+                Kind::MemberLeft,
+                Confidence::Medium,
+                "ConsumerGroupHeartbeat with member_epoch -2: a static member leaves for a while"
+                    .into(),
+            ),
+            _ => {
+                if let Some(t) = topics {
+                    let known = self
+                        .book
+                        .get(&member)
+                        .map(|m| m.topics.clone())
+                        .unwrap_or_default();
+                    if !known.is_empty() && known != t {
+                        let detail = format!(
+                            "subscription changed from [{}] to [{}]",
+                            known.join(","),
+                            t.join(",")
+                        );
+                        self.suspect(ev, Kind::SubscriptionChanged, Confidence::High, detail);
+                    }
+                }
+            }
+        }
+        if let (Some(t), false) = (topics, member.is_empty()) {
+            self.book.entry(&member).topics = t.to_vec();
+        }
+        self.cite(ev);
+    }
+
+    fn on_response(
+        &mut self,
+        ev: &GroupEvent,
+        member_epoch: i32,
+        assignment: Option<&[crate::event::TopicPartitions]>,
+    ) {
+        let member = ev.member_id.clone().unwrap_or_default();
+        if member_epoch < 0 {
+            self.current.remove(&member);
+            self.cite(ev);
+            return;
+        }
+        if !member.is_empty() {
+            self.current.insert(member.clone());
+            self.member_epoch.insert(member.clone(), member_epoch);
+            if let Some(a) = assignment {
+                self.book.entry(&member).assignment = partition_names(a);
+            }
+        }
+        if self.epoch.is_none_or(|e| member_epoch > e) {
+            self.bump(ev, member_epoch);
+        }
+        if let Some(r) = self
+            .round
+            .as_mut()
+            .filter(|r| r.generation == Some(member_epoch))
+        {
+            r.cite(ev);
+            r.record_join(&member, ev.client.client_id.clone(), ev.ts, None);
+            r.synced.insert(member.clone());
+            if let Some(a) = assignment {
+                r.assignment_after.insert(member, partition_names(a));
+            }
+            r.completed_at = Some(ev.ts);
+        }
+    }
+
+    fn bump(&mut self, ev: &GroupEvent, epoch: i32) {
+        self.close();
+        let pending = std::mem::take(&mut self.pending);
+        let started = pending.first().map_or(ev.ts, |(c, _)| c.at);
+        let mut r = Round::new(started, self.epoch);
+        r.members_before = self
+            .current
+            .iter()
+            .filter(|m| ev.member_id.as_deref() != Some(m.as_str()) || self.epoch.is_some())
+            .cloned()
+            .collect();
+        for m in &r.members_before {
+            let b = self.book.get(m);
+            r.assignment_before.insert(
+                m.clone(),
+                b.map(|x| x.assignment.clone()).unwrap_or_default(),
+            );
+            r.silences.push(Silence {
+                member_id: m.clone(),
+                last_seen: b.and_then(|x| x.last_seen).filter(|t| *t < started),
+                session_timeout_ms: None,
+            });
+        }
+        for (c, cev) in pending {
+            r.cite(&cev);
+            if matches!(c.kind, Kind::MemberLeft) {
+                r.removed
+                    .insert(c.member_id.clone().unwrap_or_default(), "left".into());
+            }
+            r.suspect(c);
+        }
+        r.needs_cause = r.candidates.is_empty();
+        r.generation = Some(epoch);
+        r.join_completed_at = Some(ev.ts);
+        r.cite(ev);
+        self.epoch = Some(epoch);
+        self.epochs.insert(epoch);
+        self.state(started, "Reconciling");
+        self.round = Some(r);
+    }
+
+    fn close(&mut self) {
+        if let Some(r) = self.round.take() {
+            if let Some(at) = r.completed_at {
+                self.state(at, "Stable");
+            }
+            self.done.push(r);
+        }
+    }
+
+    fn state(&mut self, at: Timestamp, state: &str) {
+        if self.states.last().is_none_or(|s| s.state != state) {
+            self.states.push(StateChange {
+                at,
+                state: state.to_string(),
+                generation: self.epoch,
+            });
+        }
+    }
+
+    fn on_broker(&mut self, ev: &GroupEvent, line: &BrokerLine) {
+        match line {
+            BrokerLine::GroupEpochBumped { epoch } if self.epoch.is_none_or(|e| *epoch > e) => {
+                self.bump(ev, *epoch)
+            }
+            BrokerLine::MemberFenced { reason } => {
+                let r = reason.to_ascii_lowercase();
+                let (kind, detail) = if r.contains("session") {
+                    (
+                        Kind::SessionTimeout,
+                        format!("broker: member fenced: {reason}"),
+                    )
+                } else if r.contains("transition") || r.contains("rebalance timeout") {
+                    (
+                        Kind::PollTimeout,
+                        format!("broker: member fenced for not revoking in time: {reason}"),
+                    )
+                } else {
+                    (Kind::Unknown, format!("broker: member fenced: {reason}"))
+                };
+                self.suspect(ev, kind, Confidence::High, detail);
+            }
+            BrokerLine::MemberJoined { .. } => self.suspect(
+                ev,
+                Kind::MemberJoined,
+                Confidence::High,
+                "broker: member joined".into(),
+            ),
+            BrokerLine::MemberLeft { .. } => self.suspect(
+                ev,
+                Kind::MemberLeft,
+                Confidence::High,
+                "broker: member left".into(),
+            ),
+            BrokerLine::SubscriptionChanged { detail } => self.suspect(
+                ev,
+                Kind::SubscriptionChanged,
+                Confidence::High,
+                format!("broker: {detail}"),
+            ),
+            BrokerLine::MemberAssignmentState { epoch, state, .. } => {
+                if let Some(r) = self.round.as_mut().filter(|r| r.generation == Some(*epoch)) {
+                    r.cite(ev);
+                    if state.eq_ignore_ascii_case("stable") {
+                        if let Some(m) = ev.member_id.clone() {
+                            r.synced.insert(m);
+                        }
+                        r.completed_at = Some(ev.ts);
+                    }
+                }
+            }
+            _ => self.cite(ev),
+        }
+    }
+
+    fn summary(&self, group: &str, rebalances: &[crate::report::Rebalance]) -> GroupSummary {
+        let (first, last) = self.span.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+        GroupSummary {
+            group: group.to_string(),
+            protocol: "consumer".into(),
+            protocol_type: Some("consumer".into()),
+            assignors: self.assignors.iter().cloned().collect(),
+            state: self
+                .states
+                .last()
+                .map_or("Unknown".into(), |s| s.state.clone()),
+            generation: self.epoch,
+            generations_seen: self.epochs.iter().copied().collect(),
+            members: self.book.summaries(&self.current),
+            rebalance_count: rebalances.len() as u64,
+            rebalancing_ms: rebalances.iter().filter_map(|r| r.duration_ms).sum(),
+            storm: rebalances.iter().any(|r| r.storm),
+            states: self.states.clone(),
+            first_seen: first,
+            last_seen: last,
+            ..GroupSummary::default()
+        }
+    }
+}
+
+fn activity(ev: &GroupEvent, what: ActivityKind) -> Activity {
+    Activity {
+        at: ev.ts,
+        client_key: client_key(ev),
+        member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+        what,
+    }
+}

@@ -1,0 +1,171 @@
+//! What is known about each member of one group, kept up to date as events
+//! arrive.
+//!
+//! Takes: group events for one group. Gives: [`MemberBook`], per member its
+//! ids, client, timeouts, subscription, assignment and when it was last
+//! heard from. The reconstructor asks it "who is this", "who went silent"
+//! and "who was in the group" when it writes a rebalance record.
+
+use std::collections::BTreeMap;
+
+use crate::event::{ClientRef, GroupEvent, TopicPartitions};
+use crate::report::MemberSummary;
+use crate::time::Timestamp;
+
+/// One member as far as the inputs show it.
+#[derive(Clone, Debug, Default)]
+pub struct Member {
+    /// `member_id`.
+    pub member_id: String,
+    /// KIP-345 static id.
+    pub group_instance_id: Option<String>,
+    /// Client identity (client_id, address, software).
+    pub client: ClientRef,
+    /// JoinGroup `session_timeout_ms`.
+    pub session_timeout_ms: Option<i32>,
+    /// JoinGroup `rebalance_timeout_ms` (max.poll.interval.ms).
+    pub rebalance_timeout_ms: Option<i32>,
+    /// Subscribed topics from its JoinGroup metadata.
+    pub topics: Vec<String>,
+    /// Its assignment, as `topic-partition`.
+    pub assignment: Vec<String>,
+    /// Last request of any kind from it.
+    pub last_seen: Option<Timestamp>,
+    /// Last OffsetCommit from it (progress: the application is polling).
+    pub last_commit: Option<Timestamp>,
+    /// First time it was seen at all.
+    pub first_seen: Option<Timestamp>,
+}
+
+impl Member {
+    /// The member as the report shows it.
+    pub fn summary(&self) -> MemberSummary {
+        MemberSummary {
+            member_id: self.member_id.clone(),
+            group_instance_id: self.group_instance_id.clone(),
+            client_id: self.client.client_id.clone(),
+            client_host: self.client.address.clone(),
+            client_software: self.client.software.clone(),
+            assignment: self.assignment.clone(),
+        }
+    }
+}
+
+/// Every member ever seen in one group, by `member_id`.
+#[derive(Clone, Debug, Default)]
+pub struct MemberBook {
+    members: BTreeMap<String, Member>,
+}
+
+impl MemberBook {
+    /// The member, created on first sight.
+    pub fn entry(&mut self, member_id: &str) -> &mut Member {
+        self.members
+            .entry(member_id.to_string())
+            .or_insert_with(|| Member {
+                member_id: member_id.to_string(),
+                ..Member::default()
+            })
+    }
+
+    /// The member, if known.
+    pub fn get(&self, member_id: &str) -> Option<&Member> {
+        self.members.get(member_id)
+    }
+
+    /// Records that `event` came from its member: identity and last-seen time.
+    pub fn observe(&mut self, event: &GroupEvent) {
+        let Some(member_id) = event.member_id.as_deref().filter(|m| !m.is_empty()) else {
+            return;
+        };
+        let ts = event.ts;
+        let m = self.entry(member_id);
+        merge_client(&mut m.client, &event.client);
+        if event.group_instance_id.is_some() {
+            m.group_instance_id = event.group_instance_id.clone();
+        }
+        m.first_seen.get_or_insert(ts);
+        if m.last_seen.is_none_or(|t| t < ts) {
+            m.last_seen = Some(ts);
+        }
+    }
+
+    /// The member that holds a static id now, other than `except`.
+    pub fn by_instance(&self, instance: &str, except: &str) -> Option<&Member> {
+        self.members
+            .values()
+            .filter(|m| m.member_id != except)
+            .filter(|m| m.group_instance_id.as_deref() == Some(instance))
+            .max_by_key(|m| m.last_seen)
+    }
+
+    /// Summaries of the given members, in the given order.
+    pub fn summaries<'a>(&self, ids: impl IntoIterator<Item = &'a String>) -> Vec<MemberSummary> {
+        ids.into_iter()
+            .map(|id| match self.members.get(id) {
+                Some(m) => m.summary(),
+                None => MemberSummary {
+                    member_id: id.clone(),
+                    ..MemberSummary::default()
+                },
+            })
+            .collect()
+    }
+
+    /// The client id of a member, if known.
+    pub fn client_id(&self, member_id: &str) -> Option<String> {
+        self.get(member_id).and_then(|m| m.client.client_id.clone())
+    }
+}
+
+/// Fills what `into` lacks from `from` (a later event may know more).
+pub fn merge_client(into: &mut ClientRef, from: &ClientRef) {
+    let fill = |a: &mut Option<String>, b: &Option<String>| {
+        if b.is_some() {
+            *a = b.clone();
+        }
+    };
+    fill(&mut into.client_id, &from.client_id);
+    fill(&mut into.address, &from.address);
+    fill(&mut into.software, &from.software);
+    fill(&mut into.broker, &from.broker);
+}
+
+/// `topic-partition` strings, sorted, for reports.
+pub fn partition_names(tps: &[TopicPartitions]) -> Vec<String> {
+    let mut out: Vec<String> = tps
+        .iter()
+        .flat_map(|tp| {
+            tp.partitions
+                .iter()
+                .map(move |p| format!("{}-{p}", tp.topic))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_names_are_sorted_topic_dash_partition() {
+        let tps = vec![TopicPartitions {
+            topic: "orders".into(),
+            partitions: vec![2, 0],
+        }];
+        assert_eq!(partition_names(&tps), vec!["orders-0", "orders-2"]);
+    }
+
+    #[test]
+    fn a_static_id_is_found_on_its_latest_holder() {
+        let mut book = MemberBook::default();
+        book.entry("a").group_instance_id = Some("i1".into());
+        book.entry("a").last_seen = Some(Timestamp(1));
+        book.entry("b").group_instance_id = Some("i1".into());
+        book.entry("b").last_seen = Some(Timestamp(5));
+        assert_eq!(book.by_instance("i1", "c").unwrap().member_id, "b");
+        assert_eq!(book.by_instance("i1", "b").unwrap().member_id, "a");
+    }
+}

@@ -1,0 +1,287 @@
+//! Each group's coordinator history, and why every rebalance happened.
+//!
+//! Takes: the merged [`crate::timeline::Timeline`] of group events. Gives:
+//! one [`GroupHistory`] per group: a [`GroupSummary`] and its
+//! [`Rebalance`] records with trigger, evidence and confidence. Classic
+//! groups (JoinGroup/SyncGroup) run through [`classic`], KIP-848 groups
+//! (ConsumerGroupHeartbeat, epochs) through [`kip848`]; both write
+//! [`round::Round`]s that [`resolve`] completes once the whole input is
+//! known, since a LeaveGroup's meaning depends on what the member did next.
+
+mod classic;
+mod classic_log;
+mod kip848;
+mod members;
+mod resolve;
+mod round;
+pub mod trigger;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::event::{BrokerLine, EventKind, GroupEvent};
+use crate::report::{GroupSummary, Rebalance};
+
+use members::MemberBook;
+use round::Round;
+use trigger::Kind;
+
+/// A storm: at least this many unexpected rebalances ...
+const STORM_COUNT: usize = 4;
+/// ... within this window (ns). Netdata's guide calls more than two or three
+/// an hour unstable; four in ten minutes is a loop, not bad luck.
+const STORM_WINDOW_NS: i64 = 10 * 60 * 1_000_000_000;
+/// A round starting this soon after the previous one completed, in a
+/// cooperative group, is KIP-429's follow-up round.
+const FOLLOW_UP_NS: i64 = 5_000_000_000;
+
+/// One group's reconstructed history.
+#[derive(Clone, Debug)]
+pub struct GroupHistory {
+    /// The group in brief.
+    pub summary: GroupSummary,
+    /// Its rebalances in start order.
+    pub rebalances: Vec<Rebalance>,
+}
+
+/// Rebuilds every group's history from events in time order.
+pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
+    let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
+    for ev in events {
+        if let Some(g) = ev.group.as_deref() {
+            by_group.entry(g).or_default().push(ev);
+        }
+    }
+    by_group
+        .into_iter()
+        .map(|(group, evs)| {
+            if evs.iter().any(|e| is_kip848(e)) {
+                kip848::reconstruct(group, &evs)
+            } else {
+                reconstruct_classic(group, &evs)
+            }
+        })
+        .collect()
+}
+
+fn is_kip848(ev: &GroupEvent) -> bool {
+    matches!(
+        ev.kind,
+        EventKind::ConsumerGroupHeartbeatRequest { .. }
+            | EventKind::ConsumerGroupHeartbeatResponse { .. }
+            | EventKind::Broker(BrokerLine::GroupEpochBumped { .. })
+            | EventKind::Broker(BrokerLine::MemberAssignmentState { .. })
+    )
+}
+
+fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
+    let mut g = classic::Classic::new(group);
+    for ev in events {
+        g.apply(ev);
+    }
+    if let Some(r) = g.round.as_mut() {
+        if r.completed_at.is_none() || !r.all_synced() {
+            r.notes
+                .push("the inputs end before every member had synced".into());
+        }
+    }
+    g.close();
+    let mut rounds = std::mem::take(&mut g.done);
+    rounds.retain(|r| !(r.tentative && r.generation.is_none()));
+    let mut rebalances = Vec::new();
+    let mut previous: Option<&Round> = None;
+    for r in &mut rounds {
+        resolve::resolve(r, &g.book, &g.activity);
+    }
+    for r in &rounds {
+        if is_empty_departure(r) {
+            previous = Some(r);
+            continue;
+        }
+        rebalances.push(record(group, "classic", r, &g.book, previous, &g.assignors));
+        previous = Some(r);
+    }
+    mark_storms(&mut rebalances);
+    let summary = summarise(&g, &rebalances);
+    GroupHistory {
+        summary,
+        rebalances,
+    }
+}
+
+/// A round in which everybody left and nobody joined: the group emptied,
+/// nobody was stopped, so it is a state change, not a rebalance.
+fn is_empty_departure(r: &Round) -> bool {
+    r.joins.is_empty()
+        && r.generation.is_none()
+        && !r.removed.is_empty()
+        && r.removed.len() >= r.members_before.len()
+}
+
+/// Writes the record of one resolved round.
+fn record(
+    group: &str,
+    protocol: &str,
+    r: &Round,
+    book: &MemberBook,
+    previous: Option<&Round>,
+    assignors: &BTreeSet<String>,
+) -> Rebalance {
+    let mut out = round::skeleton(group, protocol, r);
+    let (best, others) = round::choose(&r.candidates);
+    out.trigger = match best {
+        Some(c) => round::trigger_of(c),
+        None => round::unknown_trigger("nothing in the inputs explains this rebalance (its cause happened before the inputs begin, or on a connection that was not captured)"),
+    };
+    if out.trigger.member_id.is_some() && out.trigger.client_id.is_none() {
+        out.trigger.client_id = out
+            .trigger
+            .member_id
+            .as_deref()
+            .and_then(|m| book.client_id(m));
+    }
+    out.other_triggers = others.into_iter().map(round::trigger_of).collect();
+    let after = r.members_after();
+    out.members_before = book.summaries(&r.members_before);
+    out.members_after = book.summaries(&after);
+    for m in &mut out.members_after {
+        if let Some(a) = r.assignment_after.get(&m.member_id) {
+            m.assignment = a.clone();
+        }
+    }
+    let mut removed = r.removed.clone();
+    for m in &r.members_before {
+        if !after.is_empty() && !after.contains(m) {
+            removed
+                .entry(m.clone())
+                .or_insert_with(|| "rebalance_timeout".into());
+        }
+    }
+    removed.retain(|m, _| !after.contains(m) || r.generation.is_none());
+    out.removed = round::removed_members(&removed, |m| book.client_id(m));
+    (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
+    (out.expected, out.expected_reason) = expectation(r, &out, previous, assignors);
+    out
+}
+
+fn moved_partitions(r: &Round) -> (Vec<String>, Vec<String>) {
+    if r.assignment_after.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let before: BTreeSet<(&String, &String)> = r
+        .assignment_before
+        .iter()
+        .flat_map(|(m, ps)| ps.iter().map(move |p| (m, p)))
+        .collect();
+    let after: BTreeSet<(&String, &String)> = r
+        .assignment_after
+        .iter()
+        .flat_map(|(m, ps)| ps.iter().map(move |p| (m, p)))
+        .collect();
+    let revoked: BTreeSet<String> = before
+        .difference(&after)
+        .map(|(_, p)| (*p).clone())
+        .collect();
+    let assigned: BTreeSet<String> = after
+        .difference(&before)
+        .map(|(_, p)| (*p).clone())
+        .collect();
+    (
+        revoked.into_iter().collect(),
+        assigned.into_iter().collect(),
+    )
+}
+
+fn expectation(
+    r: &Round,
+    out: &Rebalance,
+    previous: Option<&Round>,
+    assignors: &BTreeSet<String>,
+) -> (bool, Option<String>) {
+    if let Some(reason) = &r.expected_reason {
+        return (true, Some(reason.clone()));
+    }
+    if out.trigger.kind == Kind::MemberJoined.name() && r.forms_group() {
+        return (
+            true,
+            Some("group formation: the first members joined an empty group".into()),
+        );
+    }
+    let cooperative = assignors.iter().any(|a| a.contains("cooperative"))
+        || r.protocol_name
+            .as_deref()
+            .is_some_and(|p| p.contains("cooperative"));
+    let soon_after = previous
+        .and_then(|p| p.completed_at)
+        .is_some_and(|c| r.started_at.0 - c.0 <= FOLLOW_UP_NS && r.started_at >= c);
+    let rejoin = matches!(out.trigger.kind.as_str(), "leader_rejoined" | "unknown");
+    if cooperative && soon_after && rejoin {
+        return (true, Some("cooperative follow-up round (KIP-429): members rejoin right after a round that revoked partitions".into()));
+    }
+    (false, None)
+}
+
+fn mark_storms(rebalances: &mut [Rebalance]) {
+    let starts: Vec<i64> = rebalances
+        .iter()
+        .filter(|r| !r.expected)
+        .map(|r| r.started_at.0)
+        .collect();
+    for r in rebalances.iter_mut().filter(|r| !r.expected) {
+        let t = r.started_at.0;
+        // Any window of STORM_WINDOW_NS containing t with STORM_COUNT rebalances.
+        r.storm = starts.iter().any(|&s| {
+            let lo = s;
+            let hi = s + STORM_WINDOW_NS;
+            (lo..=hi).contains(&t)
+                && starts.iter().filter(|&&x| (lo..=hi).contains(&x)).count() >= STORM_COUNT
+        });
+    }
+}
+
+fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
+    let (first, last) = g.span.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+    let hours = match (first, last) {
+        (Some(a), Some(b)) if b.millis_since(a) >= 60_000.0 => {
+            Some(b.millis_since(a) / 3_600_000.0)
+        }
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    for r in rebalances {
+        for j in &r.joins {
+            if g.book
+                .get(&j.member_id)
+                .is_none_or(|m| m.first_seen.is_none())
+            {
+                notes.push(format!(
+                    "no traffic from member {} before {}",
+                    j.member_id, r.started_at
+                ));
+            }
+        }
+    }
+    notes.dedup();
+    GroupSummary {
+        group: g.group.clone(),
+        protocol: "classic".into(),
+        protocol_type: g.protocol_type.clone(),
+        assignors: g.assignors.iter().cloned().collect(),
+        state: g.state.to_string(),
+        generation: g.generation,
+        generations_seen: g.generations_seen.iter().copied().collect(),
+        members: g.book.summaries(&g.current),
+        leader: g.leader.clone(),
+        coordinator: g.coordinator.clone(),
+        rebalance_count: rebalances.len() as u64,
+        rebalances_per_hour: hours.map(|h| rebalances.len() as f64 / h),
+        rebalancing_ms: rebalances.iter().filter_map(|r| r.duration_ms).sum(),
+        storm: rebalances.iter().any(|r| r.storm),
+        states: g.states.clone(),
+        first_seen: first,
+        last_seen: last,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests;

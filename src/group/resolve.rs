@@ -1,0 +1,166 @@
+//! Judging causes once the whole input has been read.
+//!
+//! Takes: a closed [`Round`] and its group's member book and activity log.
+//! Gives: the round's candidates completed: deferred LeaveGroups judged
+//! (clean close or poll timeout, from what the member did next) and silent
+//! members named when nothing else explains the round. The rules follow the
+//! wire clues of real clients: a clean close commits, leaves and closes its
+//! connection within seconds; a poll timeout leaves without closing and
+//! rejoins once the application polls again (KIP-62); a session timeout is
+//! a member whose requests stopped for its `session.timeout.ms`, often
+//! answered UNKNOWN_MEMBER_ID when it comes back.
+
+use crate::time::Timestamp;
+
+use super::classic::{Activity, ActivityKind};
+use super::members::MemberBook;
+use super::round::{Candidate, Deferred, Round};
+use super::trigger::{Confidence, Kind};
+
+/// How long after a LeaveGroup a connection close still counts as part of a
+/// clean shutdown.
+const CLOSE_AFTER_LEAVE_NS: i64 = 10_000_000_000;
+
+/// Judges every deferred candidate and, when needed, looks for silent members.
+pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity]) {
+    for c in &mut round.candidates {
+        if let Deferred::Leave { client_key } = c.deferred.clone() {
+            judge_leave(c, &client_key, book, activity);
+        }
+    }
+    let explained = round
+        .candidates
+        .iter()
+        .any(|c| c.confidence >= Confidence::Medium);
+    if round.needs_cause || !explained {
+        for c in silent_members(round, book, activity) {
+            round
+                .removed
+                .entry(c.member_id.clone().unwrap_or_default())
+                .or_insert_with(|| "session_timeout".into());
+            round.candidates.push(c);
+        }
+    }
+}
+
+fn first_after<'a>(
+    activity: &'a [Activity],
+    after: Timestamp,
+    what: ActivityKind,
+    who: impl Fn(&Activity) -> bool,
+) -> Option<&'a Activity> {
+    activity
+        .iter()
+        .filter(|a| a.at >= after && a.what == what)
+        .find(|a| who(a))
+}
+
+fn judge_leave(c: &mut Candidate, key: &str, book: &MemberBook, activity: &[Activity]) {
+    let member = c.member_id.clone().unwrap_or_default();
+    let same =
+        |a: &Activity| a.client_key == key || a.member_id.as_deref() == Some(member.as_str());
+    let close = first_after(activity, c.at, ActivityKind::Close, same)
+        .filter(|a| a.at.0 - c.at.0 <= CLOSE_AFTER_LEAVE_NS);
+    let rejoin = first_after(activity, c.at, ActivityKind::Join, |a| a.client_key == key);
+    let progress = activity
+        .iter()
+        .filter(|a| {
+            a.at < c.at
+                && (a.what == ActivityKind::Commit
+                    && a.member_id.as_deref() == Some(member.as_str())
+                    || a.what == ActivityKind::Join && a.client_key == key)
+        })
+        .map(|a| a.at)
+        .max();
+    let rebalance_timeout = book.get(&member).and_then(|m| m.rebalance_timeout_ms);
+    c.deferred = Deferred::No;
+    if let Some(close) = close {
+        c.kind = Kind::MemberLeft;
+        c.confidence = Confidence::High;
+        c.detail = format!("LeaveGroup without a reason, then its connection closed {:.1} s later: a clean shutdown", secs(close.at, c.at));
+        return;
+    }
+    let rejoined = rejoin
+        .map(|r| format!("; it rejoined {:.1} s later", secs(r.at, c.at)))
+        .unwrap_or_default();
+    if let (Some(p), Some(rt)) = (progress, rebalance_timeout) {
+        let idle = secs(c.at, p);
+        if idle * 1000.0 >= 0.8 * rt as f64 {
+            c.kind = Kind::PollTimeout;
+            c.confidence = if rejoin.is_some() {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            };
+            c.detail = format!("LeaveGroup without a reason after {idle:.1} s without progress (max.poll.interval.ms = {rt}); the connection stayed open{rejoined}");
+            return;
+        }
+    }
+    if rejoin.is_some() {
+        c.kind = Kind::PollTimeout;
+        c.confidence = Confidence::Medium;
+        c.detail = format!("LeaveGroup without a reason while its connection stayed open{rejoined}: the pattern of a max.poll.interval.ms expiry");
+        return;
+    }
+    c.kind = Kind::MemberLeft;
+    c.confidence = Confidence::Medium;
+    c.detail = "LeaveGroup without a reason; no connection close or rejoin seen afterwards".into();
+}
+
+fn secs(later: Timestamp, earlier: Timestamp) -> f64 {
+    later.millis_since(earlier) / 1000.0
+}
+
+/// Members silent when the round began who did not take part in it.
+fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for s in &round.silences {
+        if round.joins.contains_key(&s.member_id)
+            || round.removed.get(&s.member_id).is_some_and(|h| h == "left")
+        {
+            continue;
+        }
+        let Some(last) = s.last_seen else { continue };
+        let silent_ms = round.started_at.millis_since(last);
+        let same = |a: &Activity| a.member_id.as_deref() == Some(s.member_id.as_str());
+        let evicted = first_after(activity, round.started_at, ActivityKind::Evicted, same);
+        let closed = activity
+            .iter()
+            .filter(|a| a.what == ActivityKind::Close && a.at <= round.started_at && a.at >= last)
+            .find(|a| same(a));
+        let confidence = match (evicted, s.session_timeout_ms) {
+            (Some(_), _) => Confidence::High,
+            (None, Some(st)) if silent_ms >= 0.8 * st as f64 => Confidence::Medium,
+            _ if silent_ms >= 1000.0 => Confidence::Low,
+            _ => continue,
+        };
+        let client = book.client_id(&s.member_id);
+        let mut detail = format!(
+            "no request from {} for {:.1} s before the rebalance (session.timeout.ms = {})",
+            client.as_deref().unwrap_or(&s.member_id),
+            silent_ms / 1000.0,
+            s.session_timeout_ms
+                .map_or("unknown".into(), |t| t.to_string())
+        );
+        match closed {
+            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c.at, last))),
+            None => detail.push_str("; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem"),
+        }
+        if let Some(e) = evicted {
+            detail.push_str(&format!(
+                "; when it came back {:.1} s later it was told it was no longer a member",
+                secs(e.at, round.started_at)
+            ));
+        }
+        out.push(Candidate {
+            kind: Kind::SessionTimeout,
+            confidence,
+            member_id: Some(s.member_id.clone()),
+            client_id: client,
+            detail,
+            at: round.started_at,
+            deferred: Deferred::No,
+        });
+    }
+    out
+}

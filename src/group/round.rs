@@ -1,0 +1,331 @@
+//! One rebalance round while it is being observed, and its final record.
+//!
+//! Takes: what the classic or KIP-848 machine saw during one round (trigger
+//! candidates, joins, syncs, evidence). Gives: [`crate::report::Rebalance`]
+//! once the round closes and its causes have been resolved.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::event::GroupEvent;
+use crate::report::{EvidenceLine, MemberJoin, Rebalance, RemovedMember, Trigger};
+use crate::time::Timestamp;
+
+use super::trigger::{Confidence, Kind};
+
+/// Evidence kept per round; more is counted, not stored, so a storm of
+/// heartbeats cannot grow memory without bound.
+pub const MAX_EVIDENCE: usize = 40;
+
+/// A possible cause, with what it rests on.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The kind.
+    pub kind: Kind,
+    /// How sure.
+    pub confidence: Confidence,
+    /// The member it is about.
+    pub member_id: Option<String>,
+    /// Its client id.
+    pub client_id: Option<String>,
+    /// Words.
+    pub detail: String,
+    /// When it was seen.
+    pub at: Timestamp,
+    /// Still to be judged once the whole input has been read.
+    pub deferred: Deferred,
+}
+
+/// A candidate whose kind depends on what happens after it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Deferred {
+    /// Final as it is.
+    No,
+    /// A LeaveGroup without a reason: a clean close or a poll timeout?
+    Leave {
+        /// Client key (client id + host) of the leaver.
+        client_key: String,
+    },
+}
+
+/// A member that was silent when the round began.
+#[derive(Clone, Debug)]
+pub struct Silence {
+    /// The member.
+    pub member_id: String,
+    /// Its last request before the round.
+    pub last_seen: Option<Timestamp>,
+    /// Its session timeout, if its JoinGroup was seen.
+    pub session_timeout_ms: Option<i32>,
+}
+
+/// A round under observation.
+#[derive(Clone, Debug, Default)]
+pub struct Round {
+    /// First evidence.
+    pub started_at: Timestamp,
+    /// Generation before.
+    pub previous_generation: Option<i32>,
+    /// Members when it began.
+    pub members_before: Vec<String>,
+    /// Assignments when it began, per member.
+    pub assignment_before: BTreeMap<String, Vec<String>>,
+    /// Members' silence when it began.
+    pub silences: Vec<Silence>,
+    /// Possible causes in the order seen.
+    pub candidates: Vec<Candidate>,
+    /// Evidence lines (bounded).
+    pub evidence: Vec<EvidenceLine>,
+    /// Evidence beyond [`MAX_EVIDENCE`].
+    pub evidence_dropped: usize,
+    /// Generation it produced.
+    pub generation: Option<i32>,
+    /// First JoinGroup answer with the generation, or "Stabilized".
+    pub join_completed_at: Option<Timestamp>,
+    /// Last SyncGroup answer or "Assignment received".
+    pub completed_at: Option<Timestamp>,
+    /// Joins by member id.
+    pub joins: BTreeMap<String, MemberJoin>,
+    /// Members the leader was told about.
+    pub expected: BTreeSet<String>,
+    /// Members whose SyncGroup was answered.
+    pub synced: BTreeSet<String>,
+    /// Member count the broker logged, if only logs saw it.
+    pub logged_members: Option<u32>,
+    /// Assignments received, per member.
+    pub assignment_after: BTreeMap<String, Vec<String>>,
+    /// Members seen leaving, with how.
+    pub removed: BTreeMap<String, String>,
+    /// Capture and/or log.
+    pub seen_in: BTreeSet<&'static str>,
+    /// Words about what could not be seen.
+    pub notes: Vec<String>,
+    /// Opened only by a first JoinGroup that was answered MEMBER_ID_REQUIRED.
+    pub tentative: bool,
+    /// A REBALANCE_IN_PROGRESS answer or a bare log line opened it: the cause
+    /// has to be looked for.
+    pub needs_cause: bool,
+    /// The group's chosen protocol (assignor) in this round.
+    pub protocol_name: Option<String>,
+    /// Client reasons that mark an expected round.
+    pub expected_reason: Option<String>,
+    /// The group's state when the round began (`Unknown` when not yet seen).
+    pub state_before: String,
+}
+
+impl Round {
+    /// A round starting at `at` after `previous_generation`.
+    pub fn new(at: Timestamp, previous_generation: Option<i32>) -> Round {
+        Round {
+            started_at: at,
+            previous_generation,
+            ..Round::default()
+        }
+    }
+
+    /// Adds one event as evidence (bounded).
+    pub fn cite(&mut self, ev: &GroupEvent) {
+        self.seen_in.insert(match ev.evidence.at {
+            crate::event::Location::Frame { .. } => "capture",
+            crate::event::Location::Line { .. } => "log",
+        });
+        if self.evidence.len() < MAX_EVIDENCE {
+            self.evidence.push(crate::describe::evidence_line(ev));
+        } else {
+            self.evidence_dropped += 1;
+        }
+    }
+
+    /// Adds a possible cause.
+    pub fn suspect(&mut self, candidate: Candidate) {
+        self.candidates.push(candidate);
+    }
+
+    /// Records a member's join in this round.
+    pub fn record_join(
+        &mut self,
+        member_id: &str,
+        client_id: Option<String>,
+        at: Timestamp,
+        parked_ms: Option<f64>,
+    ) {
+        let after = at.millis_since(self.started_at).max(0.0);
+        self.joins
+            .entry(member_id.to_string())
+            .and_modify(|j| {
+                if j.parked_ms.is_none() {
+                    j.parked_ms = parked_ms;
+                }
+            })
+            .or_insert(MemberJoin {
+                member_id: member_id.to_string(),
+                client_id,
+                requested_at: at,
+                parked_ms,
+                after_start_ms: after,
+            });
+    }
+
+    /// True when the round formed the group from nothing: no members before,
+    /// and the group was Empty (or unseen, at generation 0 or unknown).
+    pub fn forms_group(&self) -> bool {
+        self.members_before.is_empty()
+            && match self.state_before.as_str() {
+                "Empty" => true,
+                "Unknown" | "" => self.previous_generation.is_none_or(|g| g == 0),
+                _ => false,
+            }
+    }
+
+    /// True once every member the leader was told about has synced.
+    pub fn all_synced(&self) -> bool {
+        !self.expected.is_empty() && self.expected.iter().all(|m| self.synced.contains(m))
+    }
+
+    /// Members after the round, by id.
+    pub fn members_after(&self) -> BTreeSet<String> {
+        let mut after: BTreeSet<String> = self.expected.clone();
+        after.extend(self.joins.keys().cloned());
+        after.extend(self.synced.iter().cloned());
+        after
+    }
+}
+
+/// Picks the cause: the most confident candidate, the earliest among equals.
+pub fn choose(candidates: &[Candidate]) -> (Option<&Candidate>, Vec<&Candidate>) {
+    let best = candidates
+        .iter()
+        .enumerate()
+        .max_by(|(ia, a), (ib, b)| a.confidence.cmp(&b.confidence).then(ib.cmp(ia)));
+    let Some((best_i, best)) = best else {
+        return (None, Vec::new());
+    };
+    let mut seen = BTreeSet::new();
+    seen.insert((best.kind, best.member_id.clone()));
+    let others = candidates
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != best_i)
+        .map(|(_, c)| c)
+        .filter(|c| seen.insert((c.kind, c.member_id.clone())))
+        .collect();
+    (Some(best), others)
+}
+
+/// A candidate as the report shows it.
+pub fn trigger_of(c: &Candidate) -> Trigger {
+    Trigger {
+        kind: c.kind.name().to_string(),
+        member_id: c.member_id.clone(),
+        client_id: c.client_id.clone(),
+        detail: c.detail.clone(),
+        confidence: c.confidence.name().to_string(),
+    }
+}
+
+/// The report's "nothing explains it" trigger.
+pub fn unknown_trigger(detail: &str) -> Trigger {
+    Trigger {
+        kind: Kind::Unknown.name().to_string(),
+        member_id: None,
+        client_id: None,
+        detail: detail.to_string(),
+        confidence: Confidence::Low.name().to_string(),
+    }
+}
+
+/// The straggler: the last member to send JoinGroup, when it held others up.
+pub fn straggler(joins: &[MemberJoin]) -> Option<MemberJoin> {
+    if joins.len() < 2 {
+        return None;
+    }
+    let first = joins.iter().map(|j| j.requested_at).min()?;
+    let last = joins.iter().max_by_key(|j| j.requested_at)?;
+    // Under 100 ms apart, members joined together: nobody held the others up.
+    (last.requested_at.millis_since(first) >= 100.0).then(|| last.clone())
+}
+
+/// Removed members as the report shows them.
+pub fn removed_members(
+    removed: &BTreeMap<String, String>,
+    client_of: impl Fn(&str) -> Option<String>,
+) -> Vec<RemovedMember> {
+    removed
+        .iter()
+        .map(|(m, how)| RemovedMember {
+            member_id: m.clone(),
+            client_id: client_of(m),
+            how: how.clone(),
+        })
+        .collect()
+}
+
+/// Builds the final record's common part; the caller fills members and trigger.
+pub fn skeleton(group: &str, protocol: &str, r: &Round) -> Rebalance {
+    let mut joins: Vec<MemberJoin> = r.joins.values().cloned().collect();
+    joins.sort_by_key(|j| j.requested_at);
+    let mut notes = r.notes.clone();
+    if r.evidence_dropped > 0 {
+        notes.push(format!(
+            "{} more evidence lines not listed",
+            r.evidence_dropped
+        ));
+    }
+    Rebalance {
+        group: group.to_string(),
+        protocol: protocol.to_string(),
+        previous_generation: r.previous_generation,
+        generation: r.generation,
+        started_at: r.started_at,
+        join_completed_at: r.join_completed_at,
+        completed_at: r.completed_at,
+        duration_ms: r.completed_at.map(|c| c.millis_since(r.started_at)),
+        straggler: straggler(&joins),
+        joins,
+        evidence: r.evidence.clone(),
+        seen_in: r.seen_in.iter().map(|s| s.to_string()).collect(),
+        notes,
+        ..Rebalance::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(kind: Kind, confidence: Confidence, at: i64) -> Candidate {
+        Candidate {
+            kind,
+            confidence,
+            member_id: None,
+            client_id: None,
+            detail: String::new(),
+            at: Timestamp(at),
+            deferred: Deferred::No,
+        }
+    }
+
+    #[test]
+    fn the_most_confident_candidate_wins_and_ties_go_to_the_earliest() {
+        let c = vec![
+            cand(Kind::MemberJoined, Confidence::Medium, 1),
+            cand(Kind::SessionTimeout, Confidence::High, 2),
+            cand(Kind::MemberLeft, Confidence::High, 3),
+        ];
+        let (best, others) = choose(&c);
+        assert_eq!(best.unwrap().kind, Kind::SessionTimeout);
+        assert_eq!(others.len(), 2);
+    }
+
+    #[test]
+    fn joins_within_100ms_have_no_straggler() {
+        let j = |at: i64| MemberJoin {
+            requested_at: Timestamp(at),
+            ..MemberJoin::default()
+        };
+        assert!(straggler(&[j(0), j(50_000_000)]).is_none());
+        assert_eq!(
+            straggler(&[j(0), j(3_000_000_000)]).unwrap().requested_at,
+            Timestamp(3_000_000_000)
+        );
+    }
+}

@@ -1,0 +1,553 @@
+//! Scenario tests: typed event sequences shaped like real clients' traffic,
+//! checked against the rebalances a careful person would name.
+
+use std::sync::Arc;
+
+use crate::event::*;
+use crate::time::Timestamp;
+
+use super::reconstruct;
+
+/// Builds events for one group, frame numbers counting up.
+struct Script {
+    events: Vec<GroupEvent>,
+    frame: u64,
+    exchange: u64,
+}
+
+fn secs(s: f64) -> Timestamp {
+    Timestamp(1_700_000_000_000_000_000 + (s * 1e9) as i64)
+}
+
+impl Script {
+    fn new() -> Script {
+        Script {
+            events: Vec::new(),
+            frame: 0,
+            exchange: 0,
+        }
+    }
+
+    fn push(
+        &mut self,
+        at: f64,
+        client: &str,
+        member: &str,
+        generation: Option<i32>,
+        kind: EventKind,
+    ) {
+        self.frame += 1;
+        self.events.push(GroupEvent {
+            ts: secs(at),
+            group: Some("g1".into()),
+            member_id: Some(member.into()),
+            group_instance_id: None,
+            generation_id: generation,
+            client: ClientRef {
+                client_id: Some(client.into()),
+                address: Some(format!("127.0.0.1:{}", 40000 + client.len())),
+                ..ClientRef::default()
+            },
+            kind,
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame { frame: self.frame },
+            },
+        });
+    }
+
+    fn next_exchange(&mut self) -> u64 {
+        self.exchange += 1;
+        self.exchange
+    }
+
+    /// A JoinGroup round trip: request at `at`, answer at `answered`.
+    fn join(
+        &mut self,
+        at: f64,
+        answered: f64,
+        client: &str,
+        asked: &str,
+        got: &str,
+        generation: i32,
+        leader: &str,
+        members: &[&str],
+    ) {
+        let x = self.next_exchange();
+        self.push(
+            at,
+            client,
+            asked,
+            None,
+            EventKind::JoinGroupRequest {
+                exchange: x,
+                session_timeout_ms: 10_000,
+                rebalance_timeout_ms: Some(20_000),
+                protocol_type: "consumer".into(),
+                protocols: vec![OfferedProtocol {
+                    name: "range".into(),
+                    topics: vec!["orders".into()],
+                    owned_partitions: vec![],
+                }],
+                reason: None,
+            },
+        );
+        let members = members
+            .iter()
+            .map(|m| JoinedMember {
+                member_id: m.to_string(),
+                ..JoinedMember::default()
+            })
+            .collect();
+        self.push(
+            answered,
+            client,
+            got,
+            Some(generation),
+            EventKind::JoinGroupResponse {
+                exchange: x,
+                error: None,
+                protocol_name: Some("range".into()),
+                leader: leader.into(),
+                members,
+                parked_ms: Some((answered - at) * 1000.0),
+            },
+        );
+    }
+
+    fn member_id_required(&mut self, at: f64, client: &str, assigned: &str) {
+        let x = self.next_exchange();
+        self.push(
+            at,
+            client,
+            "",
+            None,
+            EventKind::JoinGroupRequest {
+                exchange: x,
+                session_timeout_ms: 10_000,
+                rebalance_timeout_ms: Some(20_000),
+                protocol_type: "consumer".into(),
+                protocols: vec![],
+                reason: None,
+            },
+        );
+        self.push(
+            at + 0.001,
+            client,
+            assigned,
+            None,
+            EventKind::JoinGroupResponse {
+                exchange: x,
+                error: ErrorCode::from_code(79),
+                protocol_name: None,
+                leader: String::new(),
+                members: vec![],
+                parked_ms: Some(1.0),
+            },
+        );
+    }
+
+    fn sync(&mut self, at: f64, client: &str, member: &str, generation: i32, partitions: &[i32]) {
+        let x = self.next_exchange();
+        self.push(
+            at,
+            client,
+            member,
+            Some(generation),
+            EventKind::SyncGroupRequest {
+                exchange: x,
+                assignments: vec![],
+            },
+        );
+        let assignment = vec![TopicPartitions {
+            topic: "orders".into(),
+            partitions: partitions.to_vec(),
+        }];
+        self.push(
+            at + 0.002,
+            client,
+            member,
+            Some(generation),
+            EventKind::SyncGroupResponse {
+                exchange: x,
+                error: None,
+                assignment,
+            },
+        );
+    }
+
+    fn heartbeat(&mut self, at: f64, client: &str, member: &str, generation: i32, error: i16) {
+        let x = self.next_exchange();
+        self.push(
+            at,
+            client,
+            member,
+            Some(generation),
+            EventKind::HeartbeatRequest { exchange: x },
+        );
+        self.push(
+            at + 0.001,
+            client,
+            member,
+            Some(generation),
+            EventKind::HeartbeatResponse {
+                exchange: x,
+                error: ErrorCode::from_code(error),
+            },
+        );
+    }
+
+    fn leave(&mut self, at: f64, client: &str, member: &str, reason: Option<&str>) {
+        let x = self.next_exchange();
+        let members = vec![LeavingMember {
+            member_id: member.into(),
+            group_instance_id: None,
+            reason: reason.map(String::from),
+        }];
+        self.push(
+            at,
+            client,
+            member,
+            None,
+            EventKind::LeaveGroupRequest {
+                exchange: x,
+                members,
+            },
+        );
+    }
+
+    fn close(&mut self, at: f64, client: &str, member: &str) {
+        self.push(
+            at,
+            client,
+            member,
+            None,
+            EventKind::ConnectionClosed { reset: false },
+        );
+    }
+
+    /// Two members, c1 then c2, ending Stable at generation 2.
+    fn two_members_joined() -> Script {
+        let mut s = Script::new();
+        s.member_id_required(0.0, "c1", "m1");
+        s.join(0.01, 3.0, "c1", "m1", "m1", 1, "m1", &["m1"]);
+        s.sync(3.01, "c1", "m1", 1, &[0, 1]);
+        s.heartbeat(4.0, "c1", "m1", 1, 0);
+        s.member_id_required(5.0, "c2", "m2");
+        s.join(5.01, 6.2, "c2", "m2", "m2", 2, "m1", &[]);
+        s.heartbeat(6.0, "c1", "m1", 1, 27);
+        s.join(6.01, 6.2, "c1", "m1", "m1", 2, "m1", &["m1", "m2"]);
+        s.sync(6.3, "c1", "m1", 2, &[0]);
+        s.sync(6.31, "c2", "m2", 2, &[1]);
+        s
+    }
+}
+
+#[test]
+fn members_joining_one_by_one_give_one_rebalance_each() {
+    let s = Script::two_members_joined();
+    let h = reconstruct(&s.events);
+    let r = &h[0].rebalances;
+    assert_eq!(r.len(), 2, "{r:#?}");
+    assert_eq!(r[0].trigger.kind, "member_joined");
+    assert!(r[0].expected, "forming a group is expected");
+    assert_eq!(
+        (r[1].previous_generation, r[1].generation),
+        (Some(1), Some(2))
+    );
+    assert_eq!(r[1].trigger.kind, "member_joined");
+    assert_eq!(r[1].trigger.client_id.as_deref(), Some("c2"));
+    assert!(!r[1].expected);
+    assert_eq!(r[1].members_after.len(), 2);
+    assert_eq!(h[0].summary.state, "Stable");
+    assert_eq!(h[0].summary.generations_seen, vec![1, 2]);
+}
+
+#[test]
+fn the_last_member_to_rejoin_is_named_the_straggler() {
+    let s = Script::two_members_joined();
+    let h = reconstruct(&s.events);
+    let straggler = h[0].rebalances[1]
+        .straggler
+        .as_ref()
+        .expect("c1 rejoined a second after c2");
+    assert_eq!(straggler.client_id.as_deref(), Some("c1"));
+}
+
+#[test]
+fn a_leave_followed_by_a_connection_close_is_a_clean_leave() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c2", "m2", None);
+    s.close(20.2, "c2", "m2");
+    s.heartbeat(21.0, "c1", "m1", 2, 27);
+    s.join(21.01, 21.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(21.1, "c1", "m1", 3, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let r = h[0].rebalances.last().unwrap();
+    assert_eq!(r.trigger.kind, "member_left");
+    assert_eq!(r.trigger.confidence, "high");
+    assert_eq!(r.trigger.member_id.as_deref(), Some("m2"));
+    assert_eq!(r.removed[0].how, "left");
+}
+
+#[test]
+fn a_leave_without_close_then_a_rejoin_is_a_poll_timeout() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(10.0, "c2", "m2", 2, 0);
+    s.leave(30.0, "c2", "m2", None);
+    s.heartbeat(31.0, "c1", "m1", 2, 27);
+    s.join(31.01, 31.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(31.1, "c1", "m1", 3, &[0, 1]);
+    s.member_id_required(40.0, "c2", "m2b");
+    let h = reconstruct(&s.events);
+    let r = &h[0].rebalances[2];
+    assert_eq!(r.trigger.kind, "poll_timeout", "{:#?}", r.trigger);
+    assert_eq!(r.trigger.client_id.as_deref(), Some("c2"));
+}
+
+#[test]
+fn an_explicit_poll_timeout_reason_is_believed() {
+    let mut s = Script::two_members_joined();
+    s.leave(30.0, "c2", "m2", Some("consumer poll timeout has expired."));
+    let h = reconstruct(&s.events);
+    let r = h[0].rebalances.last().unwrap();
+    assert_eq!(
+        (r.trigger.kind.as_str(), r.trigger.confidence.as_str()),
+        ("poll_timeout", "high")
+    );
+}
+
+#[test]
+fn a_silent_member_behind_rebalance_in_progress_is_a_session_timeout() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(8.0, "c2", "m2", 2, 0);
+    s.heartbeat(9.0, "c1", "m1", 2, 0);
+    s.heartbeat(19.5, "c1", "m1", 2, 27);
+    s.join(19.51, 19.6, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(19.7, "c1", "m1", 3, &[0, 1]);
+    s.heartbeat(25.0, "c2", "m2", 2, 25);
+    let h = reconstruct(&s.events);
+    let r = h[0].rebalances.last().unwrap();
+    assert_eq!(r.trigger.kind, "session_timeout", "{:#?}", r.trigger);
+    assert_eq!(r.trigger.member_id.as_deref(), Some("m2"));
+    assert_eq!(
+        r.trigger.confidence, "high",
+        "UNKNOWN_MEMBER_ID later confirms it"
+    );
+    assert!(
+        r.trigger.detail.contains("stayed open"),
+        "{}",
+        r.trigger.detail
+    );
+    assert_eq!(r.removed[0].how, "session_timeout");
+    assert_eq!(r.partitions_assigned, vec!["orders-1"]);
+}
+
+#[test]
+fn a_killed_member_is_a_session_timeout_with_its_connection_closed() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(8.0, "c2", "m2", 2, 0);
+    s.close(8.5, "c2", "m2");
+    s.heartbeat(19.5, "c1", "m1", 2, 27);
+    s.join(19.51, 19.6, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(19.7, "c1", "m1", 3, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let r = h[0].rebalances.last().unwrap();
+    assert_eq!(r.trigger.kind, "session_timeout");
+    assert_eq!(r.trigger.confidence, "medium");
+    assert!(r.trigger.detail.contains("killed"), "{}", r.trigger.detail);
+}
+
+#[test]
+fn the_kip394_two_step_join_is_one_join_not_two() {
+    let mut s = Script::new();
+    s.member_id_required(0.0, "c1", "m1");
+    s.join(0.01, 3.0, "c1", "m1", "m1", 1, "m1", &["m1"]);
+    s.sync(3.01, "c1", "m1", 1, &[0]);
+    let h = reconstruct(&s.events);
+    assert_eq!(h[0].rebalances.len(), 1);
+    assert_eq!(h[0].rebalances[0].joins.len(), 1);
+}
+
+#[test]
+fn a_capture_starting_mid_rebalance_says_so() {
+    let mut s = Script::new();
+    s.push(
+        0.0,
+        "c1",
+        "m1",
+        Some(4),
+        EventKind::JoinGroupResponse {
+            exchange: 99,
+            error: None,
+            protocol_name: Some("range".into()),
+            leader: "m1".into(),
+            members: vec![],
+            parked_ms: None,
+        },
+    );
+    s.sync(0.1, "c1", "m1", 4, &[0]);
+    let h = reconstruct(&s.events);
+    let r = &h[0].rebalances[0];
+    assert_eq!(r.trigger.kind, "unknown");
+    assert!(r.notes.iter().any(|n| n.contains("begin inside")));
+}
+
+fn log_event(
+    at: f64,
+    line: u64,
+    member: Option<&str>,
+    generation: Option<i32>,
+    kind: BrokerLine,
+) -> GroupEvent {
+    GroupEvent {
+        ts: secs(at),
+        group: Some("g1".into()),
+        member_id: member.map(String::from),
+        group_instance_id: None,
+        generation_id: generation,
+        client: ClientRef {
+            broker: Some("broker 1".into()),
+            ..ClientRef::default()
+        },
+        kind: EventKind::Broker(kind),
+        evidence: Evidence {
+            source: Arc::from("server.log"),
+            at: Location::Line { line },
+        },
+    }
+}
+
+#[test]
+fn a_log_only_rebalance_takes_its_cause_from_the_broker_reason() {
+    let events = vec![
+        log_event(
+            0.0,
+            1,
+            Some("c-1-abc"),
+            None,
+            BrokerLine::PreparingRebalance {
+                state: "Stable".into(),
+                old_generation: 1,
+                reason: Some("removing member c-1-abc on heartbeat expiration".into()),
+                client_reason: None,
+            },
+        ),
+        log_event(
+            3.0,
+            2,
+            None,
+            Some(2),
+            BrokerLine::Stabilized {
+                generation: 2,
+                members: Some(1),
+                protocol: None,
+                leader: None,
+            },
+        ),
+        log_event(
+            3.1,
+            3,
+            None,
+            Some(2),
+            BrokerLine::AssignmentReceived {
+                generation: 2,
+                members: Some(1),
+            },
+        ),
+    ];
+    let h = reconstruct(&events);
+    let r = &h[0].rebalances[0];
+    assert_eq!(r.trigger.kind, "session_timeout");
+    assert_eq!(r.trigger.confidence, "high");
+    assert_eq!((r.previous_generation, r.generation), (Some(1), Some(2)));
+    assert_eq!(r.duration_ms, Some(3100.0));
+    assert_eq!(r.evidence[0].line, Some(1));
+    assert_eq!(h[0].summary.state, "Stable");
+}
+
+#[test]
+fn many_rebalances_in_minutes_are_a_storm() {
+    let mut events = Vec::new();
+    for i in 0..6 {
+        let t = i as f64 * 30.0;
+        events.push(log_event(
+            t,
+            1,
+            Some("x"),
+            None,
+            BrokerLine::PreparingRebalance {
+                state: "Stable".into(),
+                old_generation: i,
+                reason: Some("Adding new member x with group instance id None".into()),
+                client_reason: None,
+            },
+        ));
+        events.push(log_event(
+            t + 1.0,
+            2,
+            None,
+            Some(i + 1),
+            BrokerLine::Stabilized {
+                generation: i + 1,
+                members: Some(2),
+                protocol: None,
+                leader: None,
+            },
+        ));
+        events.push(log_event(
+            t + 1.1,
+            3,
+            None,
+            Some(i + 1),
+            BrokerLine::AssignmentReceived {
+                generation: i + 1,
+                members: Some(2),
+            },
+        ));
+    }
+    let h = reconstruct(&events);
+    assert_eq!(h[0].rebalances.len(), 6);
+    assert!(h[0].summary.storm);
+}
+
+#[test]
+fn a_kip848_join_bumps_the_epoch() {
+    let mut s = Script::new();
+    s.push(
+        0.0,
+        "c1",
+        "m1",
+        Some(0),
+        EventKind::ConsumerGroupHeartbeatRequest {
+            exchange: 1,
+            member_epoch: 0,
+            rebalance_timeout_ms: 300_000,
+            subscribed_topic_names: Some(vec!["orders".into()]),
+            server_assignor: Some("uniform".into()),
+            owned: Some(vec![]),
+        },
+    );
+    s.push(
+        0.01,
+        "c1",
+        "m1",
+        Some(1),
+        EventKind::ConsumerGroupHeartbeatResponse {
+            exchange: 1,
+            error: None,
+            error_message: None,
+            member_epoch: 1,
+            heartbeat_interval_ms: 5000,
+            assignment: Some(vec![TopicPartitions {
+                topic: "orders".into(),
+                partitions: vec![0, 1],
+            }]),
+        },
+    );
+    let h = reconstruct(&s.events);
+    assert_eq!(h[0].summary.protocol, "consumer");
+    let r = &h[0].rebalances[0];
+    assert_eq!((r.previous_generation, r.generation), (None, Some(1)));
+    assert_eq!(r.trigger.kind, "member_joined");
+}

@@ -1,0 +1,251 @@
+//! Trigger kinds and the rules that read them from reason texts.
+//!
+//! Takes: reason strings (the coordinator's `(reason: ...)`, KIP-800 client
+//! reasons in JoinGroup v8+/LeaveGroup v5+, Java client "Request joining
+//! group due to: ..." lines). Gives: a [`Kind`] and a [`Confidence`]. The
+//! wording comes from apache/kafka `GroupCoordinator.scala`,
+//! `GroupMetadataManager.java` and `AbstractCoordinator.java` /
+//! `ConsumerCoordinator.java` (KIP-800's reasons), matched
+//! case-insensitively because 2.x logs write "leader ... re-joining" in
+//! lower case.
+
+use serde::Serialize;
+
+/// The kinds of rebalance trigger kgtrace names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A new member joined (including the KIP-394 two-step join).
+    MemberJoined,
+    /// A member left with LeaveGroup (shutdown, "the consumer is being closed").
+    MemberLeft,
+    /// A member left because it stopped polling (max.poll.interval.ms, KIP-62).
+    PollTimeout,
+    /// A member's heartbeats stopped for its session timeout.
+    SessionTimeout,
+    /// Topic metadata changed (partitions added, regex matched a topic).
+    MetadataChanged,
+    /// A member's subscription changed.
+    SubscriptionChanged,
+    /// A known member (usually the leader) rejoined while the group was Stable.
+    LeaderRejoined,
+    /// A static member (KIP-345) restarted and replaced its old member id.
+    StaticMemberReplaced,
+    /// A static member was fenced (FENCED_INSTANCE_ID).
+    StaticMemberFenced,
+    /// The coordinator moved (NOT_COORDINATOR, load, election, resignation).
+    CoordinatorChanged,
+    /// The previous round failed and members retried.
+    PreviousRebalanceFailed,
+    /// Members that never sent SyncGroup were removed.
+    PendingSyncExpired,
+    /// group.max.size exceeded after a coordinator load (KIP-389).
+    GroupOverCapacity,
+    /// Classic ↔ consumer protocol migration (KIP-848).
+    ProtocolMigration,
+    /// Nothing seen explains it.
+    Unknown,
+}
+
+impl Kind {
+    /// The name used in every output format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::MemberJoined => "member_joined",
+            Kind::MemberLeft => "member_left",
+            Kind::PollTimeout => "poll_timeout",
+            Kind::SessionTimeout => "session_timeout",
+            Kind::MetadataChanged => "metadata_changed",
+            Kind::SubscriptionChanged => "subscription_changed",
+            Kind::LeaderRejoined => "leader_rejoined",
+            Kind::StaticMemberReplaced => "static_member_replaced",
+            Kind::StaticMemberFenced => "static_member_fenced",
+            Kind::CoordinatorChanged => "coordinator_changed",
+            Kind::PreviousRebalanceFailed => "previous_rebalance_failed",
+            Kind::PendingSyncExpired => "pending_sync_expired",
+            Kind::GroupOverCapacity => "group_over_capacity",
+            Kind::ProtocolMigration => "protocol_migration",
+            Kind::Unknown => "unknown",
+        }
+    }
+}
+
+/// How sure a verdict is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Confidence {
+    /// A guess from absence or timing alone.
+    Low,
+    /// Consistent timing and behaviour, no explicit statement.
+    Medium,
+    /// The broker or client said so (reason text, log line, error code).
+    High,
+}
+
+impl Confidence {
+    /// `low`, `medium` or `high`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// Reads a KIP-800 client reason (JoinGroup v8+ `reason`, LeaveGroup v5+
+/// member `reason`, or the text after "client reason: ").
+pub fn from_client_reason(reason: &str) -> Option<Kind> {
+    let r = reason.to_ascii_lowercase();
+    let kind = if r.contains("poll timeout") || r.contains("max.poll.interval") {
+        Kind::PollTimeout
+    } else if r.contains("being closed") || r.contains("pro-actively leaving") {
+        Kind::MemberLeft
+    } else if r.contains("cached metadata has changed") || r.contains("metadata has changed") {
+        Kind::MetadataChanged
+    } else if r.contains("subscription has changed")
+        || r.contains("does not match the current subscription")
+    {
+        Kind::SubscriptionChanged
+    } else if r.contains("rebalance failed") {
+        Kind::PreviousRebalanceFailed
+    } else if r.contains("unknown_member_id") || r.contains("illegal_generation") {
+        // The member learnt it had been removed (usually a missed session
+        // timeout) and rejoins as a new member.
+        Kind::MemberJoined
+    } else if r.contains("need to re-join with the given member-id") {
+        Kind::MemberJoined
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
+/// True for client reasons that mark a round kgtrace should not alarm on:
+/// KIP-429's cooperative follow-up ("need to revoke partitions and
+/// re-join").
+pub fn is_cooperative_follow_up(reason: &str) -> bool {
+    reason
+        .to_ascii_lowercase()
+        .contains("revoke partitions and re-join")
+}
+
+/// Reads the coordinator's own `(reason: ...)` text from "Preparing to
+/// rebalance group ..." (classic 2.1+, and the new coordinator's
+/// equivalents).
+pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
+    let r = reason.to_ascii_lowercase();
+    let client = client_reason_part(reason);
+    let kind = if r.contains("heartbeat expiration") || r.contains("session timeout") {
+        Kind::SessionTimeout
+    } else if r.contains("pending sync") {
+        Kind::PendingSyncExpired
+    } else if r.contains("over capacity") {
+        Kind::GroupOverCapacity
+    } else if r.contains("downgrade") || r.contains("upgrade") && r.contains("group") {
+        Kind::ProtocolMigration
+    } else if r.contains("leavegroup") || r.contains("leave group") || r.contains("has left") {
+        client
+            .and_then(from_client_reason)
+            .unwrap_or(Kind::MemberLeft)
+    } else if r.contains("re-joining group during stable")
+        || r.contains("rejoining group during stable")
+    {
+        match client.and_then(from_client_reason) {
+            Some(k @ (Kind::MetadataChanged | Kind::SubscriptionChanged)) => k,
+            _ => Kind::LeaderRejoined,
+        }
+    } else if r.contains("updating metadata for static member") || r.contains("static member") {
+        Kind::StaticMemberReplaced
+    } else if r.contains("updating metadata for member") {
+        match client.and_then(from_client_reason) {
+            Some(Kind::MetadataChanged) => Kind::MetadataChanged,
+            _ => Kind::SubscriptionChanged,
+        }
+    } else if r.contains("adding new member") || r.contains("new member") {
+        Kind::MemberJoined
+    } else if r.contains("freshly-loaded") || r.contains("coordinator") || r.contains("loading") {
+        Kind::CoordinatorChanged
+    } else {
+        return (Kind::Unknown, Confidence::Low);
+    };
+    (kind, Confidence::High)
+}
+
+/// The text after "client reason: " in a coordinator reason, if any.
+pub fn client_reason_part(reason: &str) -> Option<&str> {
+    let lower = reason.to_ascii_lowercase();
+    let at = lower.find("client reason:")?;
+    Some(
+        reason[at + "client reason:".len()..]
+            .trim()
+            .trim_end_matches(')'),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poll_timeout_leave_reason_is_a_poll_timeout() {
+        assert_eq!(
+            from_client_reason("consumer poll timeout has expired."),
+            Some(Kind::PollTimeout)
+        );
+    }
+
+    #[test]
+    fn closing_consumer_is_a_member_leaving() {
+        assert_eq!(
+            from_client_reason("the consumer is being closed"),
+            Some(Kind::MemberLeft)
+        );
+    }
+
+    #[test]
+    fn heartbeat_expiration_is_a_session_timeout() {
+        let (k, c) =
+            from_coordinator_reason("removing member consumer-1-abc on heartbeat expiration");
+        assert_eq!((k, c), (Kind::SessionTimeout, Confidence::High));
+    }
+
+    #[test]
+    fn leave_with_poll_timeout_client_reason_is_a_poll_timeout() {
+        let r = "explicit `LeaveGroup` request for (consumer-1-x) members.; client reason: consumer poll timeout has expired.";
+        assert_eq!(from_coordinator_reason(r).0, Kind::PollTimeout);
+    }
+
+    #[test]
+    fn leader_rejoin_in_lower_case_two_x_wording_is_recognised() {
+        let r = "leader consumer-1-x re-joining group during Stable";
+        assert_eq!(from_coordinator_reason(r).0, Kind::LeaderRejoined);
+    }
+
+    #[test]
+    fn leader_rejoin_for_metadata_names_the_metadata_change() {
+        let r = "Leader consumer-1-x re-joining group during Stable; client reason: cached metadata has changed";
+        assert_eq!(from_coordinator_reason(r).0, Kind::MetadataChanged);
+    }
+
+    #[test]
+    fn adding_a_member_with_old_instanceid_typo_is_a_join() {
+        let r = "Adding new member nonode@nohost/<0.1083.0>-9db8 with group instanceid None";
+        assert_eq!(from_coordinator_reason(r).0, Kind::MemberJoined);
+    }
+
+    #[test]
+    fn unknown_reason_stays_unknown_and_low() {
+        assert_eq!(
+            from_coordinator_reason("something new"),
+            (Kind::Unknown, Confidence::Low)
+        );
+    }
+
+    #[test]
+    fn cooperative_follow_up_is_recognised() {
+        assert!(is_cooperative_follow_up(
+            "need to revoke partitions and re-join"
+        ));
+        assert!(!is_cooperative_follow_up("subscription has changed"));
+    }
+}
