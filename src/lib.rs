@@ -35,6 +35,7 @@ pub mod normalize;
 pub mod report;
 pub mod tcp;
 pub mod time;
+pub mod timeline;
 
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use error::{Error, Result};

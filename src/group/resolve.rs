@@ -43,12 +43,12 @@ pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity]) {
     }
 }
 
-fn first_after<'a>(
-    activity: &'a [Activity],
+fn first_after(
+    activity: &[Activity],
     after: Timestamp,
     what: ActivityKind,
     who: impl Fn(&Activity) -> bool,
-) -> Option<&'a Activity> {
+) -> Option<&Activity> {
     activity
         .iter()
         .filter(|a| a.at >= after && a.what == what)

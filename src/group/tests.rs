@@ -62,6 +62,7 @@ impl Script {
     }
 
     /// A JoinGroup round trip: request at `at`, answer at `answered`.
+    #[allow(clippy::too_many_arguments)]
     fn join(
         &mut self,
         at: f64,

@@ -1,0 +1,193 @@
+//! One time line out of every input.
+//!
+//! Takes: group events from captures and from logs. Gives: [`Timeline`],
+//! the events in a deterministic time order, with each log's clock lined up
+//! with the captures when the two describe the same rebalances. Log times
+//! are written by the broker's or client's clock, captures by the capturing
+//! host's; a JoinGroup answer carrying generation N leaves the broker when
+//! it logs "Stabilized group ... generation N", so matched pairs give the
+//! offset. The offset applied is reported per log file.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location};
+use crate::time::Timestamp;
+
+/// Events in time order, and the clock offsets applied.
+#[derive(Debug, Default)]
+pub struct Timeline {
+    /// Every event, sorted by (time, captures before logs, source, position).
+    pub events: Vec<GroupEvent>,
+    /// Per log file: milliseconds added to its times (log + offset = capture).
+    pub clock_offsets: BTreeMap<Arc<str>, f64>,
+}
+
+/// Merges capture and log events; lines logs up with captures when both
+/// describe the same rebalances.
+pub fn merge(captured: Vec<GroupEvent>, mut logged: Vec<GroupEvent>) -> Timeline {
+    let offsets = estimate_offsets(&captured, &logged);
+    for ev in &mut logged {
+        if let Some(ms) = offsets.get(&ev.evidence.source) {
+            ev.ts = ev.ts.offset_by((ms * 1e6) as i64);
+        }
+    }
+    let mut events = captured;
+    events.append(&mut logged);
+    events.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+    Timeline {
+        events,
+        clock_offsets: offsets,
+    }
+}
+
+fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
+    let (rank, pos) = match ev.evidence.at {
+        Location::Frame { frame } => (0, frame),
+        Location::Line { line } => (1, line),
+    };
+    (ev.ts, rank, &ev.evidence.source, pos)
+}
+
+/// Where a generation became visible, keyed by (group, generation).
+fn generation_marks<'a>(
+    events: &'a [GroupEvent],
+    want: impl Fn(&GroupEvent) -> bool,
+) -> Vec<((&'a str, i32), Timestamp, &'a Arc<str>)> {
+    events
+        .iter()
+        .filter(|e| want(e))
+        .filter_map(|e| {
+            Some((
+                (
+                    e.group.as_deref()?,
+                    e.generation_id.or_else(|| logged_generation(e))?,
+                ),
+                e.ts,
+                &e.evidence.source,
+            ))
+        })
+        .collect()
+}
+
+fn logged_generation(ev: &GroupEvent) -> Option<i32> {
+    match &ev.kind {
+        EventKind::Broker(BrokerLine::Stabilized { generation, .. }) => Some(*generation),
+        _ => None,
+    }
+}
+
+fn is_join_answer(ev: &GroupEvent) -> bool {
+    matches!(ev.kind, EventKind::JoinGroupResponse { error: None, .. })
+}
+
+fn is_log_join(ev: &GroupEvent) -> bool {
+    matches!(
+        ev.kind,
+        EventKind::Broker(BrokerLine::Stabilized { .. })
+            | EventKind::Client(ClientLine::Joined { .. })
+    )
+}
+
+/// Median offset per log source, from (group, generation) pairs seen in both.
+/// Pairs more than an hour apart are not the same event (generations repeat).
+fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<Arc<str>, f64> {
+    let wire = generation_marks(captured, is_join_answer);
+    let mut first_answer: BTreeMap<(&str, i32), Vec<Timestamp>> = BTreeMap::new();
+    for (key, ts, _) in wire {
+        first_answer.entry(key).or_default().push(ts);
+    }
+    let mut diffs: BTreeMap<Arc<str>, Vec<f64>> = BTreeMap::new();
+    for (key, ts, source) in generation_marks(logged, is_log_join) {
+        let Some(candidates) = first_answer.get(&key) else {
+            continue;
+        };
+        let nearest = candidates
+            .iter()
+            .map(|w| w.millis_since(ts))
+            .min_by(|a, b| a.abs().total_cmp(&b.abs()));
+        if let Some(d) = nearest.filter(|d| d.abs() <= 3_600_000.0) {
+            diffs.entry(source.clone()).or_default().push(d);
+        }
+    }
+    diffs
+        .into_iter()
+        .map(|(source, mut d)| {
+            d.sort_by(f64::total_cmp);
+            (source, d[d.len() / 2])
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ClientRef, Evidence};
+
+    fn ev(ts_ms: i64, gen: i32, kind: EventKind, at: Location, source: &str) -> GroupEvent {
+        GroupEvent {
+            ts: Timestamp(ts_ms * 1_000_000),
+            group: Some("g".into()),
+            member_id: None,
+            group_instance_id: None,
+            generation_id: Some(gen),
+            client: ClientRef::default(),
+            kind,
+            evidence: Evidence {
+                source: Arc::from(source),
+                at,
+            },
+        }
+    }
+
+    fn answer(ts_ms: i64, gen: i32) -> GroupEvent {
+        let kind = EventKind::JoinGroupResponse {
+            exchange: 1,
+            error: None,
+            protocol_name: None,
+            leader: String::new(),
+            members: vec![],
+            parked_ms: None,
+        };
+        ev(ts_ms, gen, kind, Location::Frame { frame: 1 }, "a.pcap")
+    }
+
+    fn stabilized(ts_ms: i64, gen: i32) -> GroupEvent {
+        let kind = EventKind::Broker(BrokerLine::Stabilized {
+            generation: gen,
+            members: None,
+            protocol: None,
+            leader: None,
+        });
+        ev(ts_ms, gen, kind, Location::Line { line: 1 }, "server.log")
+    }
+
+    #[test]
+    fn a_log_two_hours_behind_is_moved_onto_the_capture_clock() {
+        let two_h = 7_200_000;
+        let t = merge(
+            vec![answer(10_000 + two_h, 5), answer(50_000 + two_h, 6)],
+            vec![stabilized(9_990, 5), stabilized(49_990, 6)],
+        );
+        assert_eq!(
+            t.clock_offsets.values().next().copied(),
+            None,
+            "pairs over an hour apart are not matched"
+        );
+        let t = merge(
+            vec![answer(10_000, 5), answer(50_000, 6)],
+            vec![stabilized(9_000, 5), stabilized(49_000, 6)],
+        );
+        assert_eq!(t.clock_offsets.get("server.log").copied(), Some(1000.0));
+        assert_eq!(
+            t.events[0].ts, t.events[1].ts,
+            "the log line now sits at the answer's time"
+        );
+    }
+
+    #[test]
+    fn equal_times_put_captures_before_logs() {
+        let t = merge(vec![answer(10, 1)], vec![stabilized(10, 9)]);
+        assert!(matches!(t.events[0].evidence.at, Location::Frame { .. }));
+    }
+}
