@@ -24,10 +24,12 @@
 //! - [`report`] is the one model every renderer reads; [`render`] writes it.
 
 pub mod capture;
+pub mod coordinator;
 pub mod describe;
 pub mod diagnostic;
 pub mod error;
 pub mod event;
+pub mod filter;
 pub mod group;
 pub mod kafka;
 pub mod logs;
