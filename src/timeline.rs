@@ -50,10 +50,10 @@ fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
 }
 
 /// Where a generation became visible, keyed by (group, generation).
-fn generation_marks<'a>(
-    events: &'a [GroupEvent],
+fn generation_marks(
+    events: &[GroupEvent],
     want: impl Fn(&GroupEvent) -> bool,
-) -> Vec<((&'a str, i32), Timestamp, &'a Arc<str>)> {
+) -> Vec<((&str, i32), Timestamp, &Arc<str>)> {
     events
         .iter()
         .filter(|e| want(e))
