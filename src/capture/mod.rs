@@ -20,6 +20,7 @@ use crate::diagnostic::Diagnostics;
 use crate::error::Result;
 use crate::time::Timestamp;
 
+mod format;
 pub mod link;
 pub mod packet;
 mod pcap;
@@ -83,7 +84,7 @@ pub struct CaptureSummary {
 /// True if `first_bytes` start like a legacy pcap (either byte order, µs or
 /// ns, or the old "modified" format) or a pcapng Section Header Block.
 pub fn is_capture_magic(first_bytes: &[u8]) -> bool {
-    pcap::is_capture_magic(first_bytes)
+    format::is_capture_magic(first_bytes)
 }
 
 /// Reads a whole capture, calling `on_segment` for every TCP packet in file

@@ -52,39 +52,50 @@ pub fn slice(link: LinkType, frame: u64, ts: Timestamp, data: &[u8]) -> Sliced<'
     from_lax(&lax, frame, ts)
 }
 
-fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<'a> {
-    let (src_ip, dst_ip, carries_tcp, cut, fragmented) = match &lax.net {
-        Some(LaxNetSlice::Ipv4(v4)) => {
+/// What the IP layer said about a packet.
+struct IpInfo {
+    src: IpAddr,
+    dst: IpAddr,
+    carries_tcp: bool,
+    cut: bool,
+    fragmented: bool,
+}
+
+fn ip_info(net: &LaxNetSlice<'_>) -> Option<IpInfo> {
+    let (src, dst, payload) = match net {
+        LaxNetSlice::Ipv4(v4) => {
             let h = v4.header();
-            let p = v4.payload();
-            let addrs = (
+            (
                 IpAddr::V4(h.source_addr()),
                 IpAddr::V4(h.destination_addr()),
-            );
-            (
-                addrs.0,
-                addrs.1,
-                p.ip_number == IpNumber::TCP,
-                p.incomplete,
-                p.fragmented,
+                v4.payload(),
             )
         }
-        Some(LaxNetSlice::Ipv6(v6)) => {
+        LaxNetSlice::Ipv6(v6) => {
             let h = v6.header();
-            let p = v6.payload();
-            let addrs = (
+            (
                 IpAddr::V6(h.source_addr()),
                 IpAddr::V6(h.destination_addr()),
-            );
-            (
-                addrs.0,
-                addrs.1,
-                p.ip_number == IpNumber::TCP,
-                p.incomplete,
-                p.fragmented,
+                v6.payload(),
             )
         }
-        Some(LaxNetSlice::Arp(_)) => return Sliced::NotTcp,
+        LaxNetSlice::Arp(_) => return None,
+    };
+    Some(IpInfo {
+        src,
+        dst,
+        carries_tcp: payload.ip_number == IpNumber::TCP,
+        cut: payload.incomplete,
+        fragmented: payload.fragmented,
+    })
+}
+
+fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<'a> {
+    let ip = match &lax.net {
+        Some(net) => match ip_info(net) {
+            Some(ip) => ip,
+            None => return Sliced::NotTcp,
+        },
         None if lax.stop_err.is_some() && lax.link.is_some() => {
             return Sliced::Malformed("bad IP header after the link header")
         }
@@ -95,8 +106,8 @@ fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<
             let segment = Segment {
                 frame,
                 ts,
-                src: SocketAddr::new(src_ip, tcp.source_port()),
-                dst: SocketAddr::new(dst_ip, tcp.destination_port()),
+                src: SocketAddr::new(ip.src, tcp.source_port()),
+                dst: SocketAddr::new(ip.dst, tcp.destination_port()),
                 seq: tcp.sequence_number(),
                 ack: tcp.acknowledgment_number(),
                 flags: TcpFlags {
@@ -107,14 +118,19 @@ fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<
                 },
                 payload: tcp.payload(),
             };
-            Sliced::Tcp { segment, cut }
+            Sliced::Tcp {
+                segment,
+                cut: ip.cut,
+            }
         }
         Some(_) => Sliced::NotTcp,
-        None if !carries_tcp => Sliced::NotTcp,
+        None if !ip.carries_tcp => Sliced::NotTcp,
         // kgtrace does not reassemble IP fragments; Kafka clients set DF and
         // rely on PMTU discovery, so these are rare enough to report.
-        None if fragmented => Sliced::Malformed("IP fragment of a TCP segment (not reassembled)"),
-        None if cut => Sliced::Malformed("TCP header cut by the capture's snaplen"),
+        None if ip.fragmented => {
+            Sliced::Malformed("IP fragment of a TCP segment (not reassembled)")
+        }
+        None if ip.cut => Sliced::Malformed("TCP header cut by the capture's snaplen"),
         None => Sliced::Malformed("bad TCP header"),
     }
 }

@@ -16,6 +16,10 @@ use pcap_parser::pcapng::{Block, OptionCode, PcapNGOption};
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
 
+use super::format::{
+    hex, is_legacy, is_pcapng, ng_timestamp, note, read_prefix, units_per_sec, Interface, Recorder,
+    MAX_BUFFER,
+};
 use super::link::{describe_link_number, LinkType};
 use super::packet::{self, Sliced};
 use super::{CaptureSummary, Segment};
@@ -25,100 +29,6 @@ use crate::time::Timestamp;
 
 /// Starting size of the read buffer: large enough that refills are rare.
 const INITIAL_BUFFER: usize = 1 << 20;
-/// Largest block accepted. libpcap's own snaplen cap is 256 KiB; pcapng
-/// blocks with big options can be larger, but 16 MiB is only ever corruption.
-pub(super) const MAX_BUFFER: usize = 16 << 20;
-
-const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
-/// Legacy magics as they appear on disk: µs, ns, and the "modified" format,
-/// in both byte orders.
-const LEGACY_MAGICS: [[u8; 4]; 6] = [
-    [0xd4, 0xc3, 0xb2, 0xa1],
-    [0xa1, 0xb2, 0xc3, 0xd4],
-    [0x4d, 0x3c, 0xb2, 0xa1],
-    [0xa1, 0xb2, 0x3c, 0x4d],
-    [0x34, 0xcd, 0xb2, 0xa1],
-    [0xa1, 0xb2, 0xcd, 0x34],
-];
-
-fn is_pcapng(b: &[u8]) -> bool {
-    b.starts_with(&PCAPNG_MAGIC)
-}
-
-fn is_legacy(b: &[u8]) -> bool {
-    LEGACY_MAGICS.iter().any(|m| b.starts_with(m))
-}
-
-pub(super) fn is_capture_magic(b: &[u8]) -> bool {
-    is_pcapng(b) || is_legacy(b)
-}
-
-/// Forwards reads and keeps the last I/O error, which pcap-parser reduces to
-/// a bare `ReadError`.
-struct Recorder<R> {
-    inner: R,
-    error: Option<io::Error>,
-}
-
-impl<R: Read> Read for Recorder<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            match self.inner.read(buf) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let copy = io::Error::new(e.kind(), e.to_string());
-                    self.error = Some(e);
-                    return Err(copy);
-                }
-                ok => return ok,
-            }
-        }
-    }
-}
-
-/// Reads until `buf` holds `want` bytes or the input ends.
-fn fill_to(input: &mut impl Read, buf: &mut Vec<u8>, want: usize) -> io::Result<()> {
-    let mut chunk = [0u8; 4096];
-    while buf.len() < want {
-        let n = input.read(&mut chunk[..(want - buf.len()).min(4096)])?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Ok(())
-}
-
-/// The first bytes of the input: a whole legacy header, or a whole pcapng
-/// Section Header Block, because pcap-parser's readers insist on finding the
-/// header in their very first `read` and a pipe may deliver it in pieces.
-fn read_prefix(input: &mut impl Read) -> io::Result<Vec<u8>> {
-    let mut prefix = Vec::with_capacity(256);
-    fill_to(input, &mut prefix, 24)?;
-    if is_pcapng(&prefix) && prefix.len() >= 12 {
-        let len = [prefix[4], prefix[5], prefix[6], prefix[7]];
-        let big_endian = prefix[8..12] == [0x1a, 0x2b, 0x3c, 0x4d];
-        let len = if big_endian {
-            u32::from_be_bytes(len)
-        } else {
-            u32::from_le_bytes(len)
-        };
-        fill_to(input, &mut prefix, (len as usize).min(MAX_BUFFER))?;
-    }
-    Ok(prefix)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "nothing (empty input)".to_string();
-    }
-    bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub(super) fn read<R: Read>(
     reader: R,
     source: &str,
@@ -191,14 +101,6 @@ fn short_error(e: &PcapError<&[u8]>) -> String {
         PcapError::NomError(_, kind) | PcapError::OwnedNomError(_, kind) => format!("{kind:?}"),
         other => format!("{other}"),
     }
-}
-
-/// One pcapng interface: its link type number and how to read its clock.
-#[derive(Clone, Copy, Debug)]
-struct Interface {
-    link: u32,
-    units_per_sec: u64,
-    offset_secs: i64,
 }
 
 /// The state of one pass over a file.
@@ -485,29 +387,6 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
     }
 }
 
-/// Counts a per-packet diagnostic, building its strings only while examples
-/// are still being kept (these can fire on every packet of a capture).
-fn note(diags: &mut Diagnostics, kind: DiagnosticKind, source: &str, frame: u64, detail: &str) {
-    if diags.count(kind) < Diagnostics::EXAMPLES_PER_KIND {
-        diags.add(kind, source, format!("frame {frame}"), detail);
-    } else {
-        *diags.counts.entry(kind).or_insert(0) += 1;
-    }
-}
-
-/// Ticks per second from `if_tsresol` (pcapng spec 4.2): high bit clear,
-/// 10^-n s; set, 2^-n s. pcap-parser's own `build_ts_resolution` rejects
-/// every power-of-two value (it range-checks the byte with the flag bit
-/// still set), hence this. `None` when the unit does not fit in a u64.
-fn units_per_sec(tsresol: u8) -> Option<u64> {
-    let n = u32::from(tsresol & 0x7f);
-    if tsresol & 0x80 == 0 {
-        10u64.checked_pow(n)
-    } else {
-        1u64.checked_shl(n).filter(|_| n < 64)
-    }
-}
-
 /// `if_tsoffset` in the section's byte order. pcap-parser's own
 /// `if_tsoffset` field always reads it little-endian.
 fn ts_offset(options: &[PcapNGOption<'_>], big_endian: bool) -> i64 {
@@ -526,19 +405,6 @@ fn ts_offset(options: &[PcapNGOption<'_>], big_endian: bool) -> i64 {
     } else {
         i64::from_le_bytes(bytes)
     }
-}
-
-/// A pcapng time: `units` ticks of `1/units_per_sec` s, plus `if_tsoffset`
-/// seconds (pcapng spec, section 4.2). Done in u128 so no resolution
-/// overflows.
-fn ng_timestamp(units: u64, iface: Interface) -> Timestamp {
-    let per_sec = u128::from(iface.units_per_sec);
-    let secs = u128::from(units) / per_sec;
-    let nanos = (u128::from(units) % per_sec) * 1_000_000_000 / per_sec;
-    let secs = i64::try_from(secs)
-        .unwrap_or(i64::MAX)
-        .saturating_add(iface.offset_secs);
-    Timestamp::from_secs_nanos(secs, nanos as u32)
 }
 
 #[cfg(test)]
@@ -695,16 +561,6 @@ mod tests {
                 "power-of-two resolution off by {err} ns"
             );
         }
-    }
-
-    #[test]
-    fn tsresol_covers_powers_of_ten_and_of_two() {
-        assert_eq!(units_per_sec(6), Some(1_000_000));
-        assert_eq!(units_per_sec(9), Some(1_000_000_000));
-        assert_eq!(units_per_sec(0x80 | 10), Some(1024));
-        assert_eq!(units_per_sec(0x80 | 63), Some(1 << 63));
-        assert_eq!(units_per_sec(20), None);
-        assert_eq!(units_per_sec(0x80 | 64), None);
     }
 
     #[test]

@@ -107,6 +107,23 @@ impl Connection {
             ts: seg.ts,
             frame: seg.frame,
         };
+        self.take(dir, incoming, limits, emit);
+        if self.halves.iter().all(HalfStream::finished) {
+            self.closed(seg, false, emit);
+            return After::Closed;
+        }
+        After::Open
+    }
+
+    /// Hands one segment to its direction, then gives up on holes that have
+    /// waited too long in either direction.
+    fn take(
+        &mut self,
+        dir: Direction,
+        incoming: Incoming<'_>,
+        limits: &Limits,
+        emit: &mut Emit<'_>,
+    ) {
         let overflowed = self.with_sink(
             dir,
             emit,
@@ -118,26 +135,18 @@ impl Connection {
                 "out-of-order buffer limit reached on {}; skipped a hole",
                 self.describe(dir)
             );
-            emit.diags.add(
-                DiagnosticKind::BufferOverflow,
-                emit.source,
-                format!("frame {}", seg.frame),
-                detail,
-            );
+            let at = format!("frame {}", incoming.frame);
+            emit.diags
+                .add(DiagnosticKind::BufferOverflow, emit.source, at, detail);
         }
         for d in [Direction::ToServer, Direction::ToClient] {
             self.with_sink(
                 d,
                 emit,
-                |half, limits, sink| half.expire(seg.ts, limits, sink),
+                |half, limits, sink| half.expire(incoming.ts, limits, sink),
                 limits,
             );
         }
-        if self.halves.iter().all(HalfStream::finished) {
-            self.closed(seg, false, emit);
-            return After::Closed;
-        }
-        After::Open
     }
 
     /// Releases everything buffered in both directions, skipping holes.
