@@ -574,6 +574,35 @@ mod tests {
         assert_eq!(got.diags.examples[0].at, format!("offset {last_record}"));
     }
 
+    #[test]
+    fn a_pcapng_ending_mid_block_keeps_the_packets_before_it() {
+        let mut w = PcapNgWriter::new(Vec::new(), false).unwrap();
+        w.add_interface(Link::Ethernet, InterfaceOptions::DEFAULT)
+            .unwrap();
+        conversation().write_to(&mut w).unwrap();
+        let bytes = w.into_inner();
+        let got = read_bytes(&bytes[..bytes.len() - 10]).unwrap();
+        assert_eq!(payloads(&got), [&b"hello"[..]]);
+        assert_eq!(got.summary.frames, 4);
+        assert_eq!(got.diags.count(DiagnosticKind::TruncatedCapture), 1);
+    }
+
+    #[test]
+    fn a_pcapng_packet_on_an_unsupported_interface_is_an_error_naming_it() {
+        let mut w = PcapNgWriter::new(Vec::new(), false).unwrap();
+        w.add_interface(Link::Ethernet, InterfaceOptions::DEFAULT)
+            .unwrap();
+        conversation().write_to(&mut w).unwrap();
+        let mut bytes = w.into_inner();
+        // The IDB follows the 28-byte SHB; its link type is at +8.
+        bytes[36..38].copy_from_slice(&239u16.to_le_bytes());
+        let err = read_bytes(&bytes).err().expect("must fail").to_string();
+        assert!(
+            err.contains("unsupported link type LINKTYPE_NFLOG (239)"),
+            "{err}"
+        );
+    }
+
     /// Hands out a few bytes per read, like a pipe.
     struct Trickle<'a> {
         data: &'a [u8],

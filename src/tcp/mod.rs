@@ -863,6 +863,33 @@ mod tests {
     }
 
     #[test]
+    fn a_capture_file_read_and_reassembled_gives_back_both_streams() {
+        use crate::capture::synth::{Link, PcapOptions, PcapWriter};
+        let mut c = conv().segment_size(100).isns(u32::MAX - 150, 3);
+        c.handshake()
+            .client_sends(&bytes(1000))
+            .server_sends(&bytes(300));
+        c.swap(6, 8).retransmit(5);
+        let mut w =
+            PcapWriter::new(Vec::new(), Link::EthernetVlan(5), PcapOptions::default()).unwrap();
+        c.write_to(&mut w).unwrap();
+        let file = w.into_inner();
+        let mut diags = Diagnostics::default();
+        let mut r = Reassembler::new(TcpConfig::default(), Arc::from("t.pcap"));
+        let mut events = Vec::new();
+        crate::capture::read_capture(&file[..], "t.pcap", &mut diags, |s| {
+            r.push(&s, &mut Diagnostics::default(), &mut |e| {
+                events.push(owned(e))
+            })
+        })
+        .unwrap();
+        r.finish(&mut diags, &mut |e| events.push(owned(e)));
+        assert_eq!(stream(&events, Direction::ToServer), bytes(1000));
+        assert_eq!(stream(&events, Direction::ToClient), bytes(300));
+        assert_eq!(diags.total(), 0);
+    }
+
+    #[test]
     fn stray_acks_and_resets_of_unknown_connections_open_nothing() {
         let mut c = conv();
         c.ack(Side::Client).rst(Side::Server).fin(Side::Client);

@@ -255,6 +255,9 @@ impl TcpConversation {
 
     /// Swaps the contents of packets `i` and `j` but not their times, so
     /// the capture stays in time order: an out-of-order delivery.
+    ///
+    /// # Panics
+    /// If either index is out of range (as do `retransmit` and `drop_packet`).
     pub fn swap(&mut self, i: usize, j: usize) -> &mut Self {
         let (ti, tj) = (self.packets[i].ts, self.packets[j].ts);
         self.packets.swap(i, j);
