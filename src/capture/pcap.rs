@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::time::Timestamp;
 
 /// Starting size of the read buffer: large enough that refills are rare.
-const INITIAL_BUFFER: usize = 1 << 20;
+const INITIAL_BUFFER: usize = 256 << 10;
 pub(super) fn read<R: Read>(
     reader: R,
     source: &str,
