@@ -149,6 +149,23 @@ impl Connection {
         }
     }
 
+    /// True if either direction holds out-of-order data.
+    pub fn has_pending(&self) -> bool {
+        self.halves.iter().any(HalfStream::has_pending)
+    }
+
+    /// Gives up on holes that have waited too long, in both directions.
+    pub fn expire(&mut self, now: Timestamp, limits: &Limits, emit: &mut Emit<'_>) {
+        for d in [Direction::ToServer, Direction::ToClient] {
+            self.with_sink(
+                d,
+                emit,
+                |half, limits, sink| half.expire(now, limits, sink),
+                limits,
+            );
+        }
+    }
+
     /// Releases everything buffered in both directions, skipping holes.
     pub fn flush(&mut self, reason: &'static str, emit: &mut Emit<'_>) {
         let limits = Limits {

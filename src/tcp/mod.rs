@@ -136,6 +136,10 @@ pub const MAX_PENDING_SEGMENTS: usize = 4096;
 /// Capture time data may wait behind a hole: 2 s, far above any LAN
 /// retransmission timeout (Linux's minimum RTO is 200 ms).
 pub const HOLE_TIMEOUT_NANOS: i64 = 2_000_000_000;
+/// How often (capture time) every connection's holes are checked against
+/// [`HOLE_TIMEOUT_NANOS`]; between sweeps only the connection a packet
+/// belongs to is checked.
+const SWEEP_EVERY_NANOS: i64 = 1_000_000_000;
 /// Closed 4-tuples remembered to ignore their stale retransmissions.
 const RECENTLY_CLOSED_CAP: usize = 4096;
 
@@ -152,6 +156,7 @@ pub struct Reassembler {
     /// Next expected (client, server) sequence numbers of closed 4-tuples.
     closed: HashMap<Tuple, (ConnectionKey, [Option<u32>; 2])>,
     next_id: u64,
+    last_sweep: Option<Timestamp>,
 }
 
 /// Both orders of a 4-tuple map to one table key.
@@ -178,6 +183,7 @@ impl Reassembler {
             conns: HashMap::new(),
             closed: HashMap::new(),
             next_id: 1,
+            last_sweep: None,
         }
     }
 
@@ -198,6 +204,7 @@ impl Reassembler {
         diags: &mut Diagnostics,
         out: &mut dyn FnMut(StreamEvent<'_>),
     ) {
+        self.sweep(seg.ts, diags, out);
         let tk = table_key(seg.src, seg.dst);
         let mut emit = Emit {
             source: &self.source,
@@ -240,6 +247,35 @@ impl Reassembler {
         conns.sort_by_key(|c| c.id);
         for conn in conns {
             conn.flush("end of capture", &mut emit);
+        }
+    }
+
+    /// Once a second of capture time, gives up on holes in connections that
+    /// have gone quiet, so their data is not held back until the end.
+    fn sweep(
+        &mut self,
+        now: Timestamp,
+        diags: &mut Diagnostics,
+        out: &mut dyn FnMut(StreamEvent<'_>),
+    ) {
+        let last = *self.last_sweep.get_or_insert(now);
+        if now.0.saturating_sub(last.0) < SWEEP_EVERY_NANOS {
+            return;
+        }
+        self.last_sweep = Some(now);
+        let mut waiting: Vec<&mut Connection> = self
+            .conns
+            .values_mut()
+            .filter(|c| c.has_pending())
+            .collect();
+        waiting.sort_by_key(|c| c.id);
+        let mut emit = Emit {
+            source: &self.source,
+            diags,
+            out,
+        };
+        for conn in waiting {
+            conn.expire(now, &self.limits, &mut emit);
         }
     }
 
@@ -887,6 +923,161 @@ mod tests {
         assert_eq!(stream(&events, Direction::ToServer), bytes(1000));
         assert_eq!(stream(&events, Direction::ToClient), bytes(300));
         assert_eq!(diags.total(), 0);
+    }
+
+    #[test]
+    fn a_quiet_connections_hole_is_skipped_once_capture_time_moves_on_elsewhere() {
+        let mut quiet = conv();
+        quiet
+            .handshake()
+            .client_sends(b"a")
+            .lose(Side::Client, 3)
+            .client_sends(b"b");
+        let mut busy = TcpConversation::new("10.0.0.3:50001", "10.0.0.2:9092")
+            .starting_at(quiet.now())
+            .step_nanos(400_000_000);
+        busy.handshake()
+            .client_sends(b"1")
+            .client_sends(b"2")
+            .client_sends(b"3")
+            .client_sends(b"4");
+        busy.client_sends(b"5")
+            .client_sends(b"6")
+            .client_sends(b"7");
+        let packets: Vec<SynthPacket> = quiet
+            .packets()
+            .iter()
+            .chain(busy.packets())
+            .cloned()
+            .collect();
+        let mut r = Reassembler::new(TcpConfig::default(), Arc::from("t"));
+        let mut diags = Diagnostics::default();
+        let mut events = Vec::new();
+        for (i, p) in packets.iter().enumerate() {
+            r.push(&segment(p, i as u64 + 1), &mut diags, &mut |e| {
+                events.push(owned(e))
+            });
+        }
+        // No finish: the sweep alone must have released "b" behind the gap.
+        let gap = Ev::Gap {
+            conn: 1,
+            dir: Direction::ToServer,
+            frame: 5,
+            missing: 3,
+        };
+        let gap_at = events
+            .iter()
+            .position(|e| *e == gap)
+            .expect("gap skipped by the sweep");
+        let b_at = events
+            .iter()
+            .position(|e| matches!(e, Ev::Data { conn: 1, bytes, .. } if bytes == b"b"))
+            .unwrap();
+        assert_eq!(b_at, gap_at + 1);
+    }
+
+    /// xorshift64*: deterministic randomness without a crate.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// Shuffles packets locally (within a few places), duplicates some and
+    /// adds overlapping re-sends, as a bad network would.
+    fn mangle(c: &mut TcpConversation, rng: &mut Rng, all: &[u8]) {
+        let n = c.packets().len();
+        for _ in 0..n / 2 {
+            let i = 3 + rng.below(n - 3);
+            let j = (i + 1 + rng.below(4)).min(n - 1);
+            c.swap(i, j);
+        }
+        for _ in 0..rng.below(6) {
+            let i = 3 + rng.below(n - 3);
+            c.retransmit(i);
+        }
+        for _ in 0..rng.below(6) {
+            let from = rng.below(all.len());
+            let to = (from + 1 + rng.below(300)).min(all.len());
+            c.send_at(Side::Client, from as u32, &all[from..to]);
+        }
+    }
+
+    #[test]
+    fn random_reordering_duplication_and_overlap_never_change_the_stream() {
+        let mut rng = Rng(0x5eed_cafe_f00d_0001);
+        for round in 0..200 {
+            let all = bytes(1 + rng.below(3000));
+            let isn = rng.next() as u32;
+            let mut c = conv().isns(isn, !isn).segment_size(1 + rng.below(200));
+            c.handshake().client_sends(&all);
+            mangle(&mut c, &mut rng, &all);
+            let (events, diags) = run(c.packets());
+            assert_eq!(stream(&events, Direction::ToServer), all, "round {round}");
+            assert_eq!(diags.total(), 0, "round {round}: {diags:?}");
+        }
+    }
+
+    #[test]
+    fn random_loss_never_panics_and_every_byte_is_data_or_gap() {
+        let mut rng = Rng(0x0bad_5eed_0000_0002);
+        for round in 0..200 {
+            let all = bytes(1 + rng.below(3000));
+            let mut c = conv()
+                .isns(rng.next() as u32, 9)
+                .segment_size(1 + rng.below(200));
+            c.handshake().client_sends(&all).fin(Side::Client);
+            mangle(&mut c, &mut rng, &all);
+            for _ in 0..rng.below(5) {
+                let n = c.packets().len();
+                c.drop_packet(3 + rng.below(n - 3));
+            }
+            let config = TcpConfig {
+                max_buffered_per_direction: 1 + rng.below(2000),
+                ..TcpConfig::default()
+            };
+            let (events, _) = run_with(c.packets(), config);
+            let data = stream(&events, Direction::ToServer).len() as u64;
+            let gaps: u64 = events
+                .iter()
+                .map(|e| {
+                    if let Ev::Gap { missing, .. } = e {
+                        *missing
+                    } else {
+                        0
+                    }
+                })
+                .sum();
+            assert!(
+                data + gaps <= all.len() as u64,
+                "round {round}: more bytes out than sent"
+            );
+            let seen_end = c
+                .packets()
+                .iter()
+                .filter(|p| p.src == c.packets()[0].src && !p.payload.is_empty());
+            let last = seen_end
+                .map(|p| {
+                    p.seq.wrapping_sub(c.packets()[0].seq.wrapping_add(1)) as u64
+                        + p.payload.len() as u64
+                })
+                .max();
+            if let Some(last) = last.filter(|_| c.packets()[0].flags.syn) {
+                assert_eq!(
+                    data + gaps,
+                    last,
+                    "round {round}: every byte up to the last seen is data or gap"
+                );
+            }
+        }
     }
 
     #[test]

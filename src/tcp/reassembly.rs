@@ -112,6 +112,11 @@ impl HalfStream {
         self.base.wrapping_add(self.next as u32)
     }
 
+    /// True if out-of-order data waits behind a hole.
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
     /// True once every byte up to a FIN has been released.
     pub fn finished(&self) -> bool {
         self.fin_at.is_some_and(|f| self.next >= f)
