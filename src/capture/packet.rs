@@ -1,0 +1,265 @@
+//! Slicing one captured packet down to its TCP segment.
+//!
+//! Takes: a packet's bytes and its [`LinkType`]. Gives: a [`Sliced`] saying
+//! whether it is a TCP [`Segment`] (borrowing the packet's bytes, nothing
+//! copied), something else (ARP, UDP...), or malformed. etherparse is
+//! confined to this module; its "lax" slicer is used so that packets cut by
+//! the snaplen and TSO packets whose IPv4 total length is 0 still slice. The
+//! TCP payload ends where the IP total length says, so Ethernet padding and
+//! a captured FCS never reach the stream.
+
+use std::net::{IpAddr, SocketAddr};
+
+use etherparse::{EtherType, IpNumber, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+
+use super::link::{self, LinkType, NetworkStart};
+use super::{Segment, TcpFlags};
+use crate::time::Timestamp;
+
+/// What one packet turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sliced<'a> {
+    /// A TCP segment; `cut` when the snaplen cut its payload short.
+    Tcp {
+        /// The segment.
+        segment: Segment<'a>,
+        /// True if the IP length says more bytes were sent than captured.
+        cut: bool,
+    },
+    /// Not TCP over IP (ARP, UDP, ICMP, a non-IP link payload...).
+    NotTcp,
+    /// Claims to be IP/TCP but cannot be sliced; the reason.
+    Malformed(&'static str),
+}
+
+/// Slices `data`, captured on `link` as packet number `frame` at `ts`.
+pub fn slice(link: LinkType, frame: u64, ts: Timestamp, data: &[u8]) -> Sliced<'_> {
+    let lax = match link::strip(link, data) {
+        None => return Sliced::Malformed("shorter than its link-layer header"),
+        Some(NetworkStart::NotIp) => return Sliced::NotTcp,
+        Some(NetworkStart::Ethernet(f)) => match LaxSlicedPacket::from_ethernet(f) {
+            Ok(lax) => lax,
+            Err(_) => return Sliced::Malformed("shorter than an Ethernet header"),
+        },
+        Some(NetworkStart::EtherType(t, rest)) => {
+            LaxSlicedPacket::from_ether_type(EtherType(t), rest)
+        }
+        Some(NetworkStart::Ip(ip)) => match LaxSlicedPacket::from_ip(ip) {
+            Ok(lax) => lax,
+            Err(_) => return Sliced::Malformed("bad IP header"),
+        },
+    };
+    from_lax(&lax, frame, ts)
+}
+
+/// What the IP layer said about a packet.
+struct IpInfo {
+    src: IpAddr,
+    dst: IpAddr,
+    carries_tcp: bool,
+    cut: bool,
+    fragmented: bool,
+}
+
+fn ip_info(net: &LaxNetSlice<'_>) -> Option<IpInfo> {
+    let (src, dst, payload) = match net {
+        LaxNetSlice::Ipv4(v4) => {
+            let h = v4.header();
+            (
+                IpAddr::V4(h.source_addr()),
+                IpAddr::V4(h.destination_addr()),
+                v4.payload(),
+            )
+        }
+        LaxNetSlice::Ipv6(v6) => {
+            let h = v6.header();
+            (
+                IpAddr::V6(h.source_addr()),
+                IpAddr::V6(h.destination_addr()),
+                v6.payload(),
+            )
+        }
+        LaxNetSlice::Arp(_) => return None,
+    };
+    Some(IpInfo {
+        src,
+        dst,
+        carries_tcp: payload.ip_number == IpNumber::TCP,
+        cut: payload.incomplete,
+        fragmented: payload.fragmented,
+    })
+}
+
+fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<'a> {
+    let ip = match &lax.net {
+        Some(net) => match ip_info(net) {
+            Some(ip) => ip,
+            None => return Sliced::NotTcp,
+        },
+        None if lax.stop_err.is_some() && lax.link.is_some() => {
+            return Sliced::Malformed("bad IP header after the link header")
+        }
+        None => return Sliced::NotTcp,
+    };
+    match &lax.transport {
+        Some(TransportSlice::Tcp(tcp)) => {
+            let segment = Segment {
+                frame,
+                ts,
+                src: SocketAddr::new(ip.src, tcp.source_port()),
+                dst: SocketAddr::new(ip.dst, tcp.destination_port()),
+                seq: tcp.sequence_number(),
+                ack: tcp.acknowledgment_number(),
+                flags: TcpFlags {
+                    syn: tcp.syn(),
+                    ack: tcp.ack(),
+                    fin: tcp.fin(),
+                    rst: tcp.rst(),
+                },
+                payload: tcp.payload(),
+            };
+            Sliced::Tcp {
+                segment,
+                cut: ip.cut,
+            }
+        }
+        Some(_) => Sliced::NotTcp,
+        None if !ip.carries_tcp => Sliced::NotTcp,
+        // kgtrace does not reassemble IP fragments; Kafka clients set DF and
+        // rely on PMTU discovery, so these are rare enough to report.
+        None if ip.fragmented => {
+            Sliced::Malformed("IP fragment of a TCP segment (not reassembled)")
+        }
+        None if ip.cut => Sliced::Malformed("TCP header cut by the capture's snaplen"),
+        None => Sliced::Malformed("bad TCP header"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::synth::{encode_frame, Link, TcpPacket};
+
+    fn packet(payload: &[u8]) -> TcpPacket<'_> {
+        TcpPacket {
+            src: "10.0.0.1:40000".parse().unwrap(),
+            dst: "10.0.0.2:9092".parse().unwrap(),
+            seq: 1000,
+            ack: 7,
+            flags: TcpFlags {
+                ack: true,
+                ..TcpFlags::default()
+            },
+            payload,
+        }
+    }
+
+    fn sliced_payload(link: Link, frame: &[u8]) -> Vec<u8> {
+        match slice(link.link_type(), 1, Timestamp(0), frame) {
+            Sliced::Tcp {
+                segment,
+                cut: false,
+            } => segment.payload.to_vec(),
+            other => panic!("expected an uncut TCP segment, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_link_encoding_slices_back_to_the_same_segment() {
+        let links = [
+            Link::Ethernet,
+            Link::EthernetVlan(42),
+            Link::EthernetQinQ(100, 200),
+            Link::LinuxSll,
+            Link::LinuxSll2,
+            Link::Raw,
+            Link::RawIpv4,
+            Link::Null { big_endian: false },
+            Link::Null { big_endian: true },
+            Link::Loop,
+        ];
+        for link in links {
+            let mut frame = Vec::new();
+            encode_frame(link, &packet(b"hello"), &mut frame);
+            let Sliced::Tcp { segment, .. } = slice(link.link_type(), 3, Timestamp(9), &frame)
+            else {
+                panic!("{link:?} did not slice as TCP");
+            };
+            assert_eq!(segment.payload, b"hello", "{link:?}");
+            assert_eq!(segment.seq, 1000);
+            assert_eq!(segment.dst.port(), 9092);
+            assert_eq!((segment.frame, segment.ts), (3, Timestamp(9)));
+        }
+    }
+
+    #[test]
+    fn ipv6_segments_slice_on_raw_and_ethernet_links() {
+        let mut p = packet(b"six");
+        p.src = "[fd00::1]:40000".parse().unwrap();
+        p.dst = "[fd00::2]:9092".parse().unwrap();
+        for link in [Link::Ethernet, Link::Raw, Link::RawIpv6, Link::LinuxSll2] {
+            let mut frame = Vec::new();
+            encode_frame(link, &p, &mut frame);
+            assert_eq!(sliced_payload(link, &frame), b"six", "{link:?}");
+        }
+    }
+
+    #[test]
+    fn ethernet_padding_and_fcs_are_not_payload() {
+        let mut frame = Vec::new();
+        encode_frame(Link::Ethernet, &packet(b"ab"), &mut frame);
+        frame.extend_from_slice(&[0, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(sliced_payload(Link::Ethernet, &frame), b"ab");
+    }
+
+    #[test]
+    fn a_tso_packet_with_total_length_zero_keeps_its_whole_payload() {
+        let mut frame = Vec::new();
+        encode_frame(Link::Ethernet, &packet(b"offloaded"), &mut frame);
+        frame[14 + 2] = 0; // IPv4 total length := 0, as captured before TSO
+        frame[14 + 3] = 0;
+        assert_eq!(sliced_payload(Link::Ethernet, &frame), b"offloaded");
+    }
+
+    #[test]
+    fn a_snaplen_cut_packet_is_flagged_and_keeps_what_was_captured() {
+        let mut frame = Vec::new();
+        encode_frame(Link::Ethernet, &packet(b"0123456789"), &mut frame);
+        frame.truncate(frame.len() - 4);
+        match slice(LinkType::Ethernet, 1, Timestamp(0), &frame) {
+            Sliced::Tcp { segment, cut } => {
+                assert!(cut);
+                assert_eq!(segment.payload, b"012345");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn truncated_tcp_header_is_malformed_and_arp_is_not_tcp() {
+        let mut frame = Vec::new();
+        encode_frame(Link::Ethernet, &packet(b""), &mut frame);
+        frame.truncate(14 + 20 + 8);
+        assert!(matches!(
+            slice(LinkType::Ethernet, 1, Timestamp(0), &frame),
+            Sliced::Malformed(_)
+        ));
+        let mut arp = vec![0xff; 12];
+        arp.extend_from_slice(&[0x08, 0x06]);
+        arp.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        arp.extend_from_slice(&[0; 20]);
+        assert_eq!(
+            slice(LinkType::Ethernet, 1, Timestamp(0), &arp),
+            Sliced::NotTcp
+        );
+    }
+
+    #[test]
+    fn a_udp_packet_is_not_tcp() {
+        // IPv4 header (protocol 17) + UDP header, built by hand.
+        let mut ip = vec![0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0];
+        ip.extend_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        ip.extend_from_slice(&[0x30, 0x39, 0, 53, 0, 8, 0, 0]);
+        assert_eq!(slice(LinkType::Raw, 1, Timestamp(0), &ip), Sliced::NotTcp);
+    }
+}
