@@ -19,7 +19,10 @@ pub struct Timestamp(pub i64);
 impl Timestamp {
     /// From whole seconds and nanoseconds since the epoch.
     pub fn from_secs_nanos(secs: i64, nanos: u32) -> Timestamp {
-        Timestamp(secs.saturating_mul(1_000_000_000).saturating_add(nanos as i64))
+        Timestamp(
+            secs.saturating_mul(1_000_000_000)
+                .saturating_add(nanos as i64),
+        )
     }
 
     /// Milliseconds elapsed from `earlier` to `self` (negative if earlier).
@@ -45,7 +48,10 @@ impl Timestamp {
     /// Parses RFC 3339 (`2024-05-01T12:00:00Z`, offsets allowed).
     pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
         let t = chrono::DateTime::parse_from_rfc3339(text.trim()).ok()?;
-        Some(Timestamp::from_secs_nanos(t.timestamp(), t.timestamp_subsec_nanos()))
+        Some(Timestamp::from_secs_nanos(
+            t.timestamp(),
+            t.timestamp_subsec_nanos(),
+        ))
     }
 }
 
