@@ -110,6 +110,21 @@ pub(crate) fn is_group_api(api_key: i16) -> bool {
     )
 }
 
+/// Whether kgtrace can decode this group API version: the versions
+/// kafka-protocol has, plus those [`super::legacy`] covers (OffsetCommit
+/// v0/v1, OffsetFetch v0).
+pub(crate) fn decodable(api_key: i16, version: i16) -> bool {
+    let legacy = matches!(
+        (api_key, version),
+        (key::OFFSET_COMMIT, 0 | 1) | (key::OFFSET_FETCH, 0)
+    );
+    let known = ApiKey::try_from(api_key).is_ok_and(|k| {
+        let range = k.valid_versions();
+        (range.min..=range.max).contains(&version)
+    });
+    is_group_api(api_key) && (legacy || known)
+}
+
 /// Whether the request carries a group (and so a closing connection is
 /// worth reporting). ApiVersions and ListGroups name no group.
 pub(crate) fn names_a_group(api_key: i16) -> bool {

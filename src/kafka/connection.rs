@@ -87,6 +87,16 @@ impl FrameRules for ResponseRules<'_> {
     fn plausible(&self, at: &[u8]) -> Read<()> {
         header::plausible_response(at, |c| self.0.contains_key(&c))
     }
+
+    /// The next response may answer a request that was not captured: only
+    /// its size is judged.
+    fn plausible_next(&self, at: &[u8]) -> Read<()> {
+        match header::size_at(at) {
+            None => Read::NeedMore(4),
+            Some(size) if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) => Read::Done(()),
+            Some(_) => Read::Invalid,
+        }
+    }
 }
 
 impl Connection {
@@ -242,6 +252,15 @@ impl Connection {
                 format!("unknown {what}: api_key {api_key} v{version}"),
             );
             Decoded::default()
+        } else if apis::is_group_api(api_key) && !apis::decodable(api_key, version) {
+            let name = apis::api_name(api_key);
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(frame),
+                format!("{name} v{version} is newer than kgtrace decodes"),
+            );
+            Decoded::default()
         } else if apis::is_group_api(api_key) && f.complete {
             self.decoded_or_diag(
                 decode::request(f.bytes, api_key, version, exchange),
@@ -329,7 +348,8 @@ impl Connection {
         let Some(req) = self.in_flight.remove(&corr) else {
             return self.on_unmatched(f, corr, ctx);
         };
-        let decoded = if apis::is_group_api(req.api_key) && f.complete {
+        // A request that could not be decoded was reported once already.
+        let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
             let r = decode_response::response(f.bytes, req.api_key, req.api_version, req.exchange);
             self.decoded_or_diag(r, req.api_key, req.api_version, f.frame, "response", ctx)
         } else {

@@ -11,7 +11,7 @@
 
 use bytes::{Buf, Bytes};
 use kafka_protocol::messages::{ConsumerProtocolAssignment, ConsumerProtocolSubscription};
-use kafka_protocol::protocol::{Decodable, Message};
+use kafka_protocol::protocol::Message;
 
 use crate::event::TopicPartitions;
 
@@ -43,7 +43,7 @@ fn clamped_version(bytes: &mut Bytes, max: i16) -> Option<i16> {
 pub(crate) fn subscription(metadata: &Bytes) -> Option<Subscription> {
     let mut buf = metadata.clone();
     let version = clamped_version(&mut buf, ConsumerProtocolSubscription::VERSIONS.max)?;
-    let s = ConsumerProtocolSubscription::decode(&mut buf, version).ok()?;
+    let s = super::guard::decode::<ConsumerProtocolSubscription>(&mut buf, version).ok()?;
     Some(Subscription {
         topics: s.topics.iter().map(|t| t.to_string()).collect(),
         owned_partitions: s
@@ -71,7 +71,7 @@ pub(crate) fn assignment(bytes: &Bytes) -> Option<Vec<TopicPartitions>> {
     }
     let mut buf = bytes.clone();
     let version = clamped_version(&mut buf, ConsumerProtocolAssignment::VERSIONS.max)?;
-    let a = ConsumerProtocolAssignment::decode(&mut buf, version).ok()?;
+    let a = super::guard::decode::<ConsumerProtocolAssignment>(&mut buf, version).ok()?;
     Some(
         a.assigned_partitions
             .iter()

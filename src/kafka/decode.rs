@@ -103,9 +103,10 @@ pub(crate) fn request(
     Ok(d)
 }
 
-/// Decodes a kafka-protocol message, naming the failure.
+/// Decodes a kafka-protocol message, naming the failure (through
+/// [`super::guard`], so corrupt array counts cannot abort).
 pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, String> {
-    T::decode(buf, version).map_err(|e| e.to_string())
+    super::guard::decode(buf, version)
 }
 
 fn join_group(r: JoinGroupRequest, v: i16, exchange: u64) -> Decoded {

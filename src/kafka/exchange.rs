@@ -79,6 +79,13 @@ pub struct Exchange {
     /// KIP-345 static id named by the request.
     #[serde(skip)]
     pub group_instance_id: Option<String>,
+    /// Member id as the request states it (`member_id` falls back to the
+    /// response's when the request has none).
+    #[serde(skip)]
+    pub request_member_id: Option<String>,
+    /// Generation or epoch as the request states it.
+    #[serde(skip)]
+    pub request_generation_id: Option<i32>,
     /// Member id as the response states it (JoinGroup assigns one;
     /// ConsumerGroupHeartbeat returns it).
     #[serde(skip)]
@@ -208,6 +215,8 @@ pub(crate) fn build(
         request: q.and_then(|d| d.kind.clone()),
         response,
         group_instance_id: q.and_then(|d| d.group_instance_id.clone()),
+        request_member_id: q.and_then(|d| d.member_id.clone()),
+        request_generation_id: q.and_then(|d| d.generation_id),
         response_member_id: r.and_then(|d| d.member_id.clone()),
         response_generation_id: r.and_then(|d| d.generation_id),
         response_groups: r.map(|d| d.groups.clone()).unwrap_or_default(),

@@ -42,6 +42,11 @@ pub(crate) trait FrameRules {
     fn plan(&self, head: &[u8], size: usize) -> Plan;
     /// Whether `at` (4-byte size first) could start a frame here.
     fn plausible(&self, at: &[u8]) -> Read<()>;
+    /// Whether `at` could start the frame after a plausible one (a weaker
+    /// test where the next frame's context is unknown).
+    fn plausible_next(&self, at: &[u8]) -> Read<()> {
+        self.plausible(at)
+    }
 }
 
 /// One frame's worth of bytes.
@@ -157,7 +162,11 @@ impl FrameSplitter {
         while !data.is_empty() {
             let used = match self.state {
                 State::Size => self.read_size(data, out),
-                State::Head { size, want } => self.read_head(data, size, want, rules, out),
+                State::Head { size, want } => {
+                    let used = self.read_head(data, size, want, rules, out);
+                    self.finish_empty_body(ts, frame, out);
+                    used
+                }
                 State::Body { size } => self.read_body(data, size, ts, frame, out),
                 State::Skip { size, remaining } => self.skip(data, size, remaining, ts, frame, out),
                 State::Search { .. } => self.search(data, rules, out),
@@ -258,6 +267,20 @@ impl FrameSplitter {
         used
     }
 
+    /// A frame whose header was its whole body (or whose skipped rest is
+    /// empty) is complete without waiting for more bytes.
+    fn finish_empty_body(&mut self, ts: Timestamp, frame: u64, out: &mut Vec<Piece>) {
+        match self.state {
+            State::Body { size } if self.buf.len() == size => {
+                self.read_body(&[], size, ts, frame, out);
+            }
+            State::Skip { size, remaining: 0 } => {
+                self.skip(&[], size, 0, ts, frame, out);
+            }
+            _ => {}
+        }
+    }
+
     fn read_body(
         &mut self,
         data: &[u8],
@@ -320,17 +343,29 @@ impl FrameSplitter {
             return 0;
         };
         self.buf.extend_from_slice(data);
+        // An offset that needs more bytes to judge (a long client id not
+        // yet arrived) does not stop the scan: a later offset that is
+        // plausible now wins; otherwise the search waits at the first one.
+        let mut undecided = None;
         let mut at = 0;
         let found = loop {
-            match self.buf.get(at..).map(|rest| rules.plausible(rest)) {
+            match self.buf.get(at..).map(|rest| judge(rules, rest)) {
                 Some(Read::Done(())) => break true,
                 Some(Read::Invalid) => at += 1,
-                Some(Read::NeedMore(_)) | None => break false,
+                Some(Read::NeedMore(_)) => {
+                    undecided = undecided.or(Some(at));
+                    at += 1;
+                }
+                None => break false,
             }
         };
         // Keep the window bounded even while waiting for more bytes.
         let overflow = self.buf.len().saturating_sub(SEARCH_WINDOW);
-        let drop = if found { at } else { at.max(overflow) };
+        let drop = if found {
+            at
+        } else {
+            undecided.unwrap_or(at).max(overflow)
+        };
         self.buf.drain(..drop);
         skipped += drop as u64;
         if !found {
@@ -343,6 +378,25 @@ impl FrameSplitter {
         self.state = State::Size;
         self.replay = std::mem::take(&mut self.buf);
         data.len()
+    }
+}
+
+/// Whether a frame plausibly starts at `rest`: its header must be
+/// plausible and, when the frame ends inside the window, whatever follows it
+/// must plausibly start the next frame (zero-filled data is full of
+/// headers that look fine alone).
+fn judge(rules: &dyn FrameRules, rest: &[u8]) -> Read<()> {
+    match rules.plausible(rest) {
+        Read::Done(()) => {}
+        other => return other,
+    }
+    let next = header::size_at(rest).and_then(|size| rest.get(size.saturating_add(4)..));
+    match next {
+        Some(next) if !next.is_empty() => match rules.plausible_next(next) {
+            Read::Invalid => Read::Invalid,
+            _ => Read::Done(()),
+        },
+        _ => Read::Done(()),
     }
 }
 

@@ -94,7 +94,7 @@ pub(crate) fn peek_correlation_id(body: &[u8]) -> Option<i32> {
 
 /// Whether `at` (starting with a 4-byte size) looks like the start of a
 /// request frame: sane size, known API key, existing version, non-negative
-/// correlation id, short printable client id that fits the frame.
+/// correlation id, short non-empty printable client id that fits the frame.
 pub(crate) fn plausible_request(at: &[u8]) -> Read<()> {
     let Some(size) = size_at(at) else {
         return Read::NeedMore(4);
@@ -114,11 +114,11 @@ pub(crate) fn plausible_request(at: &[u8]) -> Read<()> {
     if !apis::plausible_version(api_key, version) || corr < 0 {
         return Read::Invalid;
     }
-    if len == -1 {
-        return Read::Done(());
-    }
+    // Every client library sends a non-empty client id by default
+    // (rdkafka, consumer-<group>-<n>, kafkajs, sarama, kgo); null or empty
+    // ones are legal but rare, while zero-filled data is full of them.
     let len = usize::try_from(len).unwrap_or(usize::MAX);
-    if len > MAX_PLAUSIBLE_CLIENT_ID || REQUEST_FIXED + len > size {
+    if len == 0 || len > MAX_PLAUSIBLE_CLIENT_ID || REQUEST_FIXED + len > size {
         return Read::Invalid;
     }
     match body.get(REQUEST_FIXED..REQUEST_FIXED + len) {

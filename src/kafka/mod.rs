@@ -27,6 +27,7 @@ mod detect;
 mod errors;
 mod exchange;
 mod framing;
+mod guard;
 mod header;
 mod legacy;
 
@@ -360,3 +361,8 @@ impl KafkaDecoder {
         }
     }
 }
+
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests;
