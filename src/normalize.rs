@@ -123,3 +123,96 @@ fn evidence(source: &Arc<str>, frame: u64) -> Evidence {
         at: Location::Frame { frame },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::testkit::{join_group_v5_frames, list_groups_v4_frames, Sim, BROKER, CLIENT};
+    use crate::tcp::Direction::{ToClient, ToServer};
+
+    fn source() -> Arc<str> {
+        Arc::from("test.pcap")
+    }
+
+    #[test]
+    fn gives_a_request_event_and_a_response_event_with_their_own_frames() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = join_group_v5_frames(3);
+        let qf = sim.send(1, ToServer, &q);
+        let rf = sim.send(1, ToClient, &r);
+        let events = events_from_exchange(sim.only(), &source());
+        assert_eq!(events.len(), 2);
+        let (req, resp) = (&events[0], &events[1]);
+        assert_eq!(req.evidence.at, Location::Frame { frame: qf });
+        assert_eq!(resp.evidence.at, Location::Frame { frame: rf });
+        assert!(req.ts < resp.ts);
+        // The request names no member yet, nor a generation; the answer does.
+        assert_eq!((req.member_id.as_deref(), req.generation_id), (None, None));
+        assert_eq!(
+            (resp.member_id.as_deref(), resp.generation_id),
+            (Some("m-9"), Some(4))
+        );
+        assert_eq!(req.group_instance_id.as_deref(), Some("i-1"));
+        assert_eq!(req.group.as_deref(), Some("g"));
+        assert_eq!(req.client.client_id.as_deref(), Some("app"));
+        assert_eq!(req.client.address.as_deref(), Some(CLIENT));
+        assert_eq!(req.client.broker.as_deref(), Some(BROKER));
+        let EventKind::JoinGroupResponse { parked_ms, .. } = &resp.kind else {
+            panic!("{resp:?}")
+        };
+        assert_eq!(*parked_ms, Some(1.0));
+    }
+
+    #[test]
+    fn gives_one_event_per_listed_group() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = list_groups_v4_frames(1);
+        sim.send(1, ToServer, &q);
+        sim.send(1, ToClient, &r);
+        let events = events_from_exchange(sim.only(), &source());
+        let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
+        assert_eq!(groups, vec![Some("a"), Some("b")]);
+        let EventKind::GroupListed { state, .. } = &events[1].kind else {
+            panic!()
+        };
+        assert_eq!(state.as_deref(), Some("Empty"));
+    }
+
+    #[test]
+    fn gives_nothing_for_apis_without_group_events() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        sim.send(
+            1,
+            ToServer,
+            &crate::kafka::testkit::raw_request(3, 12, 1, "app", &[0; 8]),
+        );
+        sim.send(
+            1,
+            ToClient,
+            &crate::kafka::testkit::raw_response(1, &[0; 8]),
+        );
+        assert_eq!(sim.only().api, "Metadata");
+        assert!(events_from_exchange(sim.only(), &source()).is_empty());
+    }
+
+    #[test]
+    fn attributes_a_closed_connection_to_the_member_that_used_it() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = join_group_v5_frames(3);
+        sim.send(1, ToServer, &q);
+        sim.send(1, ToClient, &r);
+        sim.close(1, false);
+        let e = events_from_close(&sim.closed[0], &source());
+        assert_eq!(e.kind, EventKind::ConnectionClosed { reset: false });
+        assert_eq!(
+            (e.group.as_deref(), e.member_id.as_deref()),
+            (Some("g"), Some("m-9"))
+        );
+        assert_eq!(e.group_instance_id.as_deref(), Some("i-1"));
+        assert_eq!(e.client.address.as_deref(), Some(CLIENT));
+    }
+}

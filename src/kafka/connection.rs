@@ -10,26 +10,25 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::diagnostic::DiagnosticKind;
 use crate::time::Timestamp;
 
 use super::apis;
 use super::decode::{self, Decoded};
 use super::decode_response;
-use super::exchange::{self, ClosedConnection, Ends, Exchange, RequestSide, ResponseSide};
-use super::framing::{FrameRules, FrameSplitter, Piece, Plan, SplitFrame};
+use super::exchange::{self, ClosedConnection, Ends, RequestSide, ResponseSide};
+use super::framing::{FrameSplitter, Piece, SplitFrame};
+use super::guess;
 use super::header::{self, Read};
+use super::rules::{RequestRules, ResponseRules};
+use super::Ctx;
 
 /// Requests kept waiting for an answer per connection; beyond this the
 /// oldest is given up as unanswered (a broken stream must not grow memory).
 const MAX_IN_FLIGHT: usize = 1024;
 
-/// Responses without a captured request are buffered up to this size so
-/// that their shape can hint at the API; larger ones are skipped.
-const UNMATCHED_BUFFER_CAP: usize = 64 * 1024;
-
 /// A request waiting for its response.
-type InFlight = BTreeMap<i32, RequestSide>;
+pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
 
 /// The last things a connection said about its group member.
 #[derive(Clone, Debug, Default)]
@@ -50,53 +49,6 @@ pub(crate) struct Connection {
     software: Option<String>,
     last: Attribution,
     source: Arc<str>,
-}
-
-struct RequestRules;
-
-impl FrameRules for RequestRules {
-    fn plan(&self, head: &[u8], _size: usize) -> Plan {
-        match header::peek_request(head) {
-            Read::NeedMore(n) => Plan::NeedMore(n),
-            Read::Invalid => Plan::Lost,
-            Read::Done(p) if apis::is_group_api(p.api_key) => Plan::Buffer,
-            Read::Done(_) => Plan::Skip { keep: head.len() },
-        }
-    }
-
-    fn plausible(&self, at: &[u8]) -> Read<()> {
-        header::plausible_request(at)
-    }
-}
-
-struct ResponseRules<'a>(&'a InFlight);
-
-impl FrameRules for ResponseRules<'_> {
-    fn plan(&self, head: &[u8], size: usize) -> Plan {
-        let Some(corr) = header::peek_correlation_id(head) else {
-            return Plan::NeedMore(4);
-        };
-        match self.0.get(&corr) {
-            Some(r) if apis::is_group_api(r.api_key) => Plan::Buffer,
-            Some(_) => Plan::Skip { keep: 4 },
-            None if size <= UNMATCHED_BUFFER_CAP => Plan::Buffer,
-            None => Plan::Skip { keep: 4 },
-        }
-    }
-
-    fn plausible(&self, at: &[u8]) -> Read<()> {
-        header::plausible_response(at, |c| self.0.contains_key(&c))
-    }
-
-    /// The next response may answer a request that was not captured: only
-    /// its size is judged.
-    fn plausible_next(&self, at: &[u8]) -> Read<()> {
-        match header::size_at(at) {
-            None => Read::NeedMore(4),
-            Some(size) if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) => Read::Done(()),
-            Some(_) => Read::Invalid,
-        }
-    }
 }
 
 impl Connection {
@@ -374,7 +326,7 @@ impl Connection {
     fn on_unmatched(&mut self, f: SplitFrame, corr: i32, ctx: &mut Ctx) {
         let guess = f
             .complete
-            .then(|| decode_response::guess(&f.bytes, ctx.next_exchange()))
+            .then(|| guess::guess(&f.bytes, ctx.next_exchange()))
             .flatten();
         let detail = match &guess {
             Some((api, _, _)) => format!(
@@ -446,22 +398,5 @@ impl Connection {
             group_instance_id: l.group_instance_id.clone(),
             software: self.software.clone(),
         })
-    }
-}
-
-/// Where a connection puts its results.
-pub(crate) struct Ctx<'a> {
-    /// Diagnostics.
-    pub diags: &'a mut Diagnostics,
-    /// Finished exchanges.
-    pub out: &'a mut Vec<Exchange>,
-    /// The decoder-wide exchange counter.
-    pub exchange_ids: &'a mut u64,
-}
-
-impl Ctx<'_> {
-    fn next_exchange(&mut self) -> u64 {
-        *self.exchange_ids += 1;
-        *self.exchange_ids
     }
 }

@@ -34,47 +34,7 @@ pub(crate) fn response(
     body_after_header(&mut buf, api_key, version, exchange)
 }
 
-/// Guesses the API of a response whose request was not captured: the one
-/// group API whose response schema, at some version, consumes exactly these
-/// bytes. `None` when no API or several fit (small responses are ambiguous:
-/// a Heartbeat v1 answer has the shape of a LeaveGroup v1 one).
-pub(crate) fn guess(body: &[u8], exchange: u64) -> Option<(i16, i16, Decoded)> {
-    let bytes = Bytes::copy_from_slice(body);
-    let mut found: Option<(i16, i16, Decoded)> = None;
-    for api_key in GUESSABLE {
-        let Ok(k) = kafka_protocol::messages::ApiKey::try_from(api_key) else {
-            continue;
-        };
-        let fits = (0..=k.valid_versions().max).find_map(|v| {
-            let mut buf = bytes.clone();
-            let d = body_after_header(&mut buf, api_key, v, exchange).ok()?;
-            buf.is_empty().then_some((api_key, v, d))
-        });
-        match (fits, &found) {
-            (Some(_), Some(_)) => return None,
-            (Some(f), None) => found = Some(f),
-            (None, _) => {}
-        }
-    }
-    found
-}
-
-/// Group APIs whose responses [`guess`] tries.
-const GUESSABLE: [i16; 11] = [
-    key::OFFSET_COMMIT,
-    key::OFFSET_FETCH,
-    key::FIND_COORDINATOR,
-    key::JOIN_GROUP,
-    key::HEARTBEAT,
-    key::LEAVE_GROUP,
-    key::SYNC_GROUP,
-    key::DESCRIBE_GROUPS,
-    key::LIST_GROUPS,
-    key::CONSUMER_GROUP_HEARTBEAT,
-    key::CONSUMER_GROUP_DESCRIBE,
-];
-
-fn body_after_header(
+pub(crate) fn body_after_header(
     buf: &mut Bytes,
     api_key: i16,
     version: i16,

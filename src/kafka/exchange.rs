@@ -222,3 +222,52 @@ pub(crate) fn build(
         response_groups: r.map(|d| d.groups.clone()).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::kafka::testkit::{join_group_v5_frames, Sim};
+    use crate::tcp::Direction::{ToClient, ToServer};
+
+    #[test]
+    fn serialises_exactly_the_documented_ndjson_fields() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = join_group_v5_frames(3);
+        sim.send(1, ToServer, &q);
+        sim.send(1, ToClient, &r);
+        let json = serde_json::to_value(sim.only()).unwrap();
+        let keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        let mut want = vec![
+            "ts",
+            "api_key",
+            "api",
+            "api_version",
+            "correlation_id",
+            "client_id",
+            "connection",
+            "request_frame",
+            "response_frame",
+            "latency_ms",
+            "group_id",
+            "member_id",
+            "generation_id",
+            "error_code",
+            "error",
+            "client_software",
+        ];
+        want.sort_unstable();
+        let mut got = keys.clone();
+        got.sort_unstable();
+        assert_eq!(got, want);
+        assert_eq!(json["ts"], "1970-01-01T00:00:00.002000Z");
+        assert_eq!(json["api"], "JoinGroup");
+        assert_eq!(json["member_id"], "m-9");
+        assert_eq!(json["error"], "NONE");
+        assert_eq!(json["connection"], "10.0.0.1:50000 -> 10.0.0.2:9092");
+    }
+}

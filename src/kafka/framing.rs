@@ -15,6 +15,7 @@
 use crate::time::Timestamp;
 
 use super::header::{self, Read};
+use super::resync::{self, Scan};
 
 /// Bytes kept while searching for a plausible header; older bytes are
 /// dropped (and counted as skipped).
@@ -343,28 +344,13 @@ impl FrameSplitter {
             return 0;
         };
         self.buf.extend_from_slice(data);
-        // An offset that needs more bytes to judge (a long client id not
-        // yet arrived) does not stop the scan: a later offset that is
-        // plausible now wins; otherwise the search waits at the first one.
-        let mut undecided = None;
-        let mut at = 0;
-        let found = loop {
-            match self.buf.get(at..).map(|rest| judge(rules, rest)) {
-                Some(Read::Done(())) => break true,
-                Some(Read::Invalid) => at += 1,
-                Some(Read::NeedMore(_)) => {
-                    undecided = undecided.or(Some(at));
-                    at += 1;
-                }
-                None => break false,
-            }
-        };
-        // Keep the window bounded even while waiting for more bytes.
-        let overflow = self.buf.len().saturating_sub(SEARCH_WINDOW);
-        let drop = if found {
-            at
-        } else {
-            undecided.unwrap_or(at).max(overflow)
+        let (found, drop) = match resync::scan(&self.buf, rules) {
+            Scan::Found(at) => (true, at),
+            // Keep the window bounded even while waiting for more bytes.
+            Scan::Waiting(from) => (
+                false,
+                from.max(self.buf.len().saturating_sub(SEARCH_WINDOW)),
+            ),
         };
         self.buf.drain(..drop);
         skipped += drop as u64;
@@ -381,29 +367,161 @@ impl FrameSplitter {
     }
 }
 
-/// Whether a frame plausibly starts at `rest`: its header must be
-/// plausible and, when the frame ends inside the window, whatever follows it
-/// must plausibly start the next frame (zero-filled data is full of
-/// headers that look fine alone).
-fn judge(rules: &dyn FrameRules, rest: &[u8]) -> Read<()> {
-    match rules.plausible(rest) {
-        Read::Done(()) => {}
-        other => return other,
-    }
-    let next = header::size_at(rest).and_then(|size| rest.get(size.saturating_add(4)..));
-    match next {
-        Some(next) if !next.is_empty() => match rules.plausible_next(next) {
-            Read::Invalid => Read::Invalid,
-            _ => Read::Done(()),
-        },
-        _ => Read::Done(()),
-    }
-}
-
 /// Moves bytes from `data` into `buf` until it holds `want`; returns how
 /// many were used.
 fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
     let n = want.saturating_sub(buf.len()).min(data.len());
     buf.extend_from_slice(&data[..n]);
     n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Requests of API 12 are kept, everything else skipped keeping 10 bytes.
+    struct Rules;
+
+    impl FrameRules for Rules {
+        fn plan(&self, head: &[u8], _size: usize) -> Plan {
+            match header::peek_request(head) {
+                Read::NeedMore(n) => Plan::NeedMore(n),
+                Read::Invalid => Plan::Lost,
+                Read::Done(p) if p.api_key == 12 => Plan::Buffer,
+                Read::Done(_) => Plan::Skip {
+                    keep: header::REQUEST_FIXED,
+                },
+            }
+        }
+
+        fn plausible(&self, at: &[u8]) -> Read<()> {
+            header::plausible_request(at)
+        }
+    }
+
+    fn frame(api: i16, corr: i32, body_len: usize) -> Vec<u8> {
+        let mut body = api.to_be_bytes().to_vec();
+        body.extend(1i16.to_be_bytes());
+        body.extend(corr.to_be_bytes());
+        body.extend([0, 2, b'c', b'1']);
+        body.extend(std::iter::repeat_n(0xab, body_len));
+        let mut f = (body.len() as u32).to_be_bytes().to_vec();
+        f.extend(body);
+        f
+    }
+
+    fn frames(pieces: &[Piece]) -> Vec<(usize, bool, u64)> {
+        pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Frame(f) => Some((f.size, f.complete, f.frame)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn completes_a_frame_in_the_packet_that_brings_its_last_byte() {
+        let f = frame(12, 1, 30);
+        let mut s = FrameSplitter::new(true, 1 << 20);
+        let mut out = Vec::new();
+        for (i, b) in f.iter().enumerate() {
+            s.push(
+                std::slice::from_ref(b),
+                Timestamp(i as i64),
+                i as u64 + 1,
+                &Rules,
+                &mut out,
+            );
+        }
+        assert_eq!(frames(&out), vec![(f.len() - 4, true, f.len() as u64)]);
+        let Piece::Frame(got) = &out[0] else { panic!() };
+        assert_eq!(got.bytes, f[4..]);
+    }
+
+    #[test]
+    fn splits_several_frames_from_one_push() {
+        let mut all = frame(12, 1, 3);
+        all.extend(frame(0, 2, 500));
+        all.extend(frame(12, 3, 0));
+        let mut s = FrameSplitter::new(true, 1 << 20);
+        let mut out = Vec::new();
+        s.push(&all, Timestamp(0), 7, &Rules, &mut out);
+        assert_eq!(
+            frames(&out),
+            vec![(15, true, 7), (512, false, 7), (12, true, 7)]
+        );
+        assert_eq!(s.buffered_bytes(), 0);
+    }
+
+    #[test]
+    fn skips_bodies_keeping_only_the_header_prefix() {
+        let big = frame(1, 9, 100_000);
+        let mut s = FrameSplitter::new(true, 1 << 20);
+        let mut out = Vec::new();
+        let mut peak = 0;
+        for chunk in big.chunks(1000) {
+            s.push(chunk, Timestamp(0), 1, &Rules, &mut out);
+            peak = peak.max(s.buffered_bytes());
+        }
+        assert!(peak <= header::REQUEST_FIXED + 2, "peak {peak}");
+        let Piece::Frame(f) = &out[0] else { panic!() };
+        assert_eq!((f.complete, f.bytes.len()), (false, header::REQUEST_FIXED));
+    }
+
+    #[test]
+    fn skips_a_decoded_api_frame_larger_than_the_cap() {
+        let mut s = FrameSplitter::new(true, 64);
+        let mut out = Vec::new();
+        s.push(&frame(12, 1, 1000), Timestamp(0), 1, &Rules, &mut out);
+        assert!(matches!(out[0], Piece::Oversized { size: 1012 }));
+        assert_eq!(frames(&out), vec![(1012, false, 1)]);
+    }
+
+    #[test]
+    fn finds_the_next_header_after_garbage() {
+        let mut s = FrameSplitter::new(false, 1 << 20);
+        let mut out = Vec::new();
+        let mut bytes = vec![0xff, 0x13, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07];
+        bytes.extend(frame(12, 5, 2));
+        bytes.extend(frame(12, 6, 2));
+        s.push(&bytes, Timestamp(0), 1, &Rules, &mut out);
+        assert_eq!(
+            out[0],
+            Piece::Resynced {
+                skipped: 9,
+                after_gap: false
+            }
+        );
+        assert_eq!(frames(&out).len(), 2);
+    }
+
+    #[test]
+    fn loses_sync_on_an_absurd_size_and_finds_it_again() {
+        let mut s = FrameSplitter::new(true, 1 << 20);
+        let mut out = Vec::new();
+        let mut bytes = vec![0x7f, 0xff, 0xff, 0xff];
+        bytes.extend(frame(12, 5, 2));
+        s.push(&bytes, Timestamp(0), 1, &Rules, &mut out);
+        assert_eq!(out[0], Piece::LostSync { size: 0x7fff_ffff });
+        assert_eq!(
+            out[1],
+            Piece::Resynced {
+                skipped: 4,
+                after_gap: false
+            }
+        );
+        assert_eq!(frames(&out).len(), 1);
+    }
+
+    #[test]
+    fn bounds_the_search_window() {
+        let mut s = FrameSplitter::new(false, 1 << 20);
+        let mut out = Vec::new();
+        for _ in 0..100 {
+            s.push(&[0xee; 4096], Timestamp(0), 1, &Rules, &mut out);
+            assert!(s.buffered_bytes() <= SEARCH_WINDOW);
+        }
+        assert!(out.is_empty());
+    }
 }

@@ -28,8 +28,11 @@ mod errors;
 mod exchange;
 mod framing;
 mod guard;
+mod guess;
 mod header;
 mod legacy;
+mod resync;
+mod rules;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,7 +45,7 @@ use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::tcp::{ConnectionKey, Direction, StreamEvent};
 use crate::time::Timestamp;
 
-use connection::{Connection, Ctx};
+use connection::Connection;
 use detect::{Pending, Verdict};
 use exchange::Ends;
 
@@ -362,7 +365,24 @@ impl KafkaDecoder {
     }
 }
 
+/// Where a connection puts its results.
+pub(crate) struct Ctx<'a> {
+    /// Diagnostics.
+    pub diags: &'a mut Diagnostics,
+    /// Finished exchanges.
+    pub out: &'a mut Vec<Exchange>,
+    /// The decoder-wide exchange counter.
+    pub exchange_ids: &'a mut u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn next_exchange(&mut self) -> u64 {
+        *self.exchange_ids += 1;
+        *self.exchange_ids
+    }
+}
+
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;

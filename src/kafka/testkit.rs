@@ -224,3 +224,41 @@ impl Sim {
         &self.out[0]
     }
 }
+
+/// A JoinGroup v5 exchange of a new static member (`i-1`) of group `g`:
+/// the request has no member id; the broker assigns `m-9` in generation 4.
+pub(crate) fn join_group_v5_frames(corr: i32) -> (Vec<u8>, Vec<u8>) {
+    use kafka_protocol::messages::{GroupId, JoinGroupRequest, JoinGroupResponse};
+    let req = JoinGroupRequest::default()
+        .with_group_id(GroupId(s("g")))
+        .with_session_timeout_ms(45_000)
+        .with_rebalance_timeout_ms(300_000)
+        .with_group_instance_id(Some(s("i-1")))
+        .with_protocol_type(s("consumer"));
+    let resp = JoinGroupResponse::default()
+        .with_generation_id(4)
+        .with_leader(s("m-9"))
+        .with_member_id(s("m-9"));
+    (
+        request(11, 5, corr, "app", &req),
+        response(11, 5, corr, &resp),
+    )
+}
+
+/// A ListGroups v4 exchange listing groups `a` (Stable) and `b` (Empty).
+pub(crate) fn list_groups_v4_frames(corr: i32) -> (Vec<u8>, Vec<u8>) {
+    use kafka_protocol::messages::list_groups_response::ListedGroup;
+    use kafka_protocol::messages::{GroupId, ListGroupsRequest, ListGroupsResponse};
+    let listed = |g: &str, state: &str| {
+        ListedGroup::default()
+            .with_group_id(GroupId(s(g)))
+            .with_protocol_type(s("consumer"))
+            .with_group_state(s(state))
+    };
+    let resp = ListGroupsResponse::default()
+        .with_groups(vec![listed("a", "Stable"), listed("b", "Empty")]);
+    (
+        request(16, 4, corr, "admin", &ListGroupsRequest::default()),
+        response(16, 4, corr, &resp),
+    )
+}
