@@ -341,7 +341,8 @@ impl Connection {
             Some(f.frame),
             detail,
         );
-        let (api, version, decoded) = guess.unwrap_or((-1, -1, Decoded::default()));
+        // The version is unknown without the request, even when a guess fits.
+        let (api, _, decoded) = guess.unwrap_or((-1, -1, Decoded::default()));
         let resp = ResponseSide {
             ts: f.ts,
             frame: f.frame,
@@ -351,7 +352,7 @@ impl Connection {
             self.ends,
             None,
             Some(resp),
-            (api, version, corr),
+            (api, -1, corr),
         ));
     }
 

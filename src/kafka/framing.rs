@@ -43,6 +43,13 @@ pub(crate) trait FrameRules {
     fn plan(&self, head: &[u8], size: usize) -> Plan;
     /// Whether `at` (4-byte size first) could start a frame here.
     fn plausible(&self, at: &[u8]) -> Read<()>;
+    /// Whether a capture that begins mid-connection may be trusted to
+    /// begin at a frame boundary when [`resync::aligned_start`] says the
+    /// first bytes line up (responses: their correlation ids cannot be
+    /// checked before their requests are seen).
+    fn trust_aligned_start(&self) -> bool {
+        false
+    }
     /// Whether `at` could start the frame after a plausible one (a weaker
     /// test where the next frame's context is unknown).
     fn plausible_next(&self, at: &[u8]) -> Read<()> {
@@ -106,6 +113,8 @@ pub(crate) struct FrameSplitter {
     buf: Vec<u8>,
     /// Bytes found after a regained header, still to be split.
     replay: Vec<u8>,
+    /// A mid-connection start whose first bytes were not looked at yet.
+    fresh: bool,
     max_frame_len: usize,
 }
 
@@ -124,6 +133,7 @@ impl FrameSplitter {
             state,
             buf: Vec::new(),
             replay: Vec::new(),
+            fresh: !in_sync,
             max_frame_len,
         }
     }
@@ -344,7 +354,15 @@ impl FrameSplitter {
             return 0;
         };
         self.buf.extend_from_slice(data);
-        let (found, drop) = match resync::scan(&self.buf, rules) {
+        let aligned = std::mem::take(&mut self.fresh)
+            && rules.trust_aligned_start()
+            && resync::aligned_start(&self.buf);
+        let scanned = if aligned {
+            Scan::Found(0)
+        } else {
+            resync::scan(&self.buf, rules)
+        };
+        let (found, drop) = match scanned {
             Scan::Found(at) => (true, at),
             // Keep the window bounded even while waiting for more bytes.
             Scan::Waiting(from) => (

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use super::apis::key;
 use super::decode::Decoded;
 use super::decode_response::body_after_header;
+use super::errors::error_name;
 
 /// Guesses the API of a response whose request was not captured: the one
 /// group API whose response schema, at some version, consumes exactly these
@@ -26,7 +27,7 @@ pub(crate) fn guess(body: &[u8], exchange: u64) -> Option<(i16, i16, Decoded)> {
         let fits = (0..=k.valid_versions().max).find_map(|v| {
             let mut buf = bytes.clone();
             let d = body_after_header(&mut buf, api_key, v, exchange).ok()?;
-            buf.is_empty().then_some((api_key, v, d))
+            (buf.is_empty() && believable(&d)).then_some((api_key, v, d))
         });
         match (fits, &found) {
             (Some(_), Some(_)) => return None,
@@ -51,3 +52,10 @@ const GUESSABLE: [i16; 11] = [
     key::CONSUMER_GROUP_HEARTBEAT,
     key::CONSUMER_GROUP_DESCRIBE,
 ];
+
+/// A fit is believed only if its error code is one Kafka has: random bytes
+/// that happen to parse rarely land on a real code as well.
+fn believable(d: &Decoded) -> bool {
+    d.error_code
+        .is_none_or(|c| c == 0 || error_name(c) != "UNKNOWN_ERROR_CODE")
+}

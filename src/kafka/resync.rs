@@ -39,6 +39,31 @@ pub(crate) fn scan(window: &[u8], rules: &dyn FrameRules) -> Scan {
     Scan::Waiting(undecided.unwrap_or(window.len()))
 }
 
+/// Whether the first bytes of a capture that began mid-connection start a
+/// frame: a sane size whose frame ends exactly where the first bytes end
+/// (packet and frame boundaries coincide), or is followed by a frame whose
+/// correlation id comes a little after its own (clients number requests
+/// upwards, and brokers answer in order).
+pub(crate) fn aligned_start(window: &[u8]) -> bool {
+    let sane = |size: usize| (8..=header::MAX_PLAUSIBLE_FRAME).contains(&size);
+    let Some(size) = header::size_at(window).filter(|s| sane(*s)) else {
+        return false;
+    };
+    let end = size.saturating_add(4);
+    if window.len() == end {
+        return true;
+    }
+    let next = window.get(end..).unwrap_or_default();
+    let (first, second) = (
+        header::peek_correlation_id(&window[4..]),
+        header::peek_correlation_id(next.get(4..).unwrap_or_default()),
+    );
+    match (header::size_at(next), first, second) {
+        (Some(n), Some(a), Some(b)) => sane(n) && b > a && b - a <= 1000,
+        _ => false,
+    }
+}
+
 /// Whether a frame plausibly starts at `rest`, checking what follows it
 /// when that is inside the window.
 fn judge(rules: &dyn FrameRules, rest: &[u8]) -> Read<()> {
@@ -95,6 +120,19 @@ mod tests {
         tail.extend(request(2));
         w.extend(&tail);
         assert_eq!(scan(&w, &Requests), Scan::Found(18 + 20 + 3));
+    }
+
+    #[test]
+    fn trusts_a_first_packet_that_is_exactly_one_frame() {
+        let mut f = vec![0, 0, 0, 10, 0, 0, 0, 7];
+        f.extend([0; 6]);
+        assert!(aligned_start(&f));
+        assert!(!aligned_start(&f[..12]));
+        let mut two = f.clone();
+        two.extend([0, 0, 0, 10, 0, 0, 0, 8, 1]);
+        assert!(aligned_start(&two));
+        two[21] = 6; // a correlation id going backwards
+        assert!(!aligned_start(&two));
     }
 
     #[test]

@@ -56,6 +56,10 @@ impl FrameRules for ResponseRules<'_> {
         header::plausible_response(at, |c| self.0.contains_key(&c))
     }
 
+    fn trust_aligned_start(&self) -> bool {
+        true
+    }
+
     /// The next response may answer a request that was not captured: only
     /// its size is judged.
     fn plausible_next(&self, at: &[u8]) -> Read<()> {

@@ -1089,3 +1089,26 @@ fn never_panics_on_random_or_mangled_streams() {
     assert!(!sim.out.is_empty());
     assert_eq!(sim.dec.buffered_bytes(), 0);
 }
+
+#[test]
+fn reports_responses_at_the_start_of_a_mid_stream_capture_as_unmatched() {
+    // The capture begins between frames: two answers whose requests came
+    // before it started, then a full exchange.
+    let mut sim = Sim::new();
+    sim.open(1, false);
+    let (_, r1) = heartbeat_exchange(140);
+    let (_, r2) = heartbeat_exchange(141);
+    let (q3, r3) = heartbeat_exchange(142);
+    sim.send(1, ToClient, &r1);
+    sim.send(1, ToClient, &r2);
+    sim.send(1, ToServer, &q3);
+    sim.send(1, ToClient, &r3);
+    assert_eq!(sim.count(DiagnosticKind::UnmatchedResponse), 2);
+    assert_eq!(sim.count(DiagnosticKind::Resynced), 0);
+    let corrs: Vec<(i32, bool)> = sim
+        .out
+        .iter()
+        .map(|e| (e.correlation_id, e.request_frame.is_some()))
+        .collect();
+    assert_eq!(corrs, vec![(140, false), (141, false), (142, true)]);
+}
