@@ -27,6 +27,11 @@ use super::Ctx;
 /// oldest is given up as unanswered (a broken stream must not grow memory).
 const MAX_IN_FLIGHT: usize = 1024;
 
+/// Responses without a request whose API is guessed, per connection; past
+/// this (a capture that lost one direction) they are only counted, so that
+/// guessing cannot dominate the run time.
+const MAX_GUESSES: u32 = 32;
+
 /// A request waiting for its response.
 pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
 
@@ -48,6 +53,8 @@ pub(crate) struct Connection {
     in_flight: InFlight,
     software: Option<String>,
     last: Attribution,
+    /// Responses seen without their request.
+    unmatched: u32,
     source: Arc<str>,
 }
 
@@ -61,6 +68,7 @@ impl Connection {
             in_flight: InFlight::new(),
             software: None,
             last: Attribution::default(),
+            unmatched: 0,
             source,
         }
     }
@@ -80,8 +88,13 @@ impl Connection {
     /// Bytes from the broker.
     pub(crate) fn on_response_bytes(&mut self, b: &[u8], ts: Timestamp, frame: u64, ctx: &mut Ctx) {
         let mut pieces = Vec::new();
-        self.responses
-            .push(b, ts, frame, &ResponseRules(&self.in_flight), &mut pieces);
+        self.responses.push(
+            b,
+            ts,
+            frame,
+            &ResponseRules(&self.in_flight, self.unmatched < MAX_GUESSES),
+            &mut pieces,
+        );
         self.on_pieces(pieces, false, ctx);
     }
 
@@ -324,8 +337,8 @@ impl Connection {
     }
 
     fn on_unmatched(&mut self, f: SplitFrame, corr: i32, ctx: &mut Ctx) {
-        let guess = f
-            .complete
+        self.unmatched = self.unmatched.saturating_add(1);
+        let guess = (f.complete && self.unmatched <= MAX_GUESSES)
             .then(|| guess::guess(&f.bytes, ctx.next_exchange()))
             .flatten();
         let detail = match &guess {

@@ -15,8 +15,9 @@ use super::framing::{FrameRules, Plan};
 use super::header::{self, Read};
 
 /// Responses without a captured request are buffered up to this size so
-/// that their shape can hint at the API; larger ones are skipped.
-const UNMATCHED_BUFFER_CAP: usize = 64 * 1024;
+/// that their shape can hint at the API; larger ones are skipped (guessing
+/// tries every group API's schema, about a millisecond for 12 KiB).
+const UNMATCHED_BUFFER_CAP: usize = 16 * 1024;
 
 /// Rules for the client → broker direction.
 pub(crate) struct RequestRules;
@@ -36,8 +37,9 @@ impl FrameRules for RequestRules {
     }
 }
 
-/// Rules for the broker → client direction, knowing the requests in flight.
-pub(crate) struct ResponseRules<'a>(pub &'a InFlight);
+/// Rules for the broker → client direction, knowing the requests in flight
+/// and whether answers without a request are still worth guessing at.
+pub(crate) struct ResponseRules<'a>(pub &'a InFlight, pub bool);
 
 impl FrameRules for ResponseRules<'_> {
     fn plan(&self, head: &[u8], size: usize) -> Plan {
@@ -47,7 +49,7 @@ impl FrameRules for ResponseRules<'_> {
         match self.0.get(&corr) {
             Some(r) if apis::is_group_api(r.api_key) => Plan::Buffer,
             Some(_) => Plan::Skip { keep: 4 },
-            None if size <= UNMATCHED_BUFFER_CAP => Plan::Buffer,
+            None if self.1 && size <= UNMATCHED_BUFFER_CAP => Plan::Buffer,
             None => Plan::Skip { keep: 4 },
         }
     }

@@ -1112,3 +1112,19 @@ fn reports_responses_at_the_start_of_a_mid_stream_capture_as_unmatched() {
         .collect();
     assert_eq!(corrs, vec![(140, false), (141, false), (142, true)]);
 }
+
+#[test]
+fn stops_guessing_after_many_answers_without_requests() {
+    // A capture that lost the client's direction: every answer is unmatched.
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    for corr in 0..40i32 {
+        let mut r = join_group(7).response;
+        r[4..8].copy_from_slice(&corr.to_be_bytes());
+        sim.send(1, ToClient, &r);
+    }
+    assert_eq!(sim.count(DiagnosticKind::UnmatchedResponse), 40);
+    let guessed = sim.out.iter().filter(|e| e.api == "JoinGroup").count();
+    assert_eq!(guessed, 32);
+    assert_eq!(sim.out.len(), 40);
+}
