@@ -9,14 +9,25 @@
 //! (`--port`, default 9092), the broker being that end (so roles the TCP
 //! layer guessed wrong are flipped); with `detect_ports`, also connections
 //! whose first bytes in one direction are a plausible request header and
-//! whose first answer carries the same correlation id (see [`detect`]).
+//! whose first answer carries the same correlation id (see `detect`).
 //! TLS on a Kafka port yields one `Encrypted` diagnostic and the connection
 //! is ignored.
 //!
-//! Files: [`framing`] splits frames, [`header`] reads headers by hand,
-//! [`decode`]/[`decode_response`] decode group APIs, [`consumer_protocol`]
-//! the embedded subscription/assignment, [`legacy`] versions the crate
-//! dropped, [`connection`] pairs, [`exchange`] is the output type.
+//! Files: `framing` splits frames (`resync` finds them again, `rules`
+//! says what each direction keeps), `header` reads headers by hand,
+//! `detect` recognises Kafka on unnamed ports, `decode` and
+//! `decode_response` decode the group APIs through `guard` (which keeps
+//! corrupt array counts from aborting), `consumer_protocol` reads the
+//! embedded subscription/assignment, `legacy` the versions the crate
+//! dropped, `guess` names the API of an answer without request,
+//! `connection` pairs, `exchange` is the output type, `apis` and
+//! `errors` name things as Kafka does.
+//!
+//! Closes: [`KafkaDecoder::take_closed`] returns the connections that
+//! carried group traffic (a request naming a group) and have since closed,
+//! with the last client id, group, member id and static id used on them;
+//! [`crate::normalize::events_from_close`] makes `ConnectionClosed` events
+//! of them. Call it after each event (or once at the end).
 
 mod apis;
 mod connection;
