@@ -220,26 +220,32 @@ fn offset_fetch(r: OffsetFetchResponse, v: i16, exchange: u64) -> Decoded {
 }
 
 fn find_coordinator(r: FindCoordinatorResponse, v: i16, exchange: u64) -> Decoded {
-    // v4+ answer per key (KIP-699); the first key's answer is kept.
-    let (code, node_id, host, port) = match r.coordinators.first() {
-        Some(c) if v >= 4 => (c.error_code, c.node_id.0, text(&c.host), c.port),
-        _ if v >= 4 => return Decoded::default(),
-        _ => (r.error_code, r.node_id.0, text(&r.host), r.port),
-    };
-    let kind = EventKind::FindCoordinatorResponse {
-        exchange,
-        node_id,
-        coordinator: format!("{host}:{port}"),
-        error: ErrorCode::from_code(code),
-    };
-    Decoded {
-        group_id: if v >= 4 {
-            r.coordinators.first().map(|c| text(&c.key))
-        } else {
-            None
-        },
-        ..with_error(code, kind)
+    let answer =
+        |code: i16, node_id: i32, host: String, port: i32| EventKind::FindCoordinatorResponse {
+            exchange,
+            node_id,
+            coordinator: format!("{host}:{port}"),
+            error: ErrorCode::from_code(code),
+        };
+    if v < 4 {
+        let kind = answer(r.error_code, r.node_id.0, text(&r.host), r.port);
+        return with_error(r.error_code, kind);
     }
+    // v4+ answer per key (KIP-699): one event per key, the first is the
+    // exchange's. Whether the keys are groups is the request's to say
+    // (`exchange::build` drops them for transactional ids).
+    let groups: Vec<(String, EventKind)> = r
+        .coordinators
+        .iter()
+        .map(|c| {
+            (
+                text(&c.key),
+                answer(c.error_code, c.node_id.0, text(&c.host), c.port),
+            )
+        })
+        .collect();
+    let codes = r.coordinators.iter().map(|c| c.error_code);
+    many(groups, first_error(codes))
 }
 
 fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64) -> Decoded {

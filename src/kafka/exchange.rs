@@ -180,6 +180,12 @@ pub(crate) fn build(
         *parked_ms = latency_ms;
     }
     let error_code = r.and_then(|d| d.error_code);
+    // FindCoordinator v4+ answers name their keys; they are groups only
+    // when the request asked for group coordinators (key type 0).
+    let keys_are_groups = !matches!(
+        q.and_then(|d| d.kind.as_ref()),
+        Some(EventKind::FindCoordinatorRequest { key_type, .. }) if *key_type != 0
+    );
     Exchange {
         ts: req
             .as_ref()
@@ -195,9 +201,9 @@ pub(crate) fn build(
         request_frame: req.as_ref().map(|r| r.frame),
         response_frame: resp.as_ref().map(|r| r.frame),
         latency_ms,
-        group_id: q
+        group_id: q.and_then(|d| d.group_id.clone()).or(r
             .and_then(|d| d.group_id.clone())
-            .or(r.and_then(|d| d.group_id.clone())),
+            .filter(|_| keys_are_groups)),
         member_id: q
             .and_then(|d| d.member_id.clone())
             .or(r.and_then(|d| d.member_id.clone())),
@@ -219,7 +225,10 @@ pub(crate) fn build(
         request_generation_id: q.and_then(|d| d.generation_id),
         response_member_id: r.and_then(|d| d.member_id.clone()),
         response_generation_id: r.and_then(|d| d.generation_id),
-        response_groups: r.map(|d| d.groups.clone()).unwrap_or_default(),
+        response_groups: r
+            .filter(|_| keys_are_groups)
+            .map(|d| d.groups.clone())
+            .unwrap_or_default(),
     }
 }
 

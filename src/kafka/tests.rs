@@ -1128,3 +1128,79 @@ fn stops_guessing_after_many_answers_without_requests() {
     assert_eq!(guessed, 32);
     assert_eq!(sim.out.len(), 40);
 }
+
+#[test]
+fn answers_batched_find_coordinator_keys_one_group_at_a_time() {
+    let coordinator = |key: &str, node: i32| {
+        find_coordinator_response::Coordinator::default()
+            .with_key(s(key))
+            .with_node_id(BrokerId(node))
+            .with_host(s("b"))
+            .with_port(9092)
+    };
+    let resp = FindCoordinatorResponse::default()
+        .with_coordinators(vec![coordinator("g1", 1), coordinator("g2", 2)]);
+    for key_type in [0i8, 1] {
+        let req = FindCoordinatorRequest::default()
+            .with_key_type(key_type)
+            .with_coordinator_keys(vec![s("g1"), s("g2")]);
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        sim.send(
+            1,
+            ToServer,
+            &request(key::FIND_COORDINATOR, 4, 1, "app", &req),
+        );
+        sim.send(1, ToClient, &response(key::FIND_COORDINATOR, 4, 1, &resp));
+        let ex = sim.only();
+        let events = crate::normalize::events_from_exchange(ex, &std::sync::Arc::from("t"));
+        let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
+        if key_type == 0 {
+            assert_eq!(groups, vec![Some("g1"), Some("g1"), Some("g2")]);
+        } else {
+            // Transactional ids are not groups.
+            assert_eq!(groups, vec![None, None]);
+        }
+    }
+}
+
+#[test]
+fn never_panics_while_detecting_kafka_in_random_traffic() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut valid = heartbeat_exchange(1).0;
+    valid.extend(heartbeat_exchange(1).1);
+    let mut sim = Sim::new();
+    for conn in 0..500u64 {
+        let port = 1024 + (rng.next() % 60_000) as u16;
+        sim.open_between(
+            conn,
+            "10.1.0.1:40000",
+            &format!("10.1.0.2:{port}"),
+            rng.next().is_multiple_of(2),
+        );
+        for _ in 0..(1 + rng.next() % 6) {
+            let dir = if rng.next().is_multiple_of(2) {
+                ToServer
+            } else {
+                ToClient
+            };
+            let mut bytes: Vec<u8> = if rng.next().is_multiple_of(3) {
+                valid.clone()
+            } else {
+                (0..rng.next() % 3000).map(|_| rng.next() as u8).collect()
+            };
+            if let Some(b) = bytes.get_mut((rng.next() % 40) as usize) {
+                *b = rng.next() as u8;
+            }
+            sim.send(conn, dir, &bytes);
+            if rng.next().is_multiple_of(7) {
+                sim.gap(conn, dir, rng.next() % 50);
+            }
+        }
+        if rng.next().is_multiple_of(2) {
+            sim.close(conn, false);
+        }
+    }
+    sim.finish();
+    assert_eq!(sim.dec.buffered_bytes(), 0);
+}
