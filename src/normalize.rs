@@ -1,1 +1,218 @@
-//! Exchange → GroupEvent. Stage stub.
+//! Exchanges and closed connections → [`GroupEvent`]s.
+//!
+//! Takes: [`Exchange`]s and [`ClosedConnection`]s from [`crate::kafka`].
+//! Gives: one [`GroupEvent`] per side seen of each group-API exchange (the
+//! request at its time with its frame, the response at its time with its
+//! frame), and one `ConnectionClosed` event per closed connection that
+//! carried group traffic. After this stage nothing depends on the wire.
+//!
+//! Connection closes: [`crate::kafka::KafkaDecoder::take_closed`] hands
+//! back, for each connection that named a group and then saw FIN or RST,
+//! the last client id, group, member id and static id used on it;
+//! [`events_from_close`] turns one into an event, so the reconstructor can
+//! tell "closed after LeaveGroup" from "vanished without one". Connections
+//! still open when the input ends produce nothing.
+
+use std::sync::Arc;
+
+use crate::event::{ClientRef, EventKind, Evidence, GroupEvent, Location};
+use crate::kafka::{ClosedConnection, Exchange};
+use crate::time::Timestamp;
+
+/// The group events one exchange shows: its request (if captured and of a
+/// group API), then its response (one event per group for responses about
+/// several groups).
+pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent> {
+    let mut events = Vec::new();
+    let client = client_ref(ex);
+    if let (Some(kind), Some(ts), Some(frame)) = (&ex.request, ex.request_ts, ex.request_frame) {
+        events.push(GroupEvent {
+            ts,
+            group: ex.group_id.clone(),
+            member_id: ex.request_member_id.clone(),
+            group_instance_id: ex.group_instance_id.clone(),
+            generation_id: ex.request_generation_id,
+            client: client.clone(),
+            kind: kind.clone(),
+            evidence: evidence(source, frame),
+        });
+    }
+    let (Some(ts), Some(frame)) = (ex.response_ts, ex.response_frame) else {
+        return events;
+    };
+    if !ex.response_groups.is_empty() {
+        for (group, kind) in &ex.response_groups {
+            events.push(about_group(
+                ts,
+                group,
+                kind,
+                &client,
+                evidence(source, frame),
+            ));
+        }
+    } else if let Some(kind) = &ex.response {
+        events.push(GroupEvent {
+            ts,
+            group: ex.group_id.clone(),
+            member_id: ex
+                .response_member_id
+                .clone()
+                .or(ex.request_member_id.clone()),
+            group_instance_id: ex.group_instance_id.clone(),
+            generation_id: ex.response_generation_id.or(ex.request_generation_id),
+            client,
+            kind: kind.clone(),
+            evidence: evidence(source, frame),
+        });
+    }
+    events
+}
+
+/// The `ConnectionClosed` event for a connection that carried group traffic.
+pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupEvent {
+    GroupEvent {
+        ts: closed.ts,
+        group: closed.group_id.clone(),
+        member_id: closed.member_id.clone(),
+        group_instance_id: closed.group_instance_id.clone(),
+        generation_id: None,
+        client: ClientRef {
+            client_id: closed.client_id.clone(),
+            address: Some(closed.client.to_string()),
+            software: closed.software.clone(),
+            broker: Some(closed.server.to_string()),
+        },
+        kind: EventKind::ConnectionClosed {
+            reset: closed.reset,
+        },
+        evidence: evidence(source, closed.frame),
+    }
+}
+
+fn about_group(
+    ts: Timestamp,
+    group: &str,
+    kind: &EventKind,
+    client: &ClientRef,
+    evidence: Evidence,
+) -> GroupEvent {
+    GroupEvent {
+        ts,
+        group: Some(group.to_string()),
+        member_id: None,
+        group_instance_id: None,
+        generation_id: None,
+        client: client.clone(),
+        kind: kind.clone(),
+        evidence,
+    }
+}
+
+fn client_ref(ex: &Exchange) -> ClientRef {
+    ClientRef {
+        client_id: ex.client_id.clone(),
+        address: Some(ex.client.to_string()),
+        software: ex.client_software.clone(),
+        broker: Some(ex.server.to_string()),
+    }
+}
+
+fn evidence(source: &Arc<str>, frame: u64) -> Evidence {
+    Evidence {
+        source: source.clone(),
+        at: Location::Frame { frame },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kafka::testkit::{join_group_v5_frames, list_groups_v4_frames, Sim, BROKER, CLIENT};
+    use crate::tcp::Direction::{ToClient, ToServer};
+
+    fn source() -> Arc<str> {
+        Arc::from("test.pcap")
+    }
+
+    #[test]
+    fn gives_a_request_event_and_a_response_event_with_their_own_frames() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = join_group_v5_frames(3);
+        let qf = sim.send(1, ToServer, &q);
+        let rf = sim.send(1, ToClient, &r);
+        let events = events_from_exchange(sim.only(), &source());
+        assert_eq!(events.len(), 2);
+        let (req, resp) = (&events[0], &events[1]);
+        assert_eq!(req.evidence.at, Location::Frame { frame: qf });
+        assert_eq!(resp.evidence.at, Location::Frame { frame: rf });
+        assert!(req.ts < resp.ts);
+        // The request names no member yet, nor a generation; the answer does.
+        assert_eq!((req.member_id.as_deref(), req.generation_id), (None, None));
+        assert_eq!(
+            (resp.member_id.as_deref(), resp.generation_id),
+            (Some("m-9"), Some(4))
+        );
+        assert_eq!(req.group_instance_id.as_deref(), Some("i-1"));
+        assert_eq!(req.group.as_deref(), Some("g"));
+        assert_eq!(req.client.client_id.as_deref(), Some("app"));
+        assert_eq!(req.client.address.as_deref(), Some(CLIENT));
+        assert_eq!(req.client.broker.as_deref(), Some(BROKER));
+        let EventKind::JoinGroupResponse { parked_ms, .. } = &resp.kind else {
+            panic!("{resp:?}")
+        };
+        assert_eq!(*parked_ms, Some(1.0));
+    }
+
+    #[test]
+    fn gives_one_event_per_listed_group() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = list_groups_v4_frames(1);
+        sim.send(1, ToServer, &q);
+        sim.send(1, ToClient, &r);
+        let events = events_from_exchange(sim.only(), &source());
+        let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
+        assert_eq!(groups, vec![Some("a"), Some("b")]);
+        let EventKind::GroupListed { state, .. } = &events[1].kind else {
+            panic!()
+        };
+        assert_eq!(state.as_deref(), Some("Empty"));
+    }
+
+    #[test]
+    fn gives_nothing_for_apis_without_group_events() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        sim.send(
+            1,
+            ToServer,
+            &crate::kafka::testkit::raw_request(3, 12, 1, "app", &[0; 8]),
+        );
+        sim.send(
+            1,
+            ToClient,
+            &crate::kafka::testkit::raw_response(1, &[0; 8]),
+        );
+        assert_eq!(sim.only().api, "Metadata");
+        assert!(events_from_exchange(sim.only(), &source()).is_empty());
+    }
+
+    #[test]
+    fn attributes_a_closed_connection_to_the_member_that_used_it() {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = join_group_v5_frames(3);
+        sim.send(1, ToServer, &q);
+        sim.send(1, ToClient, &r);
+        sim.close(1, false);
+        let e = events_from_close(&sim.closed[0], &source());
+        assert_eq!(e.kind, EventKind::ConnectionClosed { reset: false });
+        assert_eq!(
+            (e.group.as_deref(), e.member_id.as_deref()),
+            (Some("g"), Some("m-9"))
+        );
+        assert_eq!(e.group_instance_id.as_deref(), Some("i-1"));
+        assert_eq!(e.client.address.as_deref(), Some(CLIENT));
+    }
+}

@@ -1,7 +1,399 @@
 //! Kafka frames over reassembled TCP streams → paired [`Exchange`]s.
 //!
-//! The only module that imports kafka-protocol.
+//! Takes: [`StreamEvent`]s from [`crate::tcp`]. Gives: [`Exchange`]s (one
+//! per request/response pair, or lone side), [`ClosedConnection`]s for
+//! connections that carried group traffic, and diagnostics. The only module
+//! that imports kafka-protocol.
+//!
+//! Which connections are Kafka: those with an end on a configured port
+//! (`--port`, default 9092), the broker being that end (so roles the TCP
+//! layer guessed wrong are flipped); with `detect_ports`, also connections
+//! whose first bytes in one direction are a plausible request header and
+//! whose first answer carries the same correlation id (see `detect`).
+//! TLS on a Kafka port yields one `Encrypted` diagnostic and the connection
+//! is ignored.
+//!
+//! Files: `framing` splits frames (`resync` finds them again, `rules`
+//! says what each direction keeps), `header` reads headers by hand,
+//! `detect` recognises Kafka on unnamed ports, `decode` and
+//! `decode_response` decode the group APIs through `guard` (which keeps
+//! corrupt array counts from aborting), `consumer_protocol` reads the
+//! embedded subscription/assignment, `legacy` the versions the crate
+//! dropped, `guess` names the API of an answer without request,
+//! `connection` pairs, `exchange` is the output type, `apis` and
+//! `errors` name things as Kafka does.
+//!
+//! Closes: [`KafkaDecoder::take_closed`] returns the connections that
+//! carried group traffic (a request naming a group) and have since closed,
+//! with the last client id, group, member id and static id used on them;
+//! [`crate::normalize::events_from_close`] makes `ConnectionClosed` events
+//! of them. Call it after each event (or once at the end).
 
+mod apis;
+mod connection;
+mod consumer_protocol;
+mod decode;
+mod decode_response;
+mod detect;
 mod errors;
+mod exchange;
+mod framing;
+mod guard;
+mod guess;
+mod header;
+mod legacy;
+mod resync;
+mod rules;
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use apis::api_name;
 pub use errors::error_name;
+pub use exchange::{ClosedConnection, Exchange};
+
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::tcp::{ConnectionKey, Direction, StreamEvent};
+use crate::time::Timestamp;
+
+use connection::Connection;
+use detect::{Pending, Verdict};
+use exchange::Ends;
+
+/// How to find and read Kafka.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KafkaConfig {
+    /// Broker ports (`--port`, repeatable; default 9092).
+    pub ports: Vec<u16>,
+    /// Also recognise Kafka on other ports from the traffic.
+    pub detect_ports: bool,
+    /// Largest group-API frame buffered whole (bigger ones are skipped with
+    /// a diagnostic).
+    pub max_frame_len: usize,
+}
+
+impl Default for KafkaConfig {
+    fn default() -> Self {
+        KafkaConfig {
+            ports: vec![9092],
+            detect_ports: true,
+            max_frame_len: 16 * 1024 * 1024,
+        }
+    }
+}
+
+/// A connection's role in the decoder.
+enum Conn {
+    /// Not classified yet (no configured port): first bytes kept.
+    Pending(Pending),
+    /// Kafka; `flipped` when requests flow in [`Direction::ToClient`].
+    Kafka {
+        c: Box<Connection>,
+        flipped: bool,
+        seen: [bool; 2],
+    },
+    /// Not Kafka, or encrypted: ignored.
+    Ignored,
+}
+
+/// Turns stream events into exchanges.
+pub struct KafkaDecoder {
+    config: KafkaConfig,
+    source: Arc<str>,
+    conns: HashMap<u64, Conn>,
+    exchange_ids: u64,
+    closed: Vec<ClosedConnection>,
+}
+
+impl KafkaDecoder {
+    /// A decoder for one input named `source` (used in diagnostics).
+    pub fn new(config: KafkaConfig, source: Arc<str>) -> Self {
+        KafkaDecoder {
+            config,
+            source,
+            conns: HashMap::new(),
+            exchange_ids: 0,
+            closed: Vec::new(),
+        }
+    }
+
+    /// Handles one event from the TCP layer.
+    pub fn on_stream_event(
+        &mut self,
+        ev: &StreamEvent<'_>,
+        diags: &mut Diagnostics,
+        out: &mut Vec<Exchange>,
+    ) {
+        match *ev {
+            StreamEvent::Opened {
+                conn,
+                key,
+                syn_seen,
+                ..
+            } => self.open(conn, key, syn_seen),
+            StreamEvent::Data {
+                conn,
+                dir,
+                ts,
+                frame,
+                bytes,
+            } => self.data(conn, dir, ts, frame, bytes, diags, out),
+            StreamEvent::Gap {
+                conn,
+                dir,
+                ts,
+                frame,
+                missing_bytes,
+            } => self.gap(conn, dir, ts, frame, missing_bytes, diags, out),
+            StreamEvent::Closed {
+                conn,
+                ts,
+                frame,
+                reset,
+            } => self.close(conn, ts, frame, reset, diags, out),
+        }
+    }
+
+    /// Ends the input: requests still unanswered are emitted with no
+    /// response (one `UnansweredRequest` diagnostic each); connections
+    /// still being classified are classified on what was seen.
+    pub fn finish(&mut self, diags: &mut Diagnostics, out: &mut Vec<Exchange>) {
+        let mut ids: Vec<u64> = self.conns.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            self.settle_pending(id, diags, out);
+            if let Some(Conn::Kafka { c, .. }) = self.conns.get_mut(&id) {
+                let mut ctx = Ctx {
+                    diags,
+                    out,
+                    exchange_ids: &mut self.exchange_ids,
+                };
+                c.flush(&mut ctx);
+            }
+        }
+        self.conns.clear();
+    }
+
+    /// Connections that carried group traffic and have closed since the
+    /// last call (see [`crate::normalize::events_from_close`]).
+    pub fn take_closed(&mut self) -> Vec<ClosedConnection> {
+        std::mem::take(&mut self.closed)
+    }
+
+    /// Bytes held across all connections (frame buffers and detection).
+    pub fn buffered_bytes(&self) -> usize {
+        self.conns
+            .values()
+            .map(|c| match c {
+                Conn::Pending(p) => p.buffered_bytes(),
+                Conn::Kafka { c, .. } => c.buffered_bytes(),
+                Conn::Ignored => 0,
+            })
+            .sum()
+    }
+
+    fn open(&mut self, conn: u64, key: ConnectionKey, syn_seen: bool) {
+        let ports = &self.config.ports;
+        let state = if ports.contains(&key.server.port()) {
+            self.kafka(conn, key, syn_seen, false)
+        } else if ports.contains(&key.client.port()) {
+            self.kafka(conn, key, syn_seen, true)
+        } else if self.config.detect_ports {
+            Conn::Pending(Pending::new(key, syn_seen))
+        } else {
+            Conn::Ignored
+        };
+        self.conns.insert(conn, state);
+    }
+
+    fn kafka(&self, conn: u64, key: ConnectionKey, syn_seen: bool, flipped: bool) -> Conn {
+        let (client, server) = if flipped {
+            (key.server, key.client)
+        } else {
+            (key.client, key.server)
+        };
+        let ends = Ends {
+            conn,
+            client,
+            server,
+        };
+        let c = Connection::new(
+            ends,
+            syn_seen,
+            self.config.max_frame_len,
+            self.source.clone(),
+        );
+        Conn::Kafka {
+            c: Box::new(c),
+            flipped,
+            seen: [false; 2],
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn data(
+        &mut self,
+        conn: u64,
+        dir: Direction,
+        ts: Timestamp,
+        frame: u64,
+        bytes: &[u8],
+        diags: &mut Diagnostics,
+        out: &mut Vec<Exchange>,
+    ) {
+        if let Some(Conn::Pending(p)) = self.conns.get_mut(&conn) {
+            p.push(dir, ts, frame, bytes);
+            if let Some(verdict) = p.verdict(false) {
+                self.classified(conn, verdict, diags, out);
+            }
+            return;
+        }
+        let source = self.source.clone();
+        let Some(Conn::Kafka { c, flipped, seen }) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        let requests = (dir == Direction::ToServer) != *flipped;
+        let first = !std::mem::replace(&mut seen[usize::from(requests)], true);
+        if first && header::looks_like_tls(bytes) {
+            let at = format!("frame {frame}");
+            diags.add(
+                DiagnosticKind::Encrypted,
+                &source,
+                at,
+                "encrypted: use the broker logs",
+            );
+            self.conns.insert(conn, Conn::Ignored);
+            return;
+        }
+        let mut ctx = Ctx {
+            diags,
+            out,
+            exchange_ids: &mut self.exchange_ids,
+        };
+        if requests {
+            c.on_request_bytes(bytes, ts, frame, &mut ctx);
+        } else {
+            c.on_response_bytes(bytes, ts, frame, &mut ctx);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn gap(
+        &mut self,
+        conn: u64,
+        dir: Direction,
+        ts: Timestamp,
+        frame: u64,
+        missing: u64,
+        diags: &mut Diagnostics,
+        out: &mut Vec<Exchange>,
+    ) {
+        match self.conns.get_mut(&conn) {
+            Some(Conn::Pending(p)) => p.gap(dir, ts, frame, missing),
+            Some(Conn::Kafka { c, flipped, .. }) => {
+                let requests = (dir == Direction::ToServer) != *flipped;
+                let mut ctx = Ctx {
+                    diags,
+                    out,
+                    exchange_ids: &mut self.exchange_ids,
+                };
+                c.on_gap(requests, missing, ts, frame, &mut ctx);
+            }
+            _ => {}
+        }
+    }
+
+    fn close(
+        &mut self,
+        conn: u64,
+        ts: Timestamp,
+        frame: u64,
+        reset: bool,
+        diags: &mut Diagnostics,
+        out: &mut Vec<Exchange>,
+    ) {
+        self.settle_pending(conn, diags, out);
+        if let Some(Conn::Kafka { mut c, .. }) = self.conns.remove(&conn) {
+            let mut ctx = Ctx {
+                diags,
+                out,
+                exchange_ids: &mut self.exchange_ids,
+            };
+            c.flush(&mut ctx);
+            self.closed.extend(c.closed(ts, frame, reset));
+        }
+    }
+
+    /// Classifies a still-pending connection on what it has sent so far.
+    fn settle_pending(&mut self, conn: u64, diags: &mut Diagnostics, out: &mut Vec<Exchange>) {
+        if let Some(Conn::Pending(p)) = self.conns.get(&conn) {
+            let verdict = p.verdict(true).unwrap_or(Verdict::NotKafka);
+            self.classified(conn, verdict, diags, out);
+        }
+    }
+
+    /// Acts on a detection verdict: replays the kept bytes into a new Kafka
+    /// connection, or forgets them.
+    fn classified(
+        &mut self,
+        conn: u64,
+        verdict: Verdict,
+        diags: &mut Diagnostics,
+        out: &mut Vec<Exchange>,
+    ) {
+        let Some(Conn::Pending(p)) = self.conns.remove(&conn) else {
+            return;
+        };
+        let Verdict::Kafka { flipped } = verdict else {
+            self.conns.insert(conn, Conn::Ignored);
+            return;
+        };
+        let state = self.kafka(conn, p.key(), p.syn_seen(), flipped);
+        self.conns.insert(conn, state);
+        for chunk in p.into_chunks() {
+            if chunk.gap > 0 {
+                self.gap(
+                    conn,
+                    chunk.dir,
+                    chunk.ts,
+                    chunk.frame,
+                    chunk.gap,
+                    diags,
+                    out,
+                );
+            } else {
+                self.data(
+                    conn,
+                    chunk.dir,
+                    chunk.ts,
+                    chunk.frame,
+                    &chunk.bytes,
+                    diags,
+                    out,
+                );
+            }
+        }
+    }
+}
+
+/// Where a connection puts its results.
+pub(crate) struct Ctx<'a> {
+    /// Diagnostics.
+    pub diags: &'a mut Diagnostics,
+    /// Finished exchanges.
+    pub out: &'a mut Vec<Exchange>,
+    /// The decoder-wide exchange counter.
+    pub exchange_ids: &'a mut u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn next_exchange(&mut self) -> u64 {
+        *self.exchange_ids += 1;
+        *self.exchange_ids
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,175 @@
+//! What kgtrace knows about each Kafka API key: its name, the versions that
+//! exist, and whether kgtrace decodes its bodies.
+//!
+//! Takes: an `api_key` (and version) from a request header. Gives: Kafka's
+//! name for it (`JoinGroup`), the highest version a plausible header may
+//! carry, and [`is_group_api`]. kafka-protocol 0.18 is generated from
+//! Kafka 4.1's schemas and no longer lists the inter-broker APIs Kafka 4.0
+//! removed (LeaderAndIsr, StopReplica, UpdateMetadata, ControlledShutdown,
+//! KIP-896/KIP-866), nor KIP-1071's streams-group APIs; those are added here
+//! by hand so that old and new captures still pair and resync.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use kafka_protocol::messages::ApiKey;
+
+/// API keys kafka-protocol 0.18 does not list: (key, name, highest version).
+/// Versions from Kafka 3.9's JSON schemas (the last release carrying them)
+/// and KIP-1071 for 88/89.
+const EXTRA_APIS: [(i16, &str, i16); 6] = [
+    (4, "LeaderAndIsr", 7),
+    (5, "StopReplica", 4),
+    (6, "UpdateMetadata", 8),
+    (7, "ControlledShutdown", 3),
+    (88, "StreamsGroupHeartbeat", 0),
+    (89, "StreamsGroupDescribe", 0),
+];
+
+/// Newer brokers and clients may speak a version or two beyond what the
+/// crate was generated from; a resync header may carry it (it will then be
+/// reported as undecodable, not lost).
+const VERSION_SLACK: i16 = 2;
+
+/// Kafka's API key numbers for the APIs kgtrace decodes.
+pub(crate) mod key {
+    pub const OFFSET_COMMIT: i16 = 8;
+    pub const OFFSET_FETCH: i16 = 9;
+    pub const FIND_COORDINATOR: i16 = 10;
+    pub const JOIN_GROUP: i16 = 11;
+    pub const HEARTBEAT: i16 = 12;
+    pub const LEAVE_GROUP: i16 = 13;
+    pub const SYNC_GROUP: i16 = 14;
+    pub const DESCRIBE_GROUPS: i16 = 15;
+    pub const LIST_GROUPS: i16 = 16;
+    pub const API_VERSIONS: i16 = 18;
+    pub const CONSUMER_GROUP_HEARTBEAT: i16 = 68;
+    pub const CONSUMER_GROUP_DESCRIBE: i16 = 69;
+}
+
+struct ApiInfo {
+    name: &'static str,
+    max_version: i16,
+}
+
+fn table() -> &'static HashMap<i16, ApiInfo> {
+    static TABLE: OnceLock<HashMap<i16, ApiInfo>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t: HashMap<i16, ApiInfo> = ApiKey::iter()
+            .map(|k| {
+                // The crate's variant names are Kafka's API names.
+                let name: &'static str = Box::leak(format!("{k:?}").into_boxed_str());
+                let max_version = k.valid_versions().max;
+                (k as i16, ApiInfo { name, max_version })
+            })
+            .collect();
+        for (k, name, max_version) in EXTRA_APIS {
+            t.insert(k, ApiInfo { name, max_version });
+        }
+        t
+    })
+}
+
+/// Kafka's name for an API key (`"JoinGroup"`), or `"Unknown"`.
+pub fn api_name(api_key: i16) -> &'static str {
+    table().get(&api_key).map_or("Unknown", |i| i.name)
+}
+
+/// Whether `api_key` names an API Kafka has (had).
+pub(crate) fn is_known(api_key: i16) -> bool {
+    table().contains_key(&api_key)
+}
+
+/// Whether a header claiming `api_key` at `version` is believable. Every
+/// API started at version 0, so anything from 0 up to the newest known
+/// version (plus a little slack) is plausible.
+pub(crate) fn plausible_version(api_key: i16, version: i16) -> bool {
+    table()
+        .get(&api_key)
+        .is_some_and(|i| (0..=i.max_version.saturating_add(VERSION_SLACK)).contains(&version))
+}
+
+/// Whether kgtrace buffers and decodes this API's bodies. Everything else
+/// (Produce, Fetch, Metadata...) is skipped by count.
+pub(crate) fn is_group_api(api_key: i16) -> bool {
+    use key::*;
+    matches!(
+        api_key,
+        OFFSET_COMMIT
+            | OFFSET_FETCH
+            | FIND_COORDINATOR
+            | JOIN_GROUP
+            | HEARTBEAT
+            | LEAVE_GROUP
+            | SYNC_GROUP
+            | DESCRIBE_GROUPS
+            | LIST_GROUPS
+            | API_VERSIONS
+            | CONSUMER_GROUP_HEARTBEAT
+            | CONSUMER_GROUP_DESCRIBE
+    )
+}
+
+/// Whether kgtrace can decode this group API version: the versions
+/// kafka-protocol has, plus those [`super::legacy`] covers (OffsetCommit
+/// v0/v1, OffsetFetch v0).
+pub(crate) fn decodable(api_key: i16, version: i16) -> bool {
+    let legacy = matches!(
+        (api_key, version),
+        (key::OFFSET_COMMIT, 0 | 1) | (key::OFFSET_FETCH, 0)
+    );
+    let known = ApiKey::try_from(api_key).is_ok_and(|k| {
+        let range = k.valid_versions();
+        (range.min..=range.max).contains(&version)
+    });
+    is_group_api(api_key) && (legacy || known)
+}
+
+/// Whether the request carries a group (and so a closing connection is
+/// worth reporting). ApiVersions and ListGroups name no group.
+pub(crate) fn names_a_group(api_key: i16) -> bool {
+    is_group_api(api_key) && !matches!(api_key, key::API_VERSIONS | key::LIST_GROUPS)
+}
+
+/// The request header version for a decoded API (kafka-protocol knows it).
+pub(crate) fn request_header_version(api_key: i16, version: i16) -> Option<i16> {
+    ApiKey::try_from(api_key)
+        .ok()
+        .map(|k| k.request_header_version(version))
+}
+
+/// The response header version; ApiVersions always answers with v0 so that
+/// any client can read the answer (KIP-511).
+pub(crate) fn response_header_version(api_key: i16, version: i16) -> Option<i16> {
+    ApiKey::try_from(api_key)
+        .ok()
+        .map(|k| k.response_header_version(version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_apis_as_kafka_does() {
+        assert_eq!(api_name(11), "JoinGroup");
+        assert_eq!(api_name(68), "ConsumerGroupHeartbeat");
+        assert_eq!(api_name(7), "ControlledShutdown");
+        assert_eq!(api_name(-3), "Unknown");
+    }
+
+    #[test]
+    fn accepts_versions_the_crate_pruned_but_rejects_absurd_ones() {
+        assert!(plausible_version(8, 0)); // OffsetCommit v0, pruned by the crate
+        assert!(plausible_version(0, 2)); // Produce v2
+        assert!(!plausible_version(12, 40));
+        assert!(!plausible_version(12, -1));
+        assert!(!plausible_version(4000, 0));
+    }
+
+    #[test]
+    fn api_versions_responses_use_header_v0() {
+        assert_eq!(response_header_version(18, 4), Some(0));
+        assert_eq!(response_header_version(11, 6), Some(1));
+    }
+}

@@ -1,0 +1,411 @@
+//! One Kafka connection: two frame splitters, the requests in flight, and
+//! what the client told us about itself.
+//!
+//! Takes: the bytes (and gaps) of a connection already known to carry
+//! Kafka, oriented so that requests flow client → server. Gives:
+//! [`Exchange`]s as responses pair with requests (by correlation id, which
+//! Kafka clients number per connection), plus diagnostics. The decoding is
+//! in [`super::decode`]; this file is the bookkeeping.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::diagnostic::DiagnosticKind;
+use crate::time::Timestamp;
+
+use super::apis;
+use super::decode::{self, Decoded};
+use super::decode_response;
+use super::exchange::{self, ClosedConnection, Ends, RequestSide, ResponseSide};
+use super::framing::{FrameSplitter, Piece, SplitFrame};
+use super::guess;
+use super::header::{self, Read};
+use super::rules::{RequestRules, ResponseRules};
+use super::Ctx;
+
+/// Requests kept waiting for an answer per connection; beyond this the
+/// oldest is given up as unanswered (a broken stream must not grow memory).
+const MAX_IN_FLIGHT: usize = 1024;
+
+/// Responses without a request whose API is guessed, per connection; past
+/// this (a capture that lost one direction) they are only counted, so that
+/// guessing cannot dominate the run time.
+const MAX_GUESSES: u32 = 32;
+
+/// Why a request of `api_key` at `version` cannot be decoded, if it cannot:
+/// an API or version Kafka never had, or a group API version newer than
+/// kgtrace knows. Other APIs are never decoded and need no reason.
+fn undecodable(api_key: i16, version: i16) -> Option<String> {
+    if !apis::plausible_version(api_key, version) {
+        let what = if apis::is_known(api_key) {
+            "version"
+        } else {
+            "api key"
+        };
+        return Some(format!("unknown {what}: api_key {api_key} v{version}"));
+    }
+    (apis::is_group_api(api_key) && !apis::decodable(api_key, version)).then(|| {
+        format!(
+            "{} v{version} is newer than kgtrace decodes",
+            apis::api_name(api_key)
+        )
+    })
+}
+
+/// A request waiting for its response.
+pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
+
+/// The last things a connection said about its group member.
+#[derive(Clone, Debug, Default)]
+struct Attribution {
+    client_id: Option<String>,
+    group_id: Option<String>,
+    member_id: Option<String>,
+    group_instance_id: Option<String>,
+    carried_group_traffic: bool,
+}
+
+/// A connection known to carry Kafka.
+pub(crate) struct Connection {
+    ends: Ends,
+    requests: FrameSplitter,
+    responses: FrameSplitter,
+    in_flight: InFlight,
+    software: Option<String>,
+    last: Attribution,
+    /// Responses seen without their request.
+    unmatched: u32,
+    source: Arc<str>,
+}
+
+impl Connection {
+    /// A connection between `ends`; `in_sync` when its start was captured.
+    pub(crate) fn new(ends: Ends, in_sync: bool, max_frame_len: usize, source: Arc<str>) -> Self {
+        Connection {
+            ends,
+            requests: FrameSplitter::new(in_sync, max_frame_len),
+            responses: FrameSplitter::new(in_sync, max_frame_len),
+            in_flight: InFlight::new(),
+            software: None,
+            last: Attribution::default(),
+            unmatched: 0,
+            source,
+        }
+    }
+
+    /// Bytes held by both splitters.
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        self.requests.buffered_bytes() + self.responses.buffered_bytes()
+    }
+
+    /// Bytes from the client.
+    pub(crate) fn on_request_bytes(&mut self, b: &[u8], ts: Timestamp, frame: u64, ctx: &mut Ctx) {
+        let mut pieces = Vec::new();
+        self.requests.push(b, ts, frame, &RequestRules, &mut pieces);
+        self.on_pieces(pieces, true, ctx);
+    }
+
+    /// Bytes from the broker.
+    pub(crate) fn on_response_bytes(&mut self, b: &[u8], ts: Timestamp, frame: u64, ctx: &mut Ctx) {
+        let mut pieces = Vec::new();
+        self.responses.push(
+            b,
+            ts,
+            frame,
+            &ResponseRules(&self.in_flight, self.unmatched < MAX_GUESSES),
+            &mut pieces,
+        );
+        self.on_pieces(pieces, false, ctx);
+    }
+
+    /// Lost bytes in one direction.
+    pub(crate) fn on_gap(
+        &mut self,
+        requests: bool,
+        missing: u64,
+        ts: Timestamp,
+        frame: u64,
+        ctx: &mut Ctx,
+    ) {
+        let mut pieces = Vec::new();
+        let splitter = if requests {
+            &mut self.requests
+        } else {
+            &mut self.responses
+        };
+        splitter.gap(missing, ts, frame, &mut pieces);
+        self.on_pieces(pieces, requests, ctx);
+    }
+
+    fn on_pieces(&mut self, pieces: Vec<Piece>, requests: bool, ctx: &mut Ctx) {
+        let side = if requests { "requests" } else { "responses" };
+        for piece in pieces {
+            match piece {
+                Piece::Frame(f) if requests => self.on_request(f, ctx),
+                Piece::Frame(f) => self.on_response(f, ctx),
+                Piece::Resynced { skipped, after_gap } => {
+                    let why = if after_gap {
+                        "after a gap"
+                    } else {
+                        "mid-stream"
+                    };
+                    self.diag(
+                        ctx,
+                        DiagnosticKind::Resynced,
+                        None,
+                        format!("{side}: found a frame {why} after skipping {skipped} bytes"),
+                    );
+                }
+                Piece::LostSync { size } => {
+                    self.diag(ctx, DiagnosticKind::Resynced, None, format!("{side}: implausible frame (size {size}); searching for the next header"));
+                }
+                Piece::Oversized { size } => {
+                    self.diag(
+                        ctx,
+                        DiagnosticKind::UndecodableMessage,
+                        None,
+                        format!(
+                            "{side}: frame of {size} bytes exceeds the buffering cap; body skipped"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    fn diag(&self, ctx: &mut Ctx, kind: DiagnosticKind, frame: Option<u64>, detail: String) {
+        let at = match frame {
+            Some(f) => format!("frame {f} ({} -> {})", self.ends.client, self.ends.server),
+            None => format!("{} -> {}", self.ends.client, self.ends.server),
+        };
+        ctx.diags.add(kind, &self.source, at, detail);
+    }
+
+    fn on_request(&mut self, f: SplitFrame, ctx: &mut Ctx) {
+        let Read::Done(peek) = header::peek_request(&f.bytes) else {
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(f.frame),
+                "request header truncated".into(),
+            );
+            return;
+        };
+        let (api_key, version) = (peek.api_key, peek.api_version);
+        let exchange = ctx.next_exchange();
+        let decoded = self.decode_request(f, api_key, version, exchange, ctx);
+        if let Some(s) = &decoded.decoded.software {
+            self.software = Some(s.clone());
+        }
+        self.remember(&peek.client_id, &decoded.decoded, api_key);
+        let req = RequestSide {
+            client_id: peek.client_id,
+            software: self.software.clone(),
+            ..decoded
+        };
+        if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
+            self.unanswered(old, ctx);
+        }
+        while self.in_flight.len() > MAX_IN_FLIGHT {
+            if let Some((_, oldest)) = self.in_flight.pop_first() {
+                self.unanswered(oldest, ctx);
+            }
+        }
+    }
+
+    fn decode_request(
+        &self,
+        f: SplitFrame,
+        api_key: i16,
+        version: i16,
+        exchange: u64,
+        ctx: &mut Ctx,
+    ) -> RequestSide {
+        let correlation_id =
+            header::peek_correlation_id(f.bytes.get(4..).unwrap_or_default()).unwrap_or(-1);
+        let (ts, frame) = (f.ts, f.frame);
+        let decoded = if let Some(why) = undecodable(api_key, version) {
+            self.diag(ctx, DiagnosticKind::UndecodableMessage, Some(frame), why);
+            Decoded::default()
+        } else if apis::is_group_api(api_key) && f.complete {
+            let r = decode::request(f.bytes, api_key, version, exchange);
+            self.decoded_or_diag(r, api_key, version, frame, "request", ctx)
+        } else {
+            Decoded::default()
+        };
+        RequestSide {
+            api_key,
+            api_version: version,
+            correlation_id,
+            client_id: None,
+            ts,
+            frame,
+            exchange,
+            decoded,
+            software: None,
+        }
+    }
+
+    fn decoded_or_diag(
+        &self,
+        r: Result<Decoded, String>,
+        api_key: i16,
+        version: i16,
+        frame: u64,
+        side: &str,
+        ctx: &mut Ctx,
+    ) -> Decoded {
+        let d = r.unwrap_or_else(|e| {
+            let name = apis::api_name(api_key);
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(frame),
+                format!("{name} v{version} {side}: {e}"),
+            );
+            Decoded::default()
+        });
+        if d.bad_metadata {
+            let name = apis::api_name(api_key);
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(frame),
+                format!(
+                    "{name} v{version} {side}: embedded consumer protocol bytes did not decode"
+                ),
+            );
+        }
+        d
+    }
+
+    fn remember(&mut self, client_id: &Option<String>, d: &Decoded, api_key: i16) {
+        if client_id.is_some() {
+            self.last.client_id = client_id.clone();
+        }
+        if apis::names_a_group(api_key) && d.group_id.is_some() {
+            self.last.carried_group_traffic = true;
+            self.last.group_id = d.group_id.clone();
+        }
+        if d.member_id.is_some() {
+            self.last.member_id = d.member_id.clone();
+        }
+        if d.group_instance_id.is_some() {
+            self.last.group_instance_id = d.group_instance_id.clone();
+        }
+    }
+
+    fn on_response(&mut self, f: SplitFrame, ctx: &mut Ctx) {
+        let Some(corr) = header::peek_correlation_id(&f.bytes) else {
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(f.frame),
+                "response header truncated".into(),
+            );
+            return;
+        };
+        let Some(req) = self.in_flight.remove(&corr) else {
+            return self.on_unmatched(f, corr, ctx);
+        };
+        // A request that could not be decoded was reported once already.
+        let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
+            let r = decode_response::response(f.bytes, req.api_key, req.api_version, req.exchange);
+            self.decoded_or_diag(r, req.api_key, req.api_version, f.frame, "response", ctx)
+        } else {
+            Decoded::default()
+        };
+        if let Some(m) = &decoded.member_id {
+            self.last.member_id = Some(m.clone());
+        }
+        let resp = ResponseSide {
+            ts: f.ts,
+            frame: f.frame,
+            decoded,
+        };
+        ctx.out.push(exchange::build(
+            self.ends,
+            Some(req),
+            Some(resp),
+            (-1, -1, corr),
+        ));
+    }
+
+    fn on_unmatched(&mut self, f: SplitFrame, corr: i32, ctx: &mut Ctx) {
+        self.unmatched = self.unmatched.saturating_add(1);
+        let guess = (f.complete && self.unmatched <= MAX_GUESSES)
+            .then(|| guess::guess(&f.bytes, ctx.next_exchange()))
+            .flatten();
+        let detail = match &guess {
+            Some((api, _, _)) => format!(
+                "correlation id {corr}: request not captured; looks like a {} response",
+                apis::api_name(*api)
+            ),
+            None => format!("correlation id {corr}: request not captured"),
+        };
+        self.diag(
+            ctx,
+            DiagnosticKind::UnmatchedResponse,
+            Some(f.frame),
+            detail,
+        );
+        // The version is unknown without the request, even when a guess fits.
+        let (api, _, decoded) = guess.unwrap_or((-1, -1, Decoded::default()));
+        let resp = ResponseSide {
+            ts: f.ts,
+            frame: f.frame,
+            decoded,
+        };
+        ctx.out.push(exchange::build(
+            self.ends,
+            None,
+            Some(resp),
+            (api, -1, corr),
+        ));
+    }
+
+    fn unanswered(&self, req: RequestSide, ctx: &mut Ctx) {
+        let name = apis::api_name(req.api_key);
+        self.diag(
+            ctx,
+            DiagnosticKind::UnansweredRequest,
+            Some(req.frame),
+            format!(
+                "{name} correlation id {} never answered",
+                req.correlation_id
+            ),
+        );
+        ctx.out
+            .push(exchange::build(self.ends, Some(req), None, (-1, -1, -1)));
+    }
+
+    /// Emits every request still waiting as unanswered.
+    pub(crate) fn flush(&mut self, ctx: &mut Ctx) {
+        for (_, req) in std::mem::take(&mut self.in_flight) {
+            self.unanswered(req, ctx);
+        }
+    }
+
+    /// What to report when the connection closes, if it carried group traffic.
+    pub(crate) fn closed(
+        &self,
+        ts: Timestamp,
+        frame: u64,
+        reset: bool,
+    ) -> Option<ClosedConnection> {
+        let l = &self.last;
+        l.carried_group_traffic.then(|| ClosedConnection {
+            ts,
+            frame,
+            reset,
+            conn: self.ends.conn,
+            client: self.ends.client,
+            server: self.ends.server,
+            client_id: l.client_id.clone(),
+            group_id: l.group_id.clone(),
+            member_id: l.member_id.clone(),
+            group_instance_id: l.group_instance_id.clone(),
+            software: self.software.clone(),
+        })
+    }
+}

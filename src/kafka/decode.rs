@@ -1,0 +1,348 @@
+//! Request bodies of the group APIs → what kgtrace keeps of them.
+//!
+//! Takes: a whole request frame body (header included) and its API key and
+//! version. Gives: a [`Decoded`] with the group, member, static id and
+//! generation the request names, and its [`EventKind`] wire variant.
+//! kafka-protocol structs hold the fields of every version, defaulted when a
+//! version lacks them, so each field is read only in the versions that have
+//! it (JoinGroup `rebalance_timeout_ms` v1+, `group_instance_id` v5+,
+//! `reason` v8+; see each schema's `versions`). Versions the crate dropped
+//! go to [`super::legacy`]. Responses are in [`super::decode_response`].
+
+use bytes::Bytes;
+use kafka_protocol::messages::{
+    ApiVersionsRequest, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest,
+    DescribeGroupsRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
+    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, RequestHeader, SyncGroupRequest,
+};
+use kafka_protocol::protocol::{Decodable, StrBytes};
+
+use crate::event::{EventKind, LeavingMember, MemberAssignment, OfferedProtocol, TopicPartitions};
+
+use super::apis::{self, key};
+use super::{consumer_protocol, legacy};
+
+/// What one side of an exchange says about its group.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Decoded {
+    /// The group named.
+    pub group_id: Option<String>,
+    /// The member named (request) or assigned (JoinGroup response).
+    pub member_id: Option<String>,
+    /// KIP-345 static id.
+    pub group_instance_id: Option<String>,
+    /// Generation (classic) or member epoch (KIP-848).
+    pub generation_id: Option<i32>,
+    /// Error code (responses), top level or first partition/member error.
+    pub error_code: Option<i16>,
+    /// The wire event, for the APIs that have one.
+    pub kind: Option<EventKind>,
+    /// Responses about several groups (DescribeGroups, ListGroups...): one
+    /// event per group, first included.
+    pub groups: Vec<(String, EventKind)>,
+    /// KIP-511 `name/version` (ApiVersions request v3+).
+    pub software: Option<String>,
+    /// Embedded consumer-protocol bytes that did not decode.
+    pub bad_metadata: bool,
+}
+
+pub(crate) fn text(s: &StrBytes) -> String {
+    s.as_str().to_string()
+}
+
+pub(crate) fn opt_text(s: &Option<StrBytes>) -> Option<String> {
+    s.as_ref().map(text)
+}
+
+/// A member id, `None` when empty (a new member has none yet).
+pub(crate) fn member(s: &StrBytes) -> Option<String> {
+    (!s.is_empty()).then(|| text(s))
+}
+
+/// Decodes a request frame body of a group API. `Err` carries why.
+pub(crate) fn request(
+    body: Vec<u8>,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+) -> Result<Decoded, String> {
+    let mut buf = Bytes::from(body);
+    let header_version = apis::request_header_version(api_key, version).ok_or("unknown api key")?;
+    RequestHeader::decode(&mut buf, header_version).map_err(|e| format!("request header: {e}"))?;
+    let e = exchange;
+    let v = version;
+    let d = match api_key {
+        key::JOIN_GROUP => join_group(decode(&mut buf, v)?, v, e),
+        key::SYNC_GROUP => sync_group(decode(&mut buf, v)?, v, e),
+        key::HEARTBEAT => heartbeat(decode(&mut buf, v)?, v, e),
+        key::LEAVE_GROUP => leave_group(decode(&mut buf, v)?, v, e),
+        key::OFFSET_COMMIT if v < 2 => offset_commit_legacy(&buf, v, e)?,
+        key::OFFSET_COMMIT => offset_commit(decode(&mut buf, v)?, v, e),
+        // OffsetFetch v0 is laid out as v1 (see `legacy`).
+        key::OFFSET_FETCH => offset_fetch(decode(&mut buf, v.max(1))?, v, e),
+        key::FIND_COORDINATOR => find_coordinator(decode(&mut buf, v)?, v, e),
+        key::DESCRIBE_GROUPS => {
+            let r: DescribeGroupsRequest = decode(&mut buf, v)?;
+            Decoded {
+                group_id: r.groups.first().map(|g| text(&g.0)),
+                ..Decoded::default()
+            }
+        }
+        key::CONSUMER_GROUP_DESCRIBE => {
+            let r: ConsumerGroupDescribeRequest = decode(&mut buf, v)?;
+            Decoded {
+                group_id: r.group_ids.first().map(|g| text(&g.0)),
+                ..Decoded::default()
+            }
+        }
+        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(&mut buf, v)?, e),
+        key::API_VERSIONS => api_versions(decode(&mut buf, v)?, v),
+        // ListGroups requests carry only filters.
+        _ => Decoded::default(),
+    };
+    Ok(d)
+}
+
+/// Decodes a kafka-protocol message, naming the failure (through
+/// [`super::guard`], so corrupt array counts cannot abort).
+pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, String> {
+    super::guard::decode(buf, version)
+}
+
+fn join_group(r: JoinGroupRequest, v: i16, exchange: u64) -> Decoded {
+    let consumer = r.protocol_type.as_str() == "consumer";
+    let mut bad_metadata = false;
+    let protocols = r
+        .protocols
+        .iter()
+        .map(|p| {
+            let sub = consumer
+                .then(|| consumer_protocol::subscription(&p.metadata))
+                .flatten();
+            bad_metadata |= consumer && sub.is_none();
+            let sub = sub.unwrap_or_default();
+            OfferedProtocol {
+                name: text(&p.name),
+                topics: sub.topics,
+                owned_partitions: sub.owned_partitions,
+            }
+        })
+        .collect();
+    let kind = EventKind::JoinGroupRequest {
+        exchange,
+        session_timeout_ms: r.session_timeout_ms,
+        rebalance_timeout_ms: (v >= 1).then_some(r.rebalance_timeout_ms),
+        protocol_type: text(&r.protocol_type),
+        protocols,
+        reason: if v >= 8 { opt_text(&r.reason) } else { None },
+    };
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: member(&r.member_id),
+        group_instance_id: if v >= 5 {
+            opt_text(&r.group_instance_id)
+        } else {
+            None
+        },
+        kind: Some(kind),
+        bad_metadata,
+        ..Decoded::default()
+    }
+}
+
+fn sync_group(r: SyncGroupRequest, v: i16, exchange: u64) -> Decoded {
+    // The protocol type is on the wire only from v5; before, assignments are
+    // decoded as the consumer protocol when they parse as one.
+    let consumer = v < 5
+        || r.protocol_type
+            .as_ref()
+            .is_none_or(|t| t.as_str() == "consumer");
+    let assignments = r
+        .assignments
+        .iter()
+        .map(|a| MemberAssignment {
+            member_id: text(&a.member_id),
+            partitions: consumer
+                .then(|| consumer_protocol::assignment(&a.assignment))
+                .flatten()
+                .unwrap_or_default(),
+        })
+        .collect();
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: member(&r.member_id),
+        group_instance_id: if v >= 3 {
+            opt_text(&r.group_instance_id)
+        } else {
+            None
+        },
+        generation_id: Some(r.generation_id),
+        kind: Some(EventKind::SyncGroupRequest {
+            exchange,
+            assignments,
+        }),
+        ..Decoded::default()
+    }
+}
+
+fn heartbeat(r: HeartbeatRequest, v: i16, exchange: u64) -> Decoded {
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: member(&r.member_id),
+        group_instance_id: if v >= 3 {
+            opt_text(&r.group_instance_id)
+        } else {
+            None
+        },
+        generation_id: Some(r.generation_id),
+        kind: Some(EventKind::HeartbeatRequest { exchange }),
+        ..Decoded::default()
+    }
+}
+
+fn leave_group(r: LeaveGroupRequest, v: i16, exchange: u64) -> Decoded {
+    // v0-2 name one member; v3+ batch them (KIP-345); v5+ add a reason (KIP-800).
+    let members: Vec<LeavingMember> = if v >= 3 {
+        r.members
+            .iter()
+            .map(|m| LeavingMember {
+                member_id: text(&m.member_id),
+                group_instance_id: opt_text(&m.group_instance_id),
+                reason: if v >= 5 { opt_text(&m.reason) } else { None },
+            })
+            .collect()
+    } else {
+        vec![LeavingMember {
+            member_id: text(&r.member_id),
+            ..LeavingMember::default()
+        }]
+    };
+    let first = members.first();
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: first.and_then(|m| (!m.member_id.is_empty()).then(|| m.member_id.clone())),
+        group_instance_id: first.and_then(|m| m.group_instance_id.clone()),
+        kind: Some(EventKind::LeaveGroupRequest { exchange, members }),
+        ..Decoded::default()
+    }
+}
+
+fn offset_commit(r: OffsetCommitRequest, v: i16, exchange: u64) -> Decoded {
+    let partitions = r.topics.iter().map(|t| t.partitions.len()).sum();
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: member(&r.member_id),
+        group_instance_id: if v >= 7 {
+            opt_text(&r.group_instance_id)
+        } else {
+            None
+        },
+        generation_id: Some(r.generation_id_or_member_epoch),
+        kind: Some(EventKind::OffsetCommitRequest {
+            exchange,
+            partitions,
+        }),
+        ..Decoded::default()
+    }
+}
+
+fn offset_commit_legacy(body: &Bytes, v: i16, exchange: u64) -> Result<Decoded, String> {
+    let r = legacy::offset_commit_v0_v1(body, v).ok_or("malformed OffsetCommit v0/v1 body")?;
+    Ok(Decoded {
+        group_id: Some(r.group_id),
+        member_id: r.member_id.filter(|m| !m.is_empty()),
+        generation_id: r.generation_id,
+        kind: Some(EventKind::OffsetCommitRequest {
+            exchange,
+            partitions: r.partitions,
+        }),
+        ..Decoded::default()
+    })
+}
+
+fn offset_fetch(r: OffsetFetchRequest, v: i16, exchange: u64) -> Decoded {
+    // v8+ batch groups (KIP-709); v9 adds the KIP-848 member id and epoch.
+    let (group_id, member_id, generation_id) = match r.groups.first() {
+        Some(g) if v >= 8 => (
+            Some(text(&g.group_id.0)),
+            if v >= 9 {
+                g.member_id.as_ref().and_then(member)
+            } else {
+                None
+            },
+            (v >= 9 && g.member_epoch >= 0).then_some(g.member_epoch),
+        ),
+        _ if v >= 8 => (None, None, None),
+        _ => (Some(text(&r.group_id.0)), None, None),
+    };
+    Decoded {
+        group_id,
+        member_id,
+        generation_id,
+        kind: Some(EventKind::OffsetFetch {
+            exchange,
+            error: None,
+        }),
+        ..Decoded::default()
+    }
+}
+
+fn find_coordinator(r: FindCoordinatorRequest, v: i16, exchange: u64) -> Decoded {
+    // v0 has no key type (always a group); v4+ batch keys (KIP-699).
+    let key_type = if v >= 1 { r.key_type } else { 0 };
+    let key = if v >= 4 {
+        r.coordinator_keys.first().map(text)
+    } else {
+        Some(text(&r.key))
+    };
+    Decoded {
+        group_id: key.filter(|_| key_type == 0),
+        kind: Some(EventKind::FindCoordinatorRequest { exchange, key_type }),
+        ..Decoded::default()
+    }
+}
+
+fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatRequest, exchange: u64) -> Decoded {
+    let owned = r.topic_partitions.as_ref().map(|tps| {
+        tps.iter()
+            .map(|tp| TopicPartitions {
+                topic: tp.topic_id.to_string(),
+                partitions: tp.partitions.clone(),
+            })
+            .collect()
+    });
+    let kind = EventKind::ConsumerGroupHeartbeatRequest {
+        exchange,
+        member_epoch: r.member_epoch,
+        rebalance_timeout_ms: r.rebalance_timeout_ms,
+        subscribed_topic_names: r
+            .subscribed_topic_names
+            .as_ref()
+            .map(|ts| ts.iter().map(|t| text(&t.0)).collect()),
+        server_assignor: opt_text(&r.server_assignor),
+        owned,
+    };
+    Decoded {
+        group_id: Some(text(&r.group_id.0)),
+        member_id: member(&r.member_id),
+        group_instance_id: opt_text(&r.instance_id),
+        generation_id: Some(r.member_epoch),
+        kind: Some(kind),
+        ..Decoded::default()
+    }
+}
+
+fn api_versions(r: ApiVersionsRequest, v: i16) -> Decoded {
+    // KIP-511: client software name and version, v3+.
+    let software = (v >= 3 && !r.client_software_name.is_empty()).then(|| {
+        format!(
+            "{}/{}",
+            r.client_software_name.as_str(),
+            r.client_software_version.as_str()
+        )
+    });
+    Decoded {
+        software,
+        ..Decoded::default()
+    }
+}

@@ -1,0 +1,377 @@
+//! Response bodies of the group APIs → what kgtrace keeps of them.
+//!
+//! Takes: a whole response frame body (header included) and the API key and
+//! version of the request it answers. Gives: a [`Decoded`] (error code,
+//! assigned member id, generation, wire [`EventKind`]). As for requests, a
+//! field is read only in the versions that have it. The error is the
+//! response's top-level `error_code`, or where the top level has none
+//! (OffsetCommit, LeaveGroup v3+ members, OffsetFetch partitions), the
+//! first non-zero inner one.
+
+use bytes::Bytes;
+use kafka_protocol::messages::{
+    ApiVersionsResponse, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
+    DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse,
+    LeaveGroupResponse, ListGroupsResponse, OffsetCommitResponse, OffsetFetchResponse,
+    ResponseHeader, SyncGroupResponse,
+};
+use kafka_protocol::protocol::Decodable;
+
+use crate::event::{DescribedMember, ErrorCode, EventKind, JoinedMember, TopicPartitions};
+
+use super::apis::{self, key};
+use super::consumer_protocol;
+use super::decode::{decode, member, opt_text, text, Decoded};
+
+/// Decodes a response frame body of a group API. `Err` carries why.
+pub(crate) fn response(
+    body: Vec<u8>,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+) -> Result<Decoded, String> {
+    let mut buf = Bytes::from(body);
+    body_after_header(&mut buf, api_key, version, exchange)
+}
+
+pub(crate) fn body_after_header(
+    buf: &mut Bytes,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+) -> Result<Decoded, String> {
+    let header_version =
+        apis::response_header_version(api_key, version).ok_or("unknown api key")?;
+    ResponseHeader::decode(buf, header_version).map_err(|e| format!("response header: {e}"))?;
+    let (e, v) = (exchange, version);
+    Ok(match api_key {
+        key::JOIN_GROUP => join_group(decode(buf, v)?, v, e),
+        key::SYNC_GROUP => sync_group(decode(buf, v)?, e),
+        key::HEARTBEAT => {
+            let r: HeartbeatResponse = decode(buf, v)?;
+            with_error(
+                r.error_code,
+                EventKind::HeartbeatResponse {
+                    exchange: e,
+                    error: ErrorCode::from_code(r.error_code),
+                },
+            )
+        }
+        key::LEAVE_GROUP => leave_group(decode(buf, v)?, v, e),
+        // v0/v1 responses are laid out as v2 (see `legacy`).
+        key::OFFSET_COMMIT => offset_commit(decode(buf, v.max(2))?, e),
+        key::OFFSET_FETCH => offset_fetch(decode(buf, v.max(1))?, v, e),
+        key::FIND_COORDINATOR => find_coordinator(decode(buf, v)?, v, e),
+        key::DESCRIBE_GROUPS => describe_groups(decode(buf, v)?, v, e),
+        key::LIST_GROUPS => list_groups(decode(buf, v)?, v, e),
+        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(buf, v)?, e),
+        key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e),
+        key::API_VERSIONS => {
+            let r: ApiVersionsResponse = decode(buf, v)?;
+            Decoded {
+                error_code: Some(r.error_code),
+                ..Decoded::default()
+            }
+        }
+        _ => Decoded::default(),
+    })
+}
+
+fn with_error(code: i16, kind: EventKind) -> Decoded {
+    Decoded {
+        error_code: Some(code),
+        kind: Some(kind),
+        ..Decoded::default()
+    }
+}
+
+fn first_error(codes: impl IntoIterator<Item = i16>) -> Option<i16> {
+    let mut seen = None;
+    for c in codes {
+        if c != 0 {
+            return Some(c);
+        }
+        seen = Some(0);
+    }
+    seen
+}
+
+fn join_group(r: JoinGroupResponse, v: i16, exchange: u64) -> Decoded {
+    let members = r
+        .members
+        .iter()
+        .map(|m| JoinedMember {
+            member_id: text(&m.member_id),
+            group_instance_id: if v >= 5 {
+                opt_text(&m.group_instance_id)
+            } else {
+                None
+            },
+            topics: consumer_protocol::subscription(&m.metadata)
+                .map(|s| s.topics)
+                .unwrap_or_default(),
+        })
+        .collect();
+    let kind = EventKind::JoinGroupResponse {
+        exchange,
+        error: ErrorCode::from_code(r.error_code),
+        protocol_name: opt_text(&r.protocol_name).filter(|p| !p.is_empty()),
+        leader: text(&r.leader),
+        members,
+        parked_ms: None,
+    };
+    Decoded {
+        member_id: member(&r.member_id),
+        generation_id: Some(r.generation_id),
+        ..with_error(r.error_code, kind)
+    }
+}
+
+fn sync_group(r: SyncGroupResponse, exchange: u64) -> Decoded {
+    let assignment = consumer_protocol::assignment(&r.assignment);
+    let kind = EventKind::SyncGroupResponse {
+        exchange,
+        error: ErrorCode::from_code(r.error_code),
+        assignment: assignment.clone().unwrap_or_default(),
+    };
+    Decoded {
+        bad_metadata: assignment.is_none(),
+        ..with_error(r.error_code, kind)
+    }
+}
+
+fn leave_group(r: LeaveGroupResponse, v: i16, exchange: u64) -> Decoded {
+    let member_errors = if v >= 3 {
+        r.members.iter().map(|m| m.error_code).collect()
+    } else {
+        vec![]
+    };
+    let code = if r.error_code != 0 {
+        r.error_code
+    } else {
+        first_error(member_errors).unwrap_or(0)
+    };
+    with_error(
+        code,
+        EventKind::LeaveGroupResponse {
+            exchange,
+            error: ErrorCode::from_code(code),
+        },
+    )
+}
+
+fn offset_commit(r: OffsetCommitResponse, exchange: u64) -> Decoded {
+    let code = first_error(
+        r.topics
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| p.error_code)),
+    );
+    let kind = EventKind::OffsetCommitResponse {
+        exchange,
+        error: code.and_then(ErrorCode::from_code),
+    };
+    Decoded {
+        error_code: code,
+        kind: Some(kind),
+        ..Decoded::default()
+    }
+}
+
+fn offset_fetch(r: OffsetFetchResponse, v: i16, exchange: u64) -> Decoded {
+    let code = if v >= 8 {
+        r.groups.first().and_then(|g| {
+            let inner = g
+                .topics
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| p.error_code));
+            if g.error_code != 0 {
+                Some(g.error_code)
+            } else {
+                first_error(inner).or(Some(0))
+            }
+        })
+    } else {
+        let inner = first_error(
+            r.topics
+                .iter()
+                .flat_map(|t| t.partitions.iter().map(|p| p.error_code)),
+        );
+        // The top-level error code exists from v2.
+        if v >= 2 && r.error_code != 0 {
+            Some(r.error_code)
+        } else {
+            inner.or((v >= 2).then_some(0))
+        }
+    };
+    let kind = EventKind::OffsetFetch {
+        exchange,
+        error: code.and_then(ErrorCode::from_code),
+    };
+    Decoded {
+        group_id: if v >= 8 {
+            r.groups.first().map(|g| text(&g.group_id.0))
+        } else {
+            None
+        },
+        error_code: code,
+        kind: Some(kind),
+        ..Decoded::default()
+    }
+}
+
+fn find_coordinator(r: FindCoordinatorResponse, v: i16, exchange: u64) -> Decoded {
+    let answer =
+        |code: i16, node_id: i32, host: String, port: i32| EventKind::FindCoordinatorResponse {
+            exchange,
+            node_id,
+            coordinator: format!("{host}:{port}"),
+            error: ErrorCode::from_code(code),
+        };
+    if v < 4 {
+        let kind = answer(r.error_code, r.node_id.0, text(&r.host), r.port);
+        return with_error(r.error_code, kind);
+    }
+    // v4+ answer per key (KIP-699): one event per key, the first is the
+    // exchange's. Whether the keys are groups is the request's to say
+    // (`exchange::build` drops them for transactional ids).
+    let groups: Vec<(String, EventKind)> = r
+        .coordinators
+        .iter()
+        .map(|c| {
+            (
+                text(&c.key),
+                answer(c.error_code, c.node_id.0, text(&c.host), c.port),
+            )
+        })
+        .collect();
+    let codes = r.coordinators.iter().map(|c| c.error_code);
+    many(groups, first_error(codes))
+}
+
+fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64) -> Decoded {
+    let groups: Vec<(String, EventKind)> = r
+        .groups
+        .iter()
+        .map(|g| {
+            let members = g
+                .members
+                .iter()
+                .map(|m| DescribedMember {
+                    member_id: text(&m.member_id),
+                    group_instance_id: if v >= 4 {
+                        opt_text(&m.group_instance_id)
+                    } else {
+                        None
+                    },
+                    client_id: text(&m.client_id),
+                    client_host: text(&m.client_host),
+                    assignment: consumer_protocol::assignment(&m.member_assignment)
+                        .unwrap_or_default(),
+                })
+                .collect();
+            let kind = EventKind::GroupDescribed {
+                exchange,
+                state: text(&g.group_state),
+                protocol: text(&g.protocol_data),
+                members,
+                error: ErrorCode::from_code(g.error_code),
+            };
+            (text(&g.group_id.0), kind)
+        })
+        .collect();
+    many(groups, first_error(r.groups.iter().map(|g| g.error_code)))
+}
+
+/// A response about several groups: the first is the exchange's event.
+fn many(groups: Vec<(String, EventKind)>, error_code: Option<i16>) -> Decoded {
+    Decoded {
+        group_id: groups.first().map(|(g, _)| g.clone()),
+        kind: groups.first().map(|(_, k)| k.clone()),
+        error_code,
+        groups,
+        ..Decoded::default()
+    }
+}
+
+fn list_groups(r: ListGroupsResponse, v: i16, exchange: u64) -> Decoded {
+    let groups = r
+        .groups
+        .iter()
+        .map(|g| {
+            let state = (v >= 4).then(|| text(&g.group_state));
+            let kind = EventKind::GroupListed {
+                exchange,
+                state,
+                protocol_type: text(&g.protocol_type),
+            };
+            (text(&g.group_id.0), kind)
+        })
+        .collect();
+    // A listing names no single group.
+    Decoded {
+        group_id: None,
+        ..many(groups, Some(r.error_code))
+    }
+}
+
+fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatResponse, exchange: u64) -> Decoded {
+    let assignment = r.assignment.as_ref().map(|a| {
+        a.topic_partitions
+            .iter()
+            .map(|tp| TopicPartitions {
+                topic: tp.topic_id.to_string(),
+                partitions: tp.partitions.clone(),
+            })
+            .collect()
+    });
+    let kind = EventKind::ConsumerGroupHeartbeatResponse {
+        exchange,
+        error: ErrorCode::from_code(r.error_code),
+        error_message: opt_text(&r.error_message),
+        member_epoch: r.member_epoch,
+        heartbeat_interval_ms: r.heartbeat_interval_ms,
+        assignment,
+    };
+    Decoded {
+        member_id: r.member_id.as_ref().and_then(member),
+        generation_id: Some(r.member_epoch),
+        ..with_error(r.error_code, kind)
+    }
+}
+
+fn consumer_group_describe(r: ConsumerGroupDescribeResponse, exchange: u64) -> Decoded {
+    let groups: Vec<(String, EventKind)> = r
+        .groups
+        .iter()
+        .map(|g| {
+            let members = g
+                .members
+                .iter()
+                .map(|m| DescribedMember {
+                    member_id: text(&m.member_id),
+                    group_instance_id: opt_text(&m.instance_id),
+                    client_id: text(&m.client_id),
+                    client_host: text(&m.client_host),
+                    assignment: m
+                        .assignment
+                        .topic_partitions
+                        .iter()
+                        .map(|tp| TopicPartitions {
+                            topic: text(&tp.topic_name.0),
+                            partitions: tp.partitions.clone(),
+                        })
+                        .collect(),
+                })
+                .collect();
+            let kind = EventKind::GroupDescribed {
+                exchange,
+                state: text(&g.group_state),
+                protocol: text(&g.assignor_name),
+                members,
+                error: ErrorCode::from_code(g.error_code),
+            };
+            (text(&g.group_id.0), kind)
+        })
+        .collect();
+    many(groups, first_error(r.groups.iter().map(|g| g.error_code)))
+}

@@ -1,0 +1,74 @@
+//! What each direction of a Kafka connection keeps, skips and accepts as a
+//! frame start.
+//!
+//! Takes: the first bytes of a frame (and, for responses, the requests in
+//! flight). Gives: [`FrameRules`] for the splitter. Requests of the group
+//! APIs are buffered whole; every other request keeps only its header.
+//! Responses are buffered when they answer a group-API request, or when
+//! their request was not captured and they are small enough to guess from
+//! their shape. A response can only be trusted as a frame start when its
+//! correlation id matches a request in flight.
+
+use super::apis;
+use super::connection::InFlight;
+use super::framing::{FrameRules, Plan};
+use super::header::{self, Read};
+
+/// Responses without a captured request are buffered up to this size so
+/// that their shape can hint at the API; larger ones are skipped (guessing
+/// tries every group API's schema, about a millisecond for 12 KiB).
+const UNMATCHED_BUFFER_CAP: usize = 16 * 1024;
+
+/// Rules for the client → broker direction.
+pub(crate) struct RequestRules;
+
+impl FrameRules for RequestRules {
+    fn plan(&self, head: &[u8], _size: usize) -> Plan {
+        match header::peek_request(head) {
+            Read::NeedMore(n) => Plan::NeedMore(n),
+            Read::Invalid => Plan::Lost,
+            Read::Done(p) if apis::is_group_api(p.api_key) => Plan::Buffer,
+            Read::Done(_) => Plan::Skip { keep: head.len() },
+        }
+    }
+
+    fn plausible(&self, at: &[u8]) -> Read<()> {
+        header::plausible_request(at)
+    }
+}
+
+/// Rules for the broker → client direction, knowing the requests in flight
+/// and whether answers without a request are still worth guessing at.
+pub(crate) struct ResponseRules<'a>(pub &'a InFlight, pub bool);
+
+impl FrameRules for ResponseRules<'_> {
+    fn plan(&self, head: &[u8], size: usize) -> Plan {
+        let Some(corr) = header::peek_correlation_id(head) else {
+            return Plan::NeedMore(4);
+        };
+        match self.0.get(&corr) {
+            Some(r) if apis::is_group_api(r.api_key) => Plan::Buffer,
+            Some(_) => Plan::Skip { keep: 4 },
+            None if self.1 && size <= UNMATCHED_BUFFER_CAP => Plan::Buffer,
+            None => Plan::Skip { keep: 4 },
+        }
+    }
+
+    fn plausible(&self, at: &[u8]) -> Read<()> {
+        header::plausible_response(at, |c| self.0.contains_key(&c))
+    }
+
+    fn trust_aligned_start(&self) -> bool {
+        true
+    }
+
+    /// The next response may answer a request that was not captured: only
+    /// its size is judged.
+    fn plausible_next(&self, at: &[u8]) -> Read<()> {
+        match header::size_at(at) {
+            None => Read::NeedMore(4),
+            Some(size) if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) => Read::Done(()),
+            Some(_) => Read::Invalid,
+        }
+    }
+}
