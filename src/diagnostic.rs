@@ -135,7 +135,12 @@ mod tests {
     fn counts_everything_but_keeps_a_bounded_number_of_examples() {
         let mut d = Diagnostics::default();
         for i in 0..100 {
-            d.add(DiagnosticKind::StreamGap, "a.pcap", format!("frame {i}"), "gap");
+            d.add(
+                DiagnosticKind::StreamGap,
+                "a.pcap",
+                format!("frame {i}"),
+                "gap",
+            );
         }
         assert_eq!(d.count(DiagnosticKind::StreamGap), 100);
         assert_eq!(d.examples.len() as u64, Diagnostics::EXAMPLES_PER_KIND);
