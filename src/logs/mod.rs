@@ -1,4 +1,158 @@
-//! Stage stub: filled in by its issue.
+//! Kafka broker and Java client logs → [`GroupEvent`]s.
+//!
+//! Takes: `server.log` (Kafka 0.9 → 4.x, Scala and Java group coordinators,
+//! KIP-848 consumer groups), Java client logs (`[Consumer clientId=…,
+//! groupId=…]` lines), and `kafka-request.log` "Completed request:" JSON
+//! lines, in any of the layouts real deployments wrap around log4j's (see
+//! [`layout`]); plain files, multi-member `.gz`, directories of rotated files,
+//! or stdin (see [`files`]). Gives: the same [`GroupEvent`]s the capture path
+//! produces (`EventKind::Broker` / `EventKind::Client`), each with its time
+//! (converted from the log's zone, [`LogOptions::zone`]), group, member,
+//! generation, client or broker, and file:line evidence; a [`LogSummary`];
+//! and [`Diagnostics`] for coordinator lines no pattern knows, times DST makes
+//! ambiguous and group lines without a time.
+//!
+//! Does not interpret events (that is [`crate::group`]'s job) and does not
+//! sort them across files (that is [`crate::timeline`]'s).
+
 mod broker;
+mod client;
+mod files;
 mod layout;
 mod parsed;
+mod reader;
+mod request_log;
+pub mod synth;
+
+use std::io::{self, BufRead};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::error::{Error, Result};
+use crate::event::GroupEvent;
+use crate::time::LogZone;
+
+pub use files::read_log_path;
+
+/// How to read logs.
+#[derive(Clone, Debug, Default)]
+pub struct LogOptions {
+    /// The zone the logs' wall-clock times are in (`--log-tz`, default UTC).
+    pub zone: LogZone,
+}
+
+/// What reading one or more logs saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LogSummary {
+    /// Lines read (continuation lines included).
+    pub lines: u64,
+    /// Lines recognised as group lines (events and known housekeeping).
+    pub group_lines: u64,
+    /// Coordinator or membership lines no pattern matched.
+    pub unknown_group_lines: u64,
+    /// Bytes read (after decompression).
+    pub bytes: u64,
+}
+
+impl LogSummary {
+    /// Adds another input's counts.
+    pub fn add(&mut self, other: LogSummary) {
+        self.lines += other.lines;
+        self.group_lines += other.group_lines;
+        self.unknown_group_lines += other.unknown_group_lines;
+        self.bytes += other.bytes;
+    }
+}
+
+/// Longest line kept; the rest of a longer line is skipped so that a file
+/// without newlines cannot exhaust memory.
+const MAX_LINE: usize = 4 << 20;
+
+/// Whether the first bytes of an input look like a Kafka log (any layout) or
+/// a gzip stream (rotated logs; kgtrace reads no gzipped captures).
+pub fn looks_like_log(first_bytes: &[u8]) -> bool {
+    if first_bytes.starts_with(&[0x1f, 0x8b]) {
+        return true;
+    }
+    if first_bytes.contains(&0) {
+        return false;
+    }
+    first_bytes
+        .split(|&b| b == b'\n')
+        .take(500)
+        .any(layout::starts_entry)
+}
+
+/// Reads one log from `reader`; `source` names it in evidence and
+/// diagnostics. Events are appended to `out` in line order.
+///
+/// A read error before the first line is fatal; after it, the lines read so
+/// far are kept and the cut is a [`DiagnosticKind::TruncatedLog`].
+pub fn read_log<R: BufRead>(
+    mut reader: R,
+    source: Arc<str>,
+    opts: &LogOptions,
+    diags: &mut Diagnostics,
+    out: &mut Vec<GroupEvent>,
+) -> Result<LogSummary> {
+    let mut lines = reader::LineReader::new(source.clone(), &opts.zone);
+    let mut buf = Vec::with_capacity(1024);
+    let mut no = 0u64;
+    loop {
+        match read_line_capped(&mut reader, &mut buf, MAX_LINE) {
+            Ok(0) => break,
+            Ok(_) => {
+                no += 1;
+                lines.line(no, &buf, diags, out);
+            }
+            Err(e) if no == 0 => {
+                return Err(Error::Read {
+                    path: PathBuf::from(&*source),
+                    source: e,
+                })
+            }
+            Err(e) => {
+                diags.add(
+                    DiagnosticKind::TruncatedLog,
+                    &source,
+                    format!("line {}", no + 1),
+                    e.to_string(),
+                );
+                break;
+            }
+        }
+    }
+    lines.finish(diags, out);
+    Ok(lines.summary)
+}
+
+/// Reads one line (newline included) into `buf`, keeping at most `cap`
+/// bytes of it; returns the bytes consumed (0 at end of input).
+fn read_line_capped<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io::Result<usize> {
+    buf.clear();
+    let mut total = 0;
+    loop {
+        let avail = match r.fill_buf() {
+            Ok(a) => a,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok(total);
+        }
+        let (n, done) = match memchr::memchr(b'\n', avail) {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        let room = cap.saturating_sub(buf.len());
+        buf.extend_from_slice(&avail[..n.min(room)]);
+        r.consume(n);
+        total += n;
+        if done {
+            return Ok(total);
+        }
+    }
+}

@@ -96,6 +96,8 @@ pub(crate) enum Outcome {
     Known,
     /// Looks like a coordinator line but matches nothing we know.
     Unknown,
+    /// Not a group line after all (another API in the request log).
+    Ignored,
 }
 
 impl Outcome {
