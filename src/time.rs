@@ -211,9 +211,10 @@ fn utc_from_civil(dt: &LocalDateTime, offset_secs: i32) -> Timestamp {
 }
 
 /// The zone in which a log's wall-clock times were written (`--log-tz`).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum LogZone {
     /// UTC (the default; what containers usually run in).
+    #[default]
     Utc,
     /// A fixed offset from UTC, in seconds (`+02:00`).
     Fixed(i32),
@@ -224,12 +225,6 @@ pub enum LogZone {
         /// jiff's rules for it.
         tz: jiff::tz::TimeZone,
     },
-}
-
-impl Default for LogZone {
-    fn default() -> Self {
-        LogZone::Utc
-    }
 }
 
 impl LogZone {

@@ -183,4 +183,96 @@ mod tests {
             ]
         );
     }
+
+    use std::io::Write;
+
+    use flate2::write::GzEncoder;
+    use flate2::Compression;
+
+    use crate::diagnostic::DiagnosticKind;
+    use crate::event::Location;
+
+    fn stabilized(hour: u32, generation: u32) -> String {
+        format!("[2024-01-01 {hour:02}:00:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation {generation} (__consumer_offsets-1) (kafka.coordinator.group.GroupCoordinator)\n")
+    }
+
+    fn gzip(text: &str) -> Vec<u8> {
+        let mut enc = GzEncoder::new(Vec::new(), Compression::fast());
+        enc.write_all(text.as_bytes()).unwrap();
+        enc.finish().unwrap()
+    }
+
+    fn read_path(path: &Path) -> (Vec<GroupEvent>, LogSummary, Diagnostics) {
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        let summary = read_log_path(path, &LogOptions::default(), &mut diags, &mut out).unwrap();
+        (out, summary, diags)
+    }
+
+    #[test]
+    fn reads_every_member_of_a_concatenated_gzip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log.2024-01-01-00.gz");
+        let mut bytes = gzip(&stabilized(0, 1));
+        bytes.extend(gzip(&stabilized(1, 2)));
+        std::fs::write(&path, bytes).unwrap();
+        let (out, summary, _) = read_path(&path);
+        assert_eq!(
+            out.iter().map(|e| e.generation_id).collect::<Vec<_>>(),
+            [Some(1), Some(2)]
+        );
+        assert_eq!(summary.lines, 2);
+    }
+
+    #[test]
+    fn a_cut_gzip_keeps_the_lines_before_the_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log.gz");
+        let text: String = (0..2000).map(|i| stabilized(i % 24, i)).collect();
+        let bytes = gzip(&text);
+        std::fs::write(&path, &bytes[..bytes.len() * 2 / 3]).unwrap();
+        let (out, _, diags) = read_path(&path);
+        assert!(!out.is_empty() && out.len() < 2000, "{}", out.len());
+        assert_eq!(diags.count(DiagnosticKind::TruncatedLog), 1);
+    }
+
+    #[test]
+    fn a_directory_is_read_in_rotation_order_with_per_file_evidence() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("server.log"), stabilized(12, 3)).unwrap();
+        std::fs::write(
+            dir.path().join("server.log.2024-01-01-10"),
+            stabilized(10, 1),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("server.log.2024-01-01-11.gz"),
+            gzip(&stabilized(11, 2)),
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.md"), "not a log").unwrap();
+        let (out, summary, _) = read_path(dir.path());
+        assert_eq!(
+            out.iter().map(|e| e.generation_id).collect::<Vec<_>>(),
+            [Some(1), Some(2), Some(3)]
+        );
+        assert!(out[1]
+            .evidence
+            .source
+            .ends_with("server.log.2024-01-01-11.gz"));
+        assert_eq!(out[2].evidence.at, Location::Line { line: 1 });
+        assert_eq!(summary.lines, 3);
+    }
+
+    #[test]
+    fn a_missing_file_is_a_read_error_naming_it() {
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        let err = read_log_path(
+            Path::new("/nonexistent/server.log"),
+            &LogOptions::default(),
+            &mut diags,
+            &mut out,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/server.log"));
+    }
 }

@@ -156,3 +156,60 @@ fn read_line_capped<R: BufRead>(r: &mut R, buf: &mut Vec<u8>, cap: usize) -> io:
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+
+    #[test]
+    fn recognises_logs_of_every_layout_and_rejects_binary() {
+        assert!(looks_like_log(b"[2024-01-01 00:00:00,000] INFO Kafka version: 3.8.1 (org.apache.kafka.common.utils.AppInfoParser)\n"));
+        assert!(looks_like_log(b"INFO - 2024-11-11 09:36:08,447 - org.apache.kafka.common.utils.AppInfoParser:124 - Kafka version: 3.8.1\n"));
+        assert!(looks_like_log(
+            b"kafka_1  | [2019-07-23 09:12:56,387] INFO x\n"
+        ));
+        assert!(looks_like_log(&[0x1f, 0x8b, 8, 0]));
+        assert!(!looks_like_log(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0]));
+        assert!(!looks_like_log(&[0x0a, 0x0d, 0x0d, 0x0a, 0x1c, 0, 0, 0]));
+        assert!(!looks_like_log(b"just some text\nwith no log lines\n"));
+    }
+
+    #[test]
+    fn a_generated_multi_version_multi_broker_log_reads_without_unknown_lines() {
+        let mut text = Vec::new();
+        let stats = synth::write_synthetic_log(&mut text, 2 << 20, 7).unwrap();
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        let summary = read_log(
+            Cursor::new(&text),
+            Arc::from("synth"),
+            &LogOptions::default(),
+            &mut diags,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(summary.lines, stats.lines);
+        assert_eq!(out.len() as u64, stats.events);
+        assert_eq!(summary.group_lines, stats.events + stats.known);
+        assert_eq!((summary.unknown_group_lines, diags.total()), (0, 0));
+        let brokers: std::collections::BTreeSet<_> =
+            out.iter().filter_map(|e| e.client.broker.clone()).collect();
+        assert!(brokers.len() >= 5, "{brokers:?}");
+        assert!(out.windows(2).all(|w| w[0].evidence.at != w[1].evidence.at));
+    }
+
+    #[test]
+    fn overlong_lines_are_capped_not_buffered_whole() {
+        let mut data = vec![b'x'; 100];
+        data.push(b'\n');
+        data.extend_from_slice(b"tail\n");
+        let mut r = Cursor::new(data);
+        let mut buf = Vec::new();
+        assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), 101);
+        assert_eq!(buf.len(), 10);
+        assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), 5);
+        assert_eq!(buf, b"tail\n");
+        assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), 0);
+    }
+}

@@ -273,3 +273,212 @@ fn is_membership_line(e: &Entry<'_>, line: &[u8]) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+
+    use super::*;
+    use crate::event::BrokerLine;
+    use crate::logs::{read_log, LogOptions};
+
+    fn read_with(text: &str, zone: &str) -> (Vec<GroupEvent>, LogSummary, Diagnostics) {
+        let opts = LogOptions {
+            zone: LogZone::parse(zone).unwrap(),
+        };
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        let summary = read_log(
+            Cursor::new(text.as_bytes()),
+            Arc::from("t.log"),
+            &opts,
+            &mut diags,
+            &mut out,
+        )
+        .unwrap();
+        (out, summary, diags)
+    }
+
+    fn read(text: &str) -> (Vec<GroupEvent>, LogSummary, Diagnostics) {
+        read_with(text, "UTC")
+    }
+
+    #[test]
+    fn every_layout_yields_the_same_event() {
+        let lines = [
+            "[2024-01-02 03:04:05,678] INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator)",
+            "2024-01-02 03:04:05,678 INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator) [data-plane-kafka-request-handler-0]",
+            "2024-01-02T03:04:05.678123456Z 2024-01-02 03:04:05,678 INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator) [executor-Heartbeat]",
+            "kafka_1  | [2024-01-02 03:04:05,678] INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator)",
+            "2024-01-02 03:04:05,678 | INFO  | [kafka-request-handler-3] | [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members | kafka.coordinator.group.GroupCoordinator (Logging.scala:68)",
+            "[2024-01-02 03:04:05,678] INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator:66)",
+            "2024-01-02T03:04:05.678 INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator)",
+        ];
+        for l in lines {
+            let (out, summary, diags) = read(&format!("{l}\n\n"));
+            assert_eq!((out.len(), summary.lines, diags.total()), (1, 2, 0), "{l}");
+            let e = &out[0];
+            assert_eq!(e.ts.to_rfc3339(), "2024-01-02T03:04:05.678000Z", "{l}");
+            assert_eq!((e.group.as_deref(), e.generation_id), (Some("g"), Some(9)));
+            assert_eq!(e.client.broker.as_deref(), Some("broker 3"));
+            assert_eq!(e.evidence.at, Location::Line { line: 1 });
+            assert!(matches!(
+                e.kind,
+                EventKind::Broker(BrokerLine::Stabilized {
+                    generation: 9,
+                    members: Some(2),
+                    ..
+                })
+            ));
+        }
+    }
+
+    #[test]
+    fn client_lines_carry_client_id_group_and_instance() {
+        let (out, _, _) = read("INFO - 2024-11-11 09:36:08,773 - org.apache.kafka.clients.consumer.internals.ConsumerCoordinator:665 - [Consumer instanceId=i-1, clientId=app-1, groupId=g] Successfully joined group with generation Generation{generationId=4, memberId='m-1', protocol='range'}  \r\n");
+        let e = &out[0];
+        assert_eq!(
+            (
+                e.client.client_id.as_deref(),
+                e.group.as_deref(),
+                e.group_instance_id.as_deref()
+            ),
+            (Some("app-1"), Some("g"), Some("i-1"))
+        );
+        assert_eq!(
+            (e.member_id.as_deref(), e.generation_id),
+            (Some("m-1"), Some(4))
+        );
+    }
+
+    #[test]
+    fn stack_traces_attach_to_their_entry_and_are_not_unknown() {
+        let log = "[2024-01-01 00:00:00,000] WARN [GroupCoordinator 1]: Failed to write empty metadata for group g: The coordinator is not available. (kafka.coordinator.group.GroupCoordinator)\n\
+org.apache.kafka.common.errors.CoordinatorNotAvailableException: The coordinator is not available.\n\
+\tat kafka.coordinator.group.GroupMetadataManager.storeGroup(GroupMetadataManager.scala:263)\n\
+\tat kafka.coordinator.group.GroupCoordinator.onCompleteJoin(GroupCoordinator.scala:1234)\n\
+[2024-01-01 00:00:01,000] INFO [GroupCoordinator 1]: Group g with generation 5 is now empty (__consumer_offsets-2) (kafka.coordinator.group.GroupCoordinator)\n";
+        let (out, summary, diags) = read(log);
+        assert_eq!(
+            (
+                out.len(),
+                summary.lines,
+                summary.unknown_group_lines,
+                diags.total()
+            ),
+            (2, 5, 0, 0)
+        );
+        assert_eq!(out[1].evidence.at, Location::Line { line: 5 });
+    }
+
+    #[test]
+    fn multi_line_reconciliation_reads_its_continuation_lines() {
+        let log = "INFO - 2024-11-11 09:38:40,874 - org.apache.kafka.clients.consumer.internals.MembershipManagerImpl:962 - [Consumer clientId=c, groupId=g] Reconciling assignment with local epoch gjWz\n\
+\tMember:                                    3\n\
+\tAssigned partitions:                       [t-0]\n\
+\tRevoked partitions (owned - assigned):     [u-0]\n  \n\
+INFO - 2024-11-11 09:38:40,960 - org.apache.kafka.clients.consumer.internals.MembershipManagerImpl:1208 - [Consumer clientId=c, groupId=g] Revoking previously assigned partitions u-0  \n";
+        let (out, summary, _) = read(log);
+        assert_eq!((out.len(), summary.lines), (2, 6));
+        assert_eq!(
+            (out[0].member_id.as_deref(), out[0].generation_id),
+            (Some("gjWz"), Some(3))
+        );
+        assert_eq!(out[0].evidence.at, Location::Line { line: 1 });
+        assert!(
+            matches!(&out[0].kind, EventKind::Client(ClientLine::Reconciling { revoked, .. }) if revoked == &["u-0"])
+        );
+        assert_eq!(out[1].evidence.at, Location::Line { line: 6 });
+    }
+
+    #[test]
+    fn unknown_coordinator_lines_are_counted_with_their_line() {
+        let log = "[2024-01-01 00:00:00,000] INFO [GroupCoordinator 1]: Startup complete. (kafka.coordinator.group.GroupCoordinator)\n\
+[2024-01-01 00:00:01,000] INFO [GroupCoordinator 1]: Reticulating splines for group g (kafka.coordinator.group.GroupCoordinator)\n\
+INFO - 2024-01-01 00:00:02,000 - org.apache.kafka.clients.consumer.internals.Fetcher:1 - [Consumer clientId=c, groupId=g] Fetch position for partition t-0 is out of range\n\
+[2024-01-01 00:00:03,000] INFO [ReplicaFetcher replicaId=1] a line about a consumer group (kafka.server.ReplicaFetcherThread)\n";
+        let (out, summary, diags) = read(log);
+        assert_eq!(
+            (
+                out.len(),
+                summary.lines,
+                summary.group_lines,
+                summary.unknown_group_lines
+            ),
+            (0, 4, 1, 1)
+        );
+        assert_eq!(diags.count(DiagnosticKind::UnknownLogLine), 1);
+        assert_eq!(
+            (
+                diags.examples[0].at.as_str(),
+                diags.examples[0].detail.as_str()
+            ),
+            ("line 2", "Reticulating splines for group g")
+        );
+    }
+
+    #[test]
+    fn iana_zone_converts_and_flags_the_repeated_hour() {
+        let log = "[2024-10-27 01:30:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation 2 (__consumer_offsets-1) (kafka.coordinator.group.GroupCoordinator)\n\
+[2024-10-27 02:30:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation 3 (__consumer_offsets-1) (kafka.coordinator.group.GroupCoordinator)\n";
+        let (out, _, diags) = read_with(log, "Europe/Berlin");
+        assert_eq!(out[0].ts.to_rfc3339(), "2024-10-26T23:30:00.000000Z");
+        assert_eq!(out[1].ts.to_rfc3339(), "2024-10-27T00:30:00.000000Z");
+        assert_eq!(diags.count(DiagnosticKind::AmbiguousLocalTime), 1);
+        assert_eq!(diags.examples[0].at, "line 2");
+    }
+
+    #[test]
+    fn fixed_offset_zone_shifts_every_event() {
+        let (out, _, _) = read_with("[2024-05-01 14:00:00,000] INFO [GroupCoordinator 1]: Stabilized group g generation 2 (kafka.coordinator.group.GroupCoordinator)\n", "+02:00");
+        assert_eq!(out[0].ts.to_rfc3339(), "2024-05-01T12:00:00.000000Z");
+    }
+
+    #[test]
+    fn group_lines_without_a_time_are_diagnosed_not_invented() {
+        let (out, summary, diags) = read("[main] INFO org.apache.kafka.clients.consumer.internals.ConsumerCoordinator - [Consumer clientId=c, groupId=g] (Re-)joining group\n");
+        assert_eq!((out.len(), summary.group_lines), (0, 1));
+        assert_eq!(diags.count(DiagnosticKind::BadLogTimestamp), 1);
+    }
+
+    #[test]
+    fn rejoin_reason_is_carried_to_the_next_join_of_that_client() {
+        let head = "INFO - 2024-01-01 00:00:00,000 - org.apache.kafka.clients.consumer.internals.ConsumerCoordinator:1 - ";
+        let log = format!(
+            "{head}[Consumer clientId=a, groupId=g] Request joining group due to: group is already rebalancing\n\
+{head}[Consumer clientId=b, groupId=g] (Re-)joining group\n\
+{head}[Consumer clientId=a, groupId=g] (Re-)joining group\n"
+        );
+        let (out, _, _) = read(&log);
+        assert_eq!(
+            out[1].kind,
+            EventKind::Client(ClientLine::Joining { reason: None })
+        );
+        assert_eq!(
+            out[2].kind,
+            EventKind::Client(ClientLine::Joining {
+                reason: Some("group is already rebalancing".into())
+            })
+        );
+    }
+
+    #[test]
+    fn erlang_member_ids_with_quotes_and_spaces_survive_every_step() {
+        let log = "kafka_1  | [2019-07-23 09:12:56,388] INFO [GroupCoordinator 0]: Preparing to rebalance group test in state PreparingRebalance with old generation 14 (__consumer_offsets-7) (reason: Adding new member 'my node@host'/<0.1083.0>-9db8 with group instanceid None) (kafka.coordinator.group.GroupCoordinator)\n";
+        let (out, _, _) = read(log);
+        assert_eq!(
+            out[0].member_id.as_deref(),
+            Some("'my node@host'/<0.1083.0>-9db8")
+        );
+        assert_eq!(out[0].generation_id, Some(14));
+    }
+
+    #[test]
+    fn request_log_lines_give_the_client_address() {
+        let log = "[2024-01-01 00:00:03,001] DEBUG Completed request:{\"requestHeader\":{\"requestApiKey\":14,\"requestApiVersion\":5,\"correlationId\":3,\"clientId\":\"c\"},\"request\":{\"groupId\":\"g\",\"generationId\":2,\"memberId\":\"m\"},\"response\":{\"errorCode\":0},\"connection\":\"10.0.0.1:9092-10.0.0.7:5555-0\",\"totalTimeMs\":5.0,\"remoteTimeMs\":4.0} (kafka.request.logger)\n\
+[2024-01-01 00:00:03,002] DEBUG Completed request:{\"requestHeader\":{\"requestApiKey\":1,\"requestApiVersion\":13,\"correlationId\":4,\"clientId\":\"c\"},\"request\":{\"groupId\":\"x\"}} (kafka.request.logger)\n";
+        let (out, summary, _) = read(log);
+        assert_eq!((out.len(), summary.group_lines), (1, 1));
+        assert_eq!(out[0].client.address.as_deref(), Some("10.0.0.7:5555"));
+        assert_eq!(out[0].client.client_id.as_deref(), Some("c"));
+    }
+}
