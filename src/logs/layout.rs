@@ -15,7 +15,7 @@
 
 use std::sync::LazyLock;
 
-use memchr::memmem::Finder;
+use memchr::memmem::{Finder, FinderRev};
 
 use crate::time::{parse_log_datetime, parse_zoned_datetime, LocalDateTime, Timestamp};
 
@@ -289,22 +289,25 @@ fn trim_end(mut s: &[u8]) -> &[u8] {
 /// Cuts the layout's tail: ` [thread]` (Strimzi), ` (logger)` or
 /// ` (logger:NN)` (Apache, test log4j), ` | logger (File.scala:68)` (vendor).
 pub(crate) fn strip_trailer(msg: &[u8]) -> &[u8] {
+    static THREAD: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b") ["));
+    static LOGGER: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b" ("));
+    static PIPE: LazyLock<FinderRev<'static>> = LazyLock::new(|| FinderRev::new(b" | "));
     let mut m = trim_end(msg);
     if m.ends_with(b"]") {
-        if let Some(p) = memchr::memmem::rfind(m, b") [") {
+        if let Some(p) = THREAD.rfind(m) {
             if !m[p + 3..].contains(&b'(') {
                 m = &m[..p + 1];
             }
         }
     }
     if m.ends_with(b")") {
-        if let Some(p) = memchr::memmem::rfind(m, b" (") {
+        if let Some(p) = LOGGER.rfind(m) {
             if looks_like_logger(&m[p + 2..m.len() - 1]) {
                 m = trim_end(&m[..p]);
             }
         }
     }
-    if let Some(p) = memchr::memmem::rfind(m, b" | ") {
+    if let Some(p) = PIPE.rfind(m) {
         if looks_like_logger(&m[p + 3..]) {
             m = trim_end(&m[..p]);
         }

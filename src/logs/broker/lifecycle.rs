@@ -19,27 +19,63 @@ fn broker(line: BrokerLine) -> EventKind {
 /// "… rebalance group G with old generation N (__consumer_offsets-P)"
 /// (0.11–2.0), "… in state S with old generation N (__consumer_offsets-P)
 /// (reason: R)" (2.1–4.0) and the Java "… (reason: R)." (3.7+).
+///
+/// Split by hand rather than by regex: this is the most frequent coordinator
+/// line and its reason can be long, which makes a backtracking capture slow.
 pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
-    let re = regex!(
-        r"(?s-u)^Preparing to (?:rebalance|restabilize) group (.+?)(?: in state (\S+))? with old generation (-?\d+)(?: \(__consumer_offsets-\d+\))?(?: \(reason: (.*)\)\.?)?$"
-    );
-    let caps = re.captures(msg)?;
-    let reason = text(&caps, 4);
+    let rest = msg
+        .strip_prefix(b"Preparing to rebalance group ")
+        .or_else(|| msg.strip_prefix(b"Preparing to restabilize group "))?;
+    let at = memchr::memmem::find(rest, b" with old generation ")?;
+    let (head, tail) = (&rest[..at], &rest[at + b" with old generation ".len()..]);
+    let (group, state) = match memchr::memmem::rfind(head, b" in state ") {
+        Some(i) => (&head[..i], Some(&head[i + b" in state ".len()..])),
+        None => (head, None),
+    };
+    let digits = tail
+        .iter()
+        .take_while(|b| b.is_ascii_digit() || **b == b'-')
+        .count();
+    let old_generation: i32 = std::str::from_utf8(&tail[..digits]).ok()?.parse().ok()?;
+    let reason = preparing_reason(&tail[digits..])?;
+    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     let client_reason = reason.as_deref().and_then(client_reason);
     let (member_id, instance) = reason.as_deref().map(reason_subject).unwrap_or_default();
     let line = BrokerLine::PreparingRebalance {
-        state: text(&caps, 2).unwrap_or_else(|| "PreparingRebalance".to_string()),
-        old_generation: number(&caps, 3)?,
+        state: state.map_or_else(|| "PreparingRebalance".to_string(), lossy),
+        old_generation,
         reason,
         client_reason,
     };
     Some(
         Parsed::new(broker(line))
-            .group(text(&caps, 1))
-            .generation(number(&caps, 3))
+            .group(Some(lossy(group)))
+            .generation(Some(old_generation))
             .member(member_id)
             .instance(instance),
     )
+}
+
+/// What follows the old generation: `[ (__consumer_offsets-P)][ (reason: R)][.]`.
+/// `None` if it is anything else; `Some(None)` when there is no reason.
+fn preparing_reason(tail: &[u8]) -> Option<Option<String>> {
+    let mut t = tail;
+    if let Some(after) = t.strip_prefix(b" (__consumer_offsets-") {
+        let close = memchr::memchr(b')', after)?;
+        if !after[..close].iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        t = &after[close + 1..];
+    }
+    if t.is_empty() || t == b"." {
+        return Some(None);
+    }
+    let inner = t.strip_prefix(b" (reason: ")?;
+    let inner = inner
+        .strip_suffix(b".")
+        .unwrap_or(inner)
+        .strip_suffix(b")")?;
+    Some(Some(String::from_utf8_lossy(inner).into_owned()))
 }
 
 /// The KIP-800 client reason inside a coordinator reason (3.2+).

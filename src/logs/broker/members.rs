@@ -58,7 +58,8 @@ pub(crate) fn left_classic(msg: &[u8]) -> Option<Parsed> {
         member!(),
         r") in group (.+?) has left, removing it from the group\.?$"
     ));
-    if let Some(caps) = old.captures(msg) {
+    let old_form = !msg.starts_with(b"Member MemberMetadata(");
+    if let Some(caps) = old_form.then(|| old.captures(msg)).flatten() {
         let member_id = text(&caps, 2).or_else(|| text(&caps, 3));
         return Some(
             Parsed::new(left(None))

@@ -10,46 +10,45 @@ use crate::logs::parsed::{list_items, member, optional_value, regex, text};
 /// The member (and instance id) a reason names, when it names exactly one.
 pub(crate) fn reason_subject(reason: &str) -> (Option<String>, Option<String>) {
     let r = reason.as_bytes();
-    // One regex per reason family; case-insensitive where the wording's case
-    // changed across versions ("leader"/"Leader", "removing"/"Removing").
-    let single = [
-        regex!(concat!(
+    // One regex per reason family, picked by its first word; case-insensitive
+    // where the wording's case changed ("leader"/"Leader", "removing"/"Removing").
+    let re = match r.first().map(u8::to_ascii_lowercase) {
+        Some(b'a') => regex!(concat!(
             r"(?i-u)^Adding new member ",
             member!(),
             r"(?: with group instance ?id (\S+?))?(?:;|$)"
         )),
-        regex!(concat!(
+        Some(b'u') => regex!(concat!(
             r"(?i-u)^Updating metadata for (?:static )?member ",
             member!(),
             r"(?: with instance id (\S+?))?(?: during |;|$)"
         )),
-        regex!(concat!(r"(?i-u)^Leader ", member!(), r" re-joining group")),
-        regex!(concat!(
+        Some(b'l') => regex!(concat!(r"(?i-u)^Leader ", member!(), r" re-joining group")),
+        Some(b'm') => regex!(concat!(
             r"(?i-u)^Member ",
             member!(),
             r" (?:is )?joining group"
         )),
-        regex!(concat!(
+        Some(b'r') => regex!(concat!(
             r"(?i-u)^Removing member ",
             member!(),
             r" on (?:LeaveGroup|heartbeat expiration)"
         )),
-        regex!(concat!(
+        Some(b'g') => regex!(concat!(
             r"(?i-u)^Group's selectedProtocol will change because static member ",
             member!(),
             r" with instance id (\S+) joined"
         )),
-        regex!(concat!(
+        Some(b'e') => regex!(concat!(
             r"(?i-u)when storing group assignment ?during SyncGroup \(member: ",
             member!(),
             r"\)"
         )),
-    ];
-    for re in single {
-        if let Some(caps) = re.captures(r) {
-            let instance = text(&caps, 2).and_then(|i| optional_value(&i));
-            return (text(&caps, 1), instance);
-        }
+        _ => return (None, None),
+    };
+    if let Some(caps) = re.captures(r) {
+        let instance = text(&caps, 2).and_then(|i| optional_value(&i));
+        return (text(&caps, 1), instance);
     }
     (listed_member(reason), None)
 }

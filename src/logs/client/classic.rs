@@ -74,18 +74,29 @@ fn generation_fields(g: &[u8]) -> (Option<i32>, Option<String>, Option<String>) 
 /// "Successfully joined group[ G] with generation N|Generation{…}" and
 /// "Successfully synced group in generation Generation{…}" (2.7+).
 pub(crate) fn joined_or_synced(msg: &[u8]) -> Option<Parsed> {
-    let re =
-        regex!(r"(?-u)^Successfully (joined|synced) group(?: (.+?))? (?:with|in) generation (.+)$");
-    let c = re.captures(msg)?;
-    let (generation, member_id, protocol) = generation_fields(c.get(3)?.as_bytes());
-    let line = match &c[1] {
-        b"joined" => ClientLine::Joined { protocol },
-        _ => ClientLine::Synced,
+    let (joined, rest) = match msg.strip_prefix(b"Successfully joined group") {
+        Some(rest) => (true, rest),
+        None => (false, msg.strip_prefix(b"Successfully synced group")?),
+    };
+    let sep: &[u8] = if joined {
+        b" with generation "
+    } else {
+        b" in generation "
+    };
+    let at = memchr::memmem::find(rest, sep)?;
+    let group = rest[..at]
+        .strip_prefix(b" ")
+        .map(|g| String::from_utf8_lossy(g).into_owned());
+    let (generation, member_id, protocol) = generation_fields(&rest[at + sep.len()..]);
+    let line = if joined {
+        ClientLine::Joined { protocol }
+    } else {
+        ClientLine::Synced
     };
     let member_id = member_id.filter(|m| !m.is_empty());
     Some(
         Parsed::new(client(line))
-            .group(text(&c, 2))
+            .group(group)
             .generation(generation)
             .member(member_id),
     )
