@@ -481,4 +481,45 @@ INFO - 2024-01-01 00:00:02,000 - org.apache.kafka.clients.consumer.internals.Fet
         assert_eq!(out[0].client.address.as_deref(), Some("10.0.0.7:5555"));
         assert_eq!(out[0].client.client_id.as_deref(), Some("c"));
     }
+
+    #[test]
+    fn a_multi_version_multi_broker_story_reads_in_order() {
+        let log = "\
+[2016-05-01 10:00:00,000] INFO [GroupCoordinator 1]: Preparing to restabilize group old with old generation 3 (kafka.coordinator.GroupCoordinator)
+[2016-05-01 10:00:03,000] INFO [GroupCoordinator 1]: Stabilized group old generation 4 (kafka.coordinator.GroupCoordinator)
+[2021-05-01 10:00:00,000] INFO [GroupCoordinator 2]: Member c-1 in group mid has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
+[2021-05-01 10:00:00,001] INFO [GroupCoordinator 2]: Preparing to rebalance group mid in state PreparingRebalance with old generation 7 (__consumer_offsets-3) (reason: removing member c-1 on heartbeat expiration) (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 10:00:00,000] INFO [GroupCoordinator id=3 topic=__consumer_offsets partition=9] [GroupId new] Member m-1 joins the consumer group using the consumer protocol. (org.apache.kafka.coordinator.group.GroupMetadataManager)
+[2024-05-01 10:00:00,001] INFO [GroupCoordinator id=3 topic=__consumer_offsets partition=9] [GroupId new] Bumped group epoch to 12. (org.apache.kafka.coordinator.group.GroupMetadataManager)
+[2024-05-01 10:00:00,002] INFO [GroupCoordinator id=3 topic=__consumer_offsets partition=9] [GroupId new] Member m-2 fenced from the group because the member session expired. (org.apache.kafka.coordinator.group.GroupMetadataManager)
+";
+        let (out, summary, diags) = read(log);
+        assert_eq!((summary.unknown_group_lines, diags.total()), (0, 0));
+        let got: Vec<_> = out
+            .iter()
+            .map(|e| {
+                (
+                    e.client.broker.as_deref().unwrap_or(""),
+                    e.group.as_deref().unwrap_or(""),
+                    e.member_id.as_deref(),
+                    e.generation_id,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("broker 1", "old", None, Some(3)),
+                ("broker 1", "old", None, Some(4)),
+                ("broker 2", "mid", Some("c-1"), None),
+                ("broker 2", "mid", Some("c-1"), Some(7)),
+                ("broker 3", "new", Some("m-1"), None),
+                ("broker 3", "new", None, Some(12)),
+                ("broker 3", "new", Some("m-2"), None),
+            ]
+        );
+        assert!(
+            matches!(&out[6].kind, EventKind::Broker(BrokerLine::MemberFenced { reason }) if reason == "the member session expired")
+        );
+    }
 }

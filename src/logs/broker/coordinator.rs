@@ -129,6 +129,7 @@ pub(crate) fn is_known_housekeeping(msg: &[u8]) -> bool {
         b"Execution of ",
         b"Unknown message key",
         b"Scheduling the ",
+        b"Loaded offsets and group metadata from",
     ];
     KNOWN.iter().any(|k| starts_with_ci(msg, k))
 }

@@ -48,9 +48,14 @@ pub(crate) fn joining(msg: &[u8]) -> Option<Parsed> {
     Some(Parsed::new(client(ClientLine::Joining { reason: None })).group(text(&c, 1)))
 }
 
-/// "Request joining group due to: R" (3.0+).
+/// "Request joining group due to: R" (3.0+) and its 2.x predecessor
+/// "Requesting to re-join the group and trigger rebalance since R".
 pub(crate) fn rejoin_requested(msg: &[u8]) -> Option<Parsed> {
-    let reason = msg.strip_prefix(b"Request joining group due to: ")?;
+    let reason = msg
+        .strip_prefix(b"Request joining group due to: ")
+        .or_else(|| {
+            msg.strip_prefix(b"Requesting to re-join the group and trigger rebalance since ")
+        })?;
     Some(Parsed::new(client(ClientLine::RejoinRequested {
         reason: whole(reason),
     })))
@@ -251,7 +256,7 @@ pub(crate) fn leaving(msg: &[u8]) -> Option<Parsed> {
 /// due to …" (0.9), "SyncGroup for group G failed due to E, rejoining the group" (0.9).
 pub(crate) fn request_failed(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(
-        r"(?s-u)^(JoinGroup|SyncGroup|Attempt to join group)(?: for group (.+?))? failed(?::| due to)? ?(.*)$"
+        r"(?s-u)^(JoinGroup|SyncGroup|Join group|Attempt to join group)(?: for group (.+?))? failed(?::| due to| with)? ?(.*)$"
     );
     let c = re.captures(msg)?;
     let request = if &c[1] == b"SyncGroup" {
@@ -286,6 +291,7 @@ pub(crate) fn other(msg: &[u8]) -> Option<Parsed> {
             regex!(r"(?-u)^User provided listener .* failed on invocation of onPartitions()"),
             "rebalance listener failed",
         ),
+        (regex!(r"(?-u)^Rebalance failed\.()"), "rebalance failed"),
     ];
     set.iter().find_map(|(re, name)| {
         let c = re.captures(msg)?;
@@ -572,12 +578,28 @@ mod tests {
         .unwrap();
         assert_eq!(p.group.as_deref(), Some("g"));
         assert!(request_failed(b"Attempt to join group failed due to fatal error: x").is_some());
+        let p = request_failed(b"Join group failed with org.apache.kafka.common.errors.MemberIdRequiredException: The group member needs to have a valid member id").unwrap();
+        assert!(
+            matches!(line(&p), ClientLine::RequestFailed { request, error } if request == "JoinGroup" && error.starts_with("org.apache"))
+        );
     }
 
     #[test]
     fn other_recognised_lines() {
+        assert!(other(b"Rebalance failed.").is_some());
         assert!(other(b"Giving away all assigned partitions as lost since generation has been reset,indicating that consumer is no longer part of the group").is_some());
         assert!(other(b"Giving away all assigned partitions as lost since generation/memberID has been reset,indicating that consumer is in old state or no longer part of the group").is_some());
         assert_eq!(other(b"Skipped assignment for returning static leader at generation 7. The static leader will continue with its existing assignment.").unwrap().generation_id, Some(7));
+    }
+
+    #[test]
+    fn rejoin_requested_2_x_wording() {
+        let p = rejoin_requested(b"Requesting to re-join the group and trigger rebalance since the subscription has changed from [a] to [a, b]").unwrap();
+        assert_eq!(
+            line(&p),
+            &ClientLine::RejoinRequested {
+                reason: "the subscription has changed from [a] to [a, b]".into()
+            }
+        );
     }
 }

@@ -19,6 +19,9 @@ const TABLE: &[(&[u8], &[Matcher])] = &[
     (b"Discovered ", &[classic::discovered]),
     (b"(Re-)joining group", &[classic::joining]),
     (b"Request joining group", &[classic::rejoin_requested]),
+    (b"Requesting to re-join", &[classic::rejoin_requested]),
+    (b"Join group failed", &[classic::request_failed]),
+    (b"Rebalance failed", &[classic::other]),
     (b"Successfully ", &[classic::joined_or_synced]),
     (b"Finished assignment", &[classic::assignment_finished]),
     (b"Notifying assignor", &[classic::assignment_received]),
@@ -87,6 +90,16 @@ const CHATTER: &[&[u8]] = &[
     b"Discarding ",
     b"Cluster ID",
     b"Closing the Kafka consumer",
+    // Connect's WorkerCoordinator (`[Worker clientId=…, groupId=…]`) adds
+    // its own progress lines around the shared AbstractCoordinator ones.
+    b"Rebalance started",
+    b"Joined group at generation",
+    b"Starting connectors and tasks",
+    b"Finished starting connectors and tasks",
+    b"Stopping connectors and tasks",
+    b"Finished stopping tasks",
+    b"Handling task config update",
+    b"Wasn't able to resume work",
 ];
 
 /// Reads one client message (`continuation` is empty for one-line entries).
