@@ -104,8 +104,9 @@ pub fn read_log<R: BufRead>(
     loop {
         match read_line_capped(&mut reader, &mut buf, MAX_LINE) {
             Ok(0) => break,
-            Ok(_) => {
+            Ok(consumed) => {
                 no += 1;
+                lines.summary.bytes += consumed as u64;
                 lines.line(no, &buf, diags, out);
             }
             Err(e) if no == 0 => {

@@ -69,7 +69,6 @@ impl<'a> LineReader<'a> {
         out: &mut Vec<GroupEvent>,
     ) {
         self.summary.lines += 1;
-        self.summary.bytes += raw.len() as u64;
         let line = raw.strip_suffix(b"\n").unwrap_or(raw);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(p) = &mut self.pending {
