@@ -107,6 +107,27 @@ impl Outcome {
     }
 }
 
+/// A table of `(pattern, name)` pairs for lines recognised by name only.
+pub(crate) type NamedPatterns = Vec<(regex::bytes::Regex, &'static str)>;
+
+/// Compiles a constant `(pattern, name)` table (once, behind a `LazyLock`).
+pub(crate) fn compile_named(table: &[(&str, &'static str)]) -> NamedPatterns {
+    table
+        .iter()
+        .map(|(re, name)| (regex::bytes::Regex::new(re).expect("constant regex"), *name))
+        .collect()
+}
+
+/// The first pattern of `table` that matches `msg`, with its captures.
+pub(crate) fn first_named<'m>(
+    table: &NamedPatterns,
+    msg: &'m [u8],
+) -> Option<(Captures<'m>, &'static str)> {
+    table
+        .iter()
+        .find_map(|(re, name)| Some((re.captures(msg)?, *name)))
+}
+
 /// Capture `i` as text (lossy for the rare non-UTF-8 byte).
 pub(crate) fn text(caps: &Captures<'_>, i: usize) -> Option<String> {
     caps.get(i)

@@ -20,7 +20,7 @@ use super::parsed::{Outcome, Parsed};
 use super::{broker, client, request_log, LogSummary};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::event::{ClientLine, ClientRef, EventKind, Evidence, GroupEvent, Location};
-use crate::time::{LocalTimeKind, LogZone, ZoneClock};
+use crate::time::{LocalTimeKind, LogZone, Timestamp, ZoneClock};
 
 static PREFILTER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"roup"));
 
@@ -160,35 +160,7 @@ impl<'a> LineReader<'a> {
         p: Parsed,
         diags: &mut Diagnostics,
     ) -> Option<GroupEvent> {
-        let ts = match e.time {
-            LineTime::Local(dt) => {
-                let z = self.clock.to_timestamp(&dt);
-                if z.local != LocalTimeKind::Unique {
-                    let what = if z.local == LocalTimeKind::Ambiguous {
-                        "ambiguous (DST fold, earlier instant taken)"
-                    } else {
-                        "nonexistent (DST gap, read with the offset before it)"
-                    };
-                    diags.add(
-                        DiagnosticKind::AmbiguousLocalTime,
-                        &self.source,
-                        format!("line {no}"),
-                        format!("local time is {what} in {}", self.zone.name()),
-                    );
-                }
-                z.ts
-            }
-            LineTime::Zoned(ts) => ts,
-            LineTime::Missing => {
-                diags.add(
-                    DiagnosticKind::BadLogTimestamp,
-                    &self.source,
-                    format!("line {no}"),
-                    "group line without a time; event dropped",
-                );
-                return None;
-            }
-        };
+        let ts = self.time(no, e.time, diags)?;
         let (mut client, group, instance) = component_fields(e);
         client.client_id = p.client_id.or(client.client_id);
         let mut kind = p.kind;
@@ -210,6 +182,38 @@ impl<'a> LineReader<'a> {
                 at: Location::Line { line: no },
             },
         })
+    }
+
+    /// The line's instant; DST-ambiguous times are flagged, lines without a
+    /// time are diagnosed and give no event (inventing one would misplace it).
+    fn time(&mut self, no: u64, time: LineTime, diags: &mut Diagnostics) -> Option<Timestamp> {
+        let at = || format!("line {no}");
+        match time {
+            LineTime::Local(dt) => {
+                let z = self.clock.to_timestamp(&dt);
+                let what = match z.local {
+                    LocalTimeKind::Unique => return Some(z.ts),
+                    LocalTimeKind::Ambiguous => "ambiguous (DST fold, earlier instant taken)",
+                    LocalTimeKind::Nonexistent => {
+                        "nonexistent (DST gap, read with the offset before it)"
+                    }
+                };
+                let detail = format!("local time is {what} in {}", self.zone.name());
+                diags.add(
+                    DiagnosticKind::AmbiguousLocalTime,
+                    &self.source,
+                    at(),
+                    detail,
+                );
+                Some(z.ts)
+            }
+            LineTime::Zoned(ts) => Some(ts),
+            LineTime::Missing => {
+                let detail = "group line without a time; event dropped";
+                diags.add(DiagnosticKind::BadLogTimestamp, &self.source, at(), detail);
+                None
+            }
+        }
     }
 
     /// Carries "Request joining group due to: R" into the next "(Re-)joining group".

@@ -7,7 +7,9 @@
 //! event, or `None` when the wording is not one of these.
 
 use crate::event::{BrokerLine, EventKind};
-use crate::logs::parsed::{list_items, member, number, regex, text, Parsed};
+use crate::logs::parsed::{
+    compile_named, first_named, list_items, member, number, regex, text, NamedPatterns, Parsed,
+};
 
 use super::reason::reason_subject;
 
@@ -169,70 +171,59 @@ pub(crate) fn removed_dynamic(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+const OTHER_GROUP_LINES: &[(&str, &str)] = &[
+    (
+        r"(?-u)^Group (.+?) could not complete rebalance because no members rejoined\.?$",
+        "no members rejoined",
+    ),
+    (
+        r"(?-u)^Failed to write empty metadata for group (.+?): ",
+        "failed to write empty metadata",
+    ),
+    (
+        r"(?-u)^Group (.+?) removed members who haven't sent their sync request: ",
+        "removed members that sent no SyncGroup",
+    ),
+    (
+        r"(?-u)^Setting empty assignments for members .* of (.+?) for generation -?\d+$",
+        "empty assignments set",
+    ),
+    (
+        r"(?-u)^Sending empty assignment to member .* of (.+?) for generation -?\d+ with no errors$",
+        "empty assignment sent",
+    ),
+    (
+        r"(?-u)^Received unexpected notification of sync expiration (?:after|for) (?:group )?(.+?) (?:already|with an old)",
+        "late sync expiration",
+    ),
+    (
+        r"(?-u)^BrokerId \d+ is no longer a coordinator for the group (.+?)\. Proceeding",
+        "no longer coordinator for group",
+    ),
+    (
+        r"(?-u)^Creating simple consumer group (.+?) via manual offset commit\.$",
+        "simple group created by commit",
+    ),
+    (
+        r"(?-u)^The following offsets of the group (.+?) were deleted: ",
+        "offsets deleted",
+    ),
+    (
+        r"(?-u)^Cannot (?:upgrade|downgrade) (?:classic|consumer) group (.+?) to (?:consumer|classic) group",
+        "group conversion refused",
+    ),
+];
+
 /// Other life-cycle lines that name their group: stuck rebalances, failed
 /// writes, empty assignments, late sync timers, members dropped at sync.
 pub(crate) fn other_group_line(msg: &[u8]) -> Option<Parsed> {
-    let set = [
-        (
-            regex!(
-                r"(?-u)^Group (.+?) could not complete rebalance because no members rejoined\.?$"
-            ),
-            "no members rejoined",
-        ),
-        (
-            regex!(r"(?-u)^Failed to write empty metadata for group (.+?): "),
-            "failed to write empty metadata",
-        ),
-        (
-            regex!(r"(?-u)^Group (.+?) removed members who haven't sent their sync request: "),
-            "removed members that sent no SyncGroup",
-        ),
-        (
-            regex!(
-                r"(?-u)^Setting empty assignments for members .* of (.+?) for generation -?\d+$"
-            ),
-            "empty assignments set",
-        ),
-        (
-            regex!(
-                r"(?-u)^Sending empty assignment to member .* of (.+?) for generation -?\d+ with no errors$"
-            ),
-            "empty assignment sent",
-        ),
-        (
-            regex!(
-                r"(?-u)^Received unexpected notification of sync expiration (?:after|for) (?:group )?(.+?) (?:already|with an old)"
-            ),
-            "late sync expiration",
-        ),
-        (
-            regex!(
-                r"(?-u)^BrokerId \d+ is no longer a coordinator for the group (.+?)\. Proceeding"
-            ),
-            "no longer coordinator for group",
-        ),
-        (
-            regex!(r"(?-u)^Creating simple consumer group (.+?) via manual offset commit\.$"),
-            "simple group created by commit",
-        ),
-        (
-            regex!(r"(?-u)^The following offsets of the group (.+?) were deleted: "),
-            "offsets deleted",
-        ),
-        (
-            regex!(
-                r"(?-u)^Cannot (?:upgrade|downgrade) (?:classic|consumer) group (.+?) to (?:consumer|classic) group"
-            ),
-            "group conversion refused",
-        ),
-    ];
-    set.iter().find_map(|(re, name)| {
-        let caps = re.captures(msg)?;
-        let line = BrokerLine::Other {
-            message: (*name).to_string(),
-        };
-        Some(Parsed::new(broker(line)).group(text(&caps, 1)))
-    })
+    static TABLE: std::sync::LazyLock<NamedPatterns> =
+        std::sync::LazyLock::new(|| compile_named(OTHER_GROUP_LINES));
+    let (caps, name) = first_named(&TABLE, msg)?;
+    let line = BrokerLine::Other {
+        message: name.to_string(),
+    };
+    Some(Parsed::new(broker(line)).group(text(&caps, 1)))
 }
 
 #[cfg(test)]

@@ -6,8 +6,12 @@
 //! Takes: a coordinator message with its prefix and any `[Group g]` tag
 //! removed. Gives: a [`Parsed`] event, or `None`.
 
+use std::sync::LazyLock;
+
 use crate::event::{BrokerLine, EventKind};
-use crate::logs::parsed::{member, number, regex, text, Parsed};
+use crate::logs::parsed::{
+    compile_named, first_named, member, number, regex, text, NamedPatterns, Parsed,
+};
 
 fn broker(line: BrokerLine) -> EventKind {
     EventKind::Broker(line)
@@ -254,80 +258,78 @@ pub(crate) fn static_fenced(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// Member lines recognised by name; `m` is the member and `g` the group when
+/// the line states them.
+const OTHER_MEMBER_LINES: &[(&str, &str)] = &[
+    (
+        concat!(
+            r"(?-u)^Member id (?P<m>",
+            member!(),
+            r") was not found in (?P<g>.+?) during heartbeat (?:expiration\.|completion check)$"
+        ),
+        "member not found on heartbeat expiry",
+    ),
+    (
+        concat!(
+            r"(?-u)^Received notification of heartbeat expiration for member (?P<m>",
+            member!(),
+            r") after group (?P<g>.+?) had already been unloaded or deleted\.$"
+        ),
+        "heartbeat expiry after unload",
+    ),
+    (
+        concat!(
+            r"(?-u)^Member (?P<m>",
+            member!(),
+            r") has already been removed from the group\.$"
+        ),
+        "member already removed",
+    ),
+    (
+        concat!(
+            r"(?-u)^Attempt to add rejoining member (?P<m>",
+            member!(),
+            r") of group (?P<g>.+?) in unexpected group state"
+        ),
+        "rejoin in unexpected state",
+    ),
+    (
+        concat!(
+            r"(?-u)^Group leader \[member(?:\.id|Id): (?P<m>",
+            member!(),
+            r"), .*\] failed to join before (?:the )?rebalance timeout"
+        ),
+        "leader failed to join before rebalance timeout",
+    ),
+    (
+        r"(?-u)^Failed to persist metadata for group (?P<g>.+?) static member \S+ with group instance id",
+        "static member metadata write failed",
+    ),
+    (
+        r"(?-u)^Static member (?:which )?joins during \S+ stage (?:and doesn't affect .*)?will not trigger (?:a )?rebalance\.$",
+        "static member rejoined without rebalance",
+    ),
+];
+
 /// Member lines that change nothing by themselves but say something about a
 /// member: heartbeat-expiry races, static rejoins that skip a rebalance,
 /// leaders missing the join, rejoin in an unexpected state, static-member
 /// write failures.
 pub(crate) fn other_member_line(msg: &[u8]) -> Option<Parsed> {
-    let set = [
-        (
-            regex!(concat!(
-                r"(?-u)^Member id ",
-                member!(),
-                r" was not found in (.+?) during heartbeat (?:expiration\.|completion check)$"
-            )),
-            "member not found on heartbeat expiry",
-        ),
-        (
-            regex!(concat!(
-                r"(?-u)^Received notification of heartbeat expiration for member ",
-                member!(),
-                r" after group (.+?) had already been unloaded or deleted\.$"
-            )),
-            "heartbeat expiry after unload",
-        ),
-        (
-            regex!(concat!(
-                r"(?-u)^Member ",
-                member!(),
-                r" has already been removed from the group\.()$"
-            )),
-            "member already removed",
-        ),
-        (
-            regex!(concat!(
-                r"(?-u)^Attempt to add rejoining member ",
-                member!(),
-                r" of group (.+?) in unexpected group state"
-            )),
-            "rejoin in unexpected state",
-        ),
-        (
-            regex!(concat!(
-                r"(?-u)^Group leader \[member(?:\.id|Id): ",
-                member!(),
-                r", .*\] failed to join before (?:the )?rebalance timeout()"
-            )),
-            "leader failed to join before rebalance timeout",
-        ),
-        (
-            regex!(
-                r"(?-u)^Failed to persist metadata for group (.+?) static member (\S+) with group instance id"
-            ),
-            "static member metadata write failed",
-        ),
-    ];
-    for (re, name) in set {
-        if let Some(caps) = re.captures(msg) {
-            let p = Parsed::new(broker(BrokerLine::Other {
-                message: name.to_string(),
-            }));
-            let (a, b) = (text(&caps, 1), text(&caps, 2).filter(|s| !s.is_empty()));
-            return Some(if name.starts_with("static member metadata") {
-                p.group(a)
-            } else {
-                p.member(a).group(b)
-            });
-        }
-    }
-    let no_rebalance = regex!(
-        r"(?-u)^Static member (?:which )?joins during \S+ stage (?:and doesn't affect .*)?will not trigger (?:a )?rebalance\.$"
-    );
-    no_rebalance.is_match(msg).then(|| {
-        Parsed::new(broker(BrokerLine::Other {
-            message: "static member rejoined without rebalance".to_string(),
-        }))
-    })
+    static TABLE: LazyLock<NamedPatterns> = LazyLock::new(|| compile_named(OTHER_MEMBER_LINES));
+    let (caps, name) = first_named(&TABLE, msg)?;
+    let named = |n: &str| {
+        caps.name(n)
+            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
+    };
+    let line = BrokerLine::Other {
+        message: name.to_string(),
+    };
+    Some(
+        Parsed::new(broker(line))
+            .member(named("m"))
+            .group(named("g")),
+    )
 }
 
 /// Members found when a partition loads: "Loaded member MemberMetadata(…) in

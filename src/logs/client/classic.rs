@@ -5,8 +5,12 @@
 //! Takes: a client message after its `[Consumer …]` prefix (or a pre-1.0
 //! prefix-less one that names its group). Gives: a [`Parsed`] event, or `None`.
 
+use std::sync::LazyLock;
+
 use crate::event::{ClientLine, EventKind};
-use crate::logs::parsed::{list_items, member, number, regex, text, Parsed};
+use crate::logs::parsed::{
+    compile_named, first_named, list_items, member, number, regex, text, NamedPatterns, Parsed,
+};
 
 fn client(line: ClientLine) -> EventKind {
     EventKind::Client(line)
@@ -152,54 +156,61 @@ pub(crate) fn partitions(msg: &[u8]) -> Option<Parsed> {
 /// Heartbeat failures in every wording, with the error named the way Kafka
 /// names it where the line implies one.
 pub(crate) fn heartbeat_failed(msg: &[u8]) -> Option<Parsed> {
-    let rebalancing = regex!(
-        r"(?-u)^Attempt to heart ?beat failed (?:for group (.+?) )?since (?:the )?(?:group )?(?:is|it is) rebalancing"
-    );
-    if let Some(c) = rebalancing.captures(msg) {
-        let line = ClientLine::HeartbeatFailed {
-            error: "REBALANCE_IN_PROGRESS".to_string(),
-        };
-        return Some(Parsed::new(client(line)).group(text(&c, 1)));
+    static TABLE: LazyLock<NamedPatterns> = LazyLock::new(|| compile_named(HEARTBEAT_ERRORS));
+    if let Some(p) = heartbeat_with_generation(msg) {
+        return Some(p);
     }
+    let (caps, error) = first_named(&TABLE, msg)?;
+    let group = caps
+        .name("g")
+        .map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+    let line = ClientLine::HeartbeatFailed {
+        error: error.to_string(),
+    };
+    Some(Parsed::new(client(line)).group(group))
+}
+
+/// Heartbeat failures whose wording implies the error, with its name.
+const HEARTBEAT_ERRORS: &[(&str, &str)] = &[
+    (
+        r"(?-u)^Attempt to heart ?beat failed (?:for group (?P<g>.+?) )?since (?:the )?(?:group )?(?:is|it is) rebalancing",
+        "REBALANCE_IN_PROGRESS",
+    ),
+    (
+        r"(?-u)^Attempt to heartbeat failed since coordinator .* is either not started or not valid",
+        "NOT_COORDINATOR",
+    ),
+    (
+        r"(?-u)^Attempt to heartbeat failed for since member id .* is not valid",
+        "UNKNOWN_MEMBER_ID",
+    ),
+    (
+        r"(?-u)^Attempt to heartbeat failed since generation .* is not current",
+        "ILLEGAL_GENERATION",
+    ),
+    (
+        r"(?-u)^Caught fenced group\.instance\.id .* error in heartbeat thread",
+        "FENCED_INSTANCE_ID",
+    ),
+];
+
+/// "Attempt to heartbeat with [stale ]Generation{…} and group instance id I
+/// failed due to E, …" (2.6+).
+fn heartbeat_with_generation(msg: &[u8]) -> Option<Parsed> {
     let with = regex!(
         r"(?-u)^Attempt to heartbeat with (?:stale )?(.+?) and group instance id (\S+) failed due to (\S+?),"
     );
-    if let Some(c) = with.captures(msg) {
-        let (generation, member_id, _) = generation_fields(c.get(1)?.as_bytes());
-        let line = ClientLine::HeartbeatFailed {
-            error: text(&c, 3)?,
-        };
-        return Some(
-            Parsed::new(client(line))
-                .generation(generation)
-                .member(member_id)
-                .instance(text(&c, 2)),
-        );
-    }
-    let named = [
-        (
-            regex!(
-                r"(?-u)^Attempt to heartbeat failed since coordinator .* is either not started or not valid"
-            ),
-            "NOT_COORDINATOR",
-        ),
-        (
-            regex!(r"(?-u)^Attempt to heartbeat failed for since member id .* is not valid"),
-            "UNKNOWN_MEMBER_ID",
-        ),
-        (
-            regex!(r"(?-u)^Attempt to heartbeat failed since generation .* is not current"),
-            "ILLEGAL_GENERATION",
-        ),
-        (
-            regex!(r"(?-u)^Caught fenced group\.instance\.id .* error in heartbeat thread"),
-            "FENCED_INSTANCE_ID",
-        ),
-    ];
-    let (_, error) = named.iter().find(|(re, _)| re.is_match(msg))?;
-    Some(Parsed::new(client(ClientLine::HeartbeatFailed {
-        error: (*error).to_string(),
-    })))
+    let c = with.captures(msg)?;
+    let (generation, member_id, _) = generation_fields(c.get(1)?.as_bytes());
+    let line = ClientLine::HeartbeatFailed {
+        error: text(&c, 3)?,
+    };
+    Some(
+        Parsed::new(client(line))
+            .generation(generation)
+            .member(member_id)
+            .instance(text(&c, 2)),
+    )
 }
 
 /// "Resetting generation[ and member id] due to: R" (3.0+).
