@@ -92,7 +92,10 @@ pub(crate) fn offsets_expired(msg: &[u8]) -> Option<Parsed> {
     );
     let caps = re.captures(msg)?;
     let count = number(&caps, 1).or_else(|| number(&caps, 2))?;
-    Some(Parsed::new(broker(BrokerLine::OffsetsExpired { count })))
+    // Logged every 10 minutes even when nothing expired (Scala until 2.6,
+    // Java 3.7–3.9, once per led partition): zero is housekeeping, not an
+    // event (kafka-log-formats.md §6.11).
+    (count > 0).then(|| Parsed::new(broker(BrokerLine::OffsetsExpired { count })))
 }
 
 /// Coordinator lines that are recognised but state no group event: start-up
@@ -221,9 +224,13 @@ mod tests {
     #[test]
     fn expired_offsets_scala_and_java() {
         assert_eq!(
-            kind(&offsets_expired(b"Removed 0 expired offsets in 1 milliseconds.").unwrap()),
-            &BrokerLine::OffsetsExpired { count: 0 }
+            kind(&offsets_expired(b"Removed 3 expired offsets in 1 milliseconds.").unwrap()),
+            &BrokerLine::OffsetsExpired { count: 3 }
         );
+        assert!(offsets_expired(b"Removed 0 expired offsets in 1 milliseconds.").is_none());
+        assert!(is_known_housekeeping(
+            b"Removed 0 expired offsets in 1 milliseconds."
+        ));
         assert_eq!(
             kind(&offsets_expired(b"Generated 4 tombstone records while cleaning up group metadata in 2 milliseconds.").unwrap()),
             &BrokerLine::OffsetsExpired { count: 4 }
