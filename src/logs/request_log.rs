@@ -13,7 +13,7 @@
 use serde_json::Value;
 
 use crate::event::{BrokerLine, ErrorCode, EventKind};
-use crate::logs::parsed::{Outcome, Parsed};
+use crate::logs::parsed::{number, regex, text, Outcome, Parsed};
 
 /// The API key in `"requestApiKey":N`, read without parsing the JSON.
 fn api_key(json: &[u8]) -> Option<i16> {
@@ -36,8 +36,12 @@ fn api_name(key: i16) -> Option<&'static str> {
     }
 }
 
-/// Reads one "Completed request:" JSON document.
+/// Reads one "Completed request:" JSON document (or, before 2.8, the
+/// `RequestHeader(apiKey=…) -- {…},response:… ;totalTime:…` text form).
 pub(crate) fn parse(json: &[u8]) -> Outcome {
+    if json.starts_with(b"RequestHeader(") {
+        return text_form(json).map_or(Outcome::Ignored, Outcome::event);
+    }
     let Some(api) = api_key(json).and_then(api_name) else {
         return Outcome::Ignored;
     };
@@ -91,13 +95,59 @@ fn parsed(api: &str, v: &Value) -> Parsed {
     p
 }
 
+/// The pre-2.8 text form: `RequestHeader(apiKey=JOIN_GROUP, apiVersion=2,
+/// clientId=c, correlationId=5) -- {group_id=g,…},response:{…} from
+/// connection a-b-0;totalTime:3001.2,requestQueueTime:0.1,localTime:0.3,remoteTime:3000.5,…`.
+/// Only the header and the timings are read; the body's Struct dump differs
+/// by version.
+fn text_form(line: &[u8]) -> Option<Parsed> {
+    let head = regex!(
+        r"(?-u)^RequestHeader\(apiKey=(JOIN_GROUP|HEARTBEAT|LEAVE_GROUP|SYNC_GROUP), apiVersion=(\d+), clientId=([^,]*), correlationId=(-?\d+)\)"
+    );
+    let times = regex!(
+        r"(?-u);totalTime:([\d.]+),requestQueueTime:([\d.]+),localTime:([\d.]+),remoteTime:([\d.]+)"
+    );
+    let group = regex!(r"(?-u) -- \{group_id=([^,}]*)");
+    let (h, t) = (head.captures(line)?, times.captures(line)?);
+    let api = match &h[1] {
+        b"JOIN_GROUP" => "JoinGroup",
+        b"HEARTBEAT" => "Heartbeat",
+        b"LEAVE_GROUP" => "LeaveGroup",
+        _ => "SyncGroup",
+    };
+    let ms = |i| number::<f64>(&t, i).unwrap_or(0.0);
+    let line_kind = BrokerLine::RequestCompleted {
+        api: api.to_string(),
+        api_version: number(&h, 2).unwrap_or(-1),
+        correlation_id: number(&h, 4).unwrap_or(-1),
+        error: None,
+        total_time_ms: ms(1),
+        request_queue_time_ms: ms(2),
+        local_time_ms: ms(3),
+        remote_time_ms: ms(4),
+        reason: None,
+        leader: None,
+    };
+    let group_id = group
+        .captures(line)
+        .and_then(|c| text(&c, 1))
+        .filter(|g| !g.is_empty());
+    let mut p = Parsed::new(EventKind::Broker(line_kind)).group(group_id);
+    p.client_id = text(&h, 3).filter(|c| !c.is_empty());
+    Some(p)
+}
+
 /// The client end of a request log `connection` id
 /// (`brokerIp:port-clientIp:port-index`).
-pub(crate) fn client_address(json: &[u8]) -> Option<String> {
-    const KEY: &[u8] = b"\"connection\":\"";
-    let at = memchr::memmem::find(json, KEY)? + KEY.len();
-    let end = at + memchr::memchr(b'"', &json[at..])?;
-    let conn = std::str::from_utf8(&json[at..end]).ok()?;
+pub(crate) fn client_address(line: &[u8]) -> Option<String> {
+    let (key, end): (&[u8], u8) = if line.starts_with(b"RequestHeader(") {
+        (b" from connection ", b';')
+    } else {
+        (b"\"connection\":\"", b'"')
+    };
+    let at = memchr::memmem::find(line, key)? + key.len();
+    let stop = at + memchr::memchr(end, &line[at..])?;
+    let conn = std::str::from_utf8(&line[at..stop]).ok()?;
     let mut parts = conn.split('-');
     let (_broker, client) = (parts.next()?, parts.next()?);
     Some(client.to_string())
@@ -179,6 +229,35 @@ mod tests {
         assert_eq!(
             parse(br#"{"requestHeader":{"requestApiKey":14,"#),
             Outcome::Unknown
+        );
+    }
+
+    #[test]
+    fn pre_2_8_text_form_gives_api_group_and_remote_time() {
+        let line = b"RequestHeader(apiKey=JOIN_GROUP, apiVersion=2, clientId=consumer-1, correlationId=5) -- {group_id=g,session_timeout_ms=10000,rebalance_timeout_ms=300000,member_id=,protocol_type=consumer,group_protocols=[]},response:{throttle_time_ms=0,error_code=0,generation_id=3} from connection 10.0.0.1:9092-10.0.0.9:5555-1;totalTime:3001.2,requestQueueTime:0.1,localTime:0.3,remoteTime:3000.5,throttleTime:0,responseQueueTime:0.1,sendTime:0.2,securityProtocol:PLAINTEXT,principal:User:ANONYMOUS,listener:PLAINTEXT";
+        let Outcome::Event(p) = parse(line) else {
+            panic!()
+        };
+        assert_eq!(
+            (p.group.as_deref(), p.client_id.as_deref()),
+            (Some("g"), Some("consumer-1"))
+        );
+        let EventKind::Broker(BrokerLine::RequestCompleted {
+            api,
+            remote_time_ms,
+            correlation_id,
+            ..
+        }) = &p.kind
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (api.as_str(), *remote_time_ms, *correlation_id),
+            ("JoinGroup", 3000.5, 5)
+        );
+        assert_eq!(
+            parse(b"RequestHeader(apiKey=FETCH, apiVersion=11, clientId=c, correlationId=1) -- {}"),
+            Outcome::Ignored
         );
     }
 }
