@@ -4,16 +4,16 @@
 //! KIP-848 consumer groups), Java client logs (`[Consumer clientId=…,
 //! groupId=…]` lines), and `kafka-request.log` "Completed request:" JSON
 //! lines, in any of the layouts real deployments wrap around log4j's (see
-//! [`layout`]); plain files, multi-member `.gz`, directories of rotated files,
-//! or stdin (see [`files`]). Gives: the same [`GroupEvent`]s the capture path
+//! `layout.rs`); plain files, multi-member `.gz`, directories of rotated files,
+//! or stdin (see [`read_log_path`]). Gives: the same [`GroupEvent`]s the capture path
 //! produces (`EventKind::Broker` / `EventKind::Client`), each with its time
 //! (converted from the log's zone, [`LogOptions::zone`]), group, member,
 //! generation, client or broker, and file:line evidence; a [`LogSummary`];
 //! and [`Diagnostics`] for coordinator lines no pattern knows, times DST makes
 //! ambiguous and group lines without a time.
 //!
-//! Does not interpret events (that is [`crate::group`]'s job) and does not
-//! sort them across files (that is [`crate::timeline`]'s).
+//! Does not interpret events (that is the `group` stage's job) and does not
+//! sort them across files (that is the `timeline` stage's).
 
 mod broker;
 mod client;
