@@ -213,4 +213,36 @@ mod tests {
         assert_eq!(buf, b"tail\n");
         assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), 0);
     }
+
+    /// Run by hand over a directory of real logs:
+    /// `KGTRACE_LOG_DIR=… cargo test --lib real_logs -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "reads real logs from $KGTRACE_LOG_DIR"]
+    fn real_logs_have_no_unknown_group_lines() {
+        let Ok(dir) = std::env::var("KGTRACE_LOG_DIR") else {
+            return;
+        };
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        {
+            let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+            let summary =
+                read_log_path(path, &LogOptions::default(), &mut diags, &mut out).unwrap();
+            println!(
+                "{}: {} lines, {} group lines, {} events, {} unknown",
+                path.display(),
+                summary.lines,
+                summary.group_lines,
+                out.len(),
+                summary.unknown_group_lines
+            );
+            assert_eq!(summary.unknown_group_lines, 0, "{diags:?}");
+        }
+    }
 }

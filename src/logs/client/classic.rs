@@ -267,7 +267,7 @@ pub(crate) fn leaving(msg: &[u8]) -> Option<Parsed> {
 /// due to …" (0.9), "SyncGroup for group G failed due to E, rejoining the group" (0.9).
 pub(crate) fn request_failed(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(
-        r"(?s-u)^(JoinGroup|SyncGroup|Join group|Attempt to join group)(?: for group (.+?))? failed(?::| due to| with)? ?(.*)$"
+        r"(?s-u)^(JoinGroup|SyncGroup|Join group|Attempt to join group)(?: (?:for group )?(\S+))? failed(?::| due to| with)? ?(.*)$"
     );
     let c = re.captures(msg)?;
     let request = if &c[1] == b"SyncGroup" {
@@ -612,5 +612,14 @@ mod tests {
                 reason: "the subscription has changed from [a] to [a, b]".into()
             }
         );
+    }
+
+    #[test]
+    fn join_failure_0_9_names_its_group() {
+        let p = request_failed(
+            b"Attempt to join group g1 failed due to unknown member id, resetting and retrying.",
+        )
+        .unwrap();
+        assert_eq!(p.group.as_deref(), Some("g1"));
     }
 }
