@@ -28,6 +28,9 @@ static PREFILTER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"rou
 /// consumer with thousands of partitions stays readable; more is dropped).
 const MAX_CONTINUATION: usize = 1 << 20;
 
+/// Clients whose pending rejoin reason is remembered at once.
+const MAX_CLIENTS: usize = 1 << 16;
+
 /// A multi-line entry waiting for its continuation lines.
 struct Pending {
     line: u64,
@@ -226,6 +229,11 @@ impl<'a> LineReader<'a> {
         let key = (client.client_id.clone(), group.clone());
         match kind {
             EventKind::Client(ClientLine::RejoinRequested { reason }) => {
+                if self.rejoin_reasons.len() >= MAX_CLIENTS {
+                    // Only the next join of the same client uses a reason; a
+                    // log naming this many clients loses little by forgetting.
+                    self.rejoin_reasons.clear();
+                }
                 self.rejoin_reasons.insert(key, reason.clone());
             }
             EventKind::Client(ClientLine::Joining { reason }) if reason.is_none() => {
