@@ -132,12 +132,15 @@ pub fn parse_zoned_datetime(text: &[u8]) -> Option<(Timestamp, usize)> {
     let (offset_secs, zone_len) = match rest.first()? {
         b'Z' | b'z' => (0, 1),
         b'+' | b'-' => {
-            let z = rest.get(..6)?;
-            if z[3] != b':' {
-                return None;
-            }
-            let secs = digits(&z[1..3])? as i32 * 3600 + digits(&z[4..6])? as i32 * 60;
-            (if z[0] == b'-' { -secs } else { secs }, 6)
+            // `+02:00` (ISO 8601 extended) or `+0200` (log4j `Z`).
+            let (minutes_at, len) = if rest.get(3) == Some(&b':') {
+                (4, 6)
+            } else {
+                (3, 5)
+            };
+            let z = rest.get(..len)?;
+            let secs = digits(&z[1..3])? as i32 * 3600 + digits(&z[minutes_at..len])? as i32 * 60;
+            (if z[0] == b'-' { -secs } else { secs }, len)
         }
         _ => return None,
     };
@@ -534,5 +537,11 @@ mod tests {
         assert_eq!(t.to_rfc3339(), "2021-05-04T16:41:31.006683Z");
         let (t, _) = parse_zoned_datetime(b"2021-05-04T18:41:31+02:00").unwrap();
         assert_eq!(t.to_rfc3339(), "2021-05-04T16:41:31.000000Z");
+        let (t, used) = parse_zoned_datetime(b"2021-05-04 18:41:31,250+0200 INFO").unwrap();
+        assert_eq!(
+            (t.to_rfc3339().as_str(), used),
+            ("2021-05-04T16:41:31.250000Z", 28)
+        );
+        assert!(parse_zoned_datetime(b"2021-05-04 18:41:31,250 INFO").is_none());
     }
 }

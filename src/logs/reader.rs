@@ -533,4 +533,11 @@ INFO - 2024-01-01 00:00:02,000 - org.apache.kafka.clients.consumer.internals.Fet
             matches!(&out[6].kind, EventKind::Broker(BrokerLine::MemberFenced { reason }) if reason == "the member session expired")
         );
     }
+
+    #[test]
+    fn a_log_time_that_carries_its_zone_ignores_the_log_tz_option() {
+        let log = "[2024-05-01T14:00:00.000+0200] INFO [GroupCoordinator 1]: Stabilized group g generation 2 (kafka.coordinator.group.GroupCoordinator)\n";
+        let (out, _, _) = read_with(log, "America/New_York");
+        assert_eq!(out[0].ts.to_rfc3339(), "2024-05-01T12:00:00.000000Z");
+    }
 }
