@@ -214,6 +214,47 @@ mod tests {
         assert_eq!(read_line_capped(&mut r, &mut buf, 10).unwrap(), 0);
     }
 
+    #[test]
+    fn mangled_logs_never_panic() {
+        let mut text = Vec::new();
+        synth::write_synthetic_log(&mut text, 256 << 10, 3).unwrap();
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..40 {
+            let mut bytes = text.clone();
+            for _ in 0..2000 {
+                let at = next() as usize % bytes.len();
+                bytes[at] = match round % 4 {
+                    0 => next() as u8,
+                    1 => {
+                        let set = b"[]()|:- \n\t'\"0123456789";
+                        set[next() as usize % set.len()]
+                    }
+                    2 => 0xff,
+                    _ => b'\n',
+                };
+            }
+            bytes.truncate(next() as usize % bytes.len());
+            let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+            let opts = LogOptions {
+                zone: LogZone::parse("Europe/Berlin").unwrap(),
+            };
+            read_log(
+                Cursor::new(&bytes),
+                Arc::from("x"),
+                &opts,
+                &mut diags,
+                &mut out,
+            )
+            .unwrap();
+        }
+    }
+
     /// Run by hand over a directory of real logs:
     /// `KGTRACE_LOG_DIR=… cargo test --lib real_logs -- --ignored --nocapture`.
     #[test]
