@@ -46,6 +46,8 @@ pub enum DiagnosticKind {
     AmbiguousLocalTime,
     /// Anything the reconstructor could not see or had to guess.
     Reconstruction,
+    /// A log ended in a read error (a cut `.gz`); the lines before were read.
+    TruncatedLog,
 }
 
 /// One anomaly and where it happened.

@@ -453,6 +453,55 @@ pub enum BrokerLine {
         /// A short name for the message.
         message: String,
     },
+    /// "Group G removed dynamic members who haven't joined: Set(a, b)": the
+    /// rebalance timeout evicted members that did not rejoin (2.6.1+).
+    RebalanceTimeoutRemoved {
+        /// The evicted member ids, as listed.
+        members: Vec<String>,
+    },
+    /// A static member's request was fenced ("Request memberId=M for static
+    /// member ... is fenced by current memberId=C", KIP-345; KIP-848 "Static
+    /// member M with instance id I is fenced by existing member C").
+    StaticMemberFenced {
+        /// The member id currently mapped to the instance id.
+        current_member_id: Option<String>,
+        /// The operation that was fenced (`join-group`, `heartbeat`, ...).
+        operation: Option<String>,
+    },
+    /// KIP-848: "Static member M with instance id I temporarily left the
+    /// consumer group." (member epoch -2: a restart within the session).
+    StaticMemberTemporarilyLeft,
+    /// KIP-848: "Computed a new target assignment for epoch E ...".
+    TargetAssignmentComputed {
+        /// Target assignment epoch.
+        epoch: i32,
+        /// Server assignor, if logged (3.7+).
+        assignor: Option<String>,
+    },
+    /// A group request in `kafka-request.log` ("Completed request:{JSON}",
+    /// `kafka.request.logger` at DEBUG); the line's time is the response's.
+    RequestCompleted {
+        /// `JoinGroup`, `SyncGroup`, `Heartbeat` or `LeaveGroup`.
+        api: String,
+        /// Request version.
+        api_version: i16,
+        /// Request header correlation id.
+        correlation_id: i32,
+        /// Response error name, if not NONE.
+        error: Option<String>,
+        /// `totalTimeMs`.
+        total_time_ms: f64,
+        /// `remoteTimeMs`: for JoinGroup, the time parked in purgatory.
+        remote_time_ms: f64,
+        /// `requestQueueTimeMs`.
+        request_queue_time_ms: f64,
+        /// `localTimeMs`.
+        local_time_ms: f64,
+        /// KIP-800 reason (JoinGroup v8+, LeaveGroup v5+ members).
+        reason: Option<String>,
+        /// JoinGroup response leader, if any.
+        leader: Option<String>,
+    },
 }
 
 /// A Java client log line's meaning (AbstractCoordinator,
@@ -512,5 +561,55 @@ pub enum ClientLine {
     Other {
         /// A short name for the message.
         message: String,
+    },
+    /// "Request joining group due to: R" (3.0+; R is the KIP-800 reason).
+    RejoinRequested {
+        /// The reason, verbatim.
+        reason: String,
+    },
+    /// "Finished assignment for group at generation N: {...}" (the leader).
+    AssignmentFinished {
+        /// Members in the assignment map.
+        members: u32,
+    },
+    /// "Notifying assignor about the new Assignment(partitions=[...])": the
+    /// member's whole new assignment after SyncGroup.
+    AssignmentReceived {
+        /// Partitions as written.
+        partitions: Vec<String>,
+    },
+    /// "Resetting generation (and member id) due to: R".
+    GenerationReset {
+        /// The reason, verbatim.
+        reason: String,
+    },
+    /// "consumer poll timeout has expired ..." (max.poll.interval.ms).
+    PollTimeoutExpired {
+        /// KIP-848 client: "exceeded approximately by N ms".
+        exceeded_ms: Option<u64>,
+    },
+    /// "JoinGroup failed: ...", "SyncGroup failed: ...".
+    RequestFailed {
+        /// `JoinGroup` or `SyncGroup`.
+        request: String,
+        /// The error text as logged.
+        error: String,
+    },
+    /// KIP-848 client: "Member M with epoch E transitioned from A to B.".
+    MemberStateChanged {
+        /// State before (`JOINING`, `RECONCILING`, ...).
+        from: String,
+        /// State after.
+        to: String,
+    },
+    /// KIP-848 client: "Reconciling assignment with local epoch ..." and its
+    /// continuation lines (3.8 swaps member id and epoch; both orders read).
+    Reconciling {
+        /// "Assigned partitions".
+        assigned: Vec<String>,
+        /// "Added partitions (assigned - owned)".
+        added: Vec<String>,
+        /// "Revoked partitions (owned - assigned)".
+        revoked: Vec<String>,
     },
 }
