@@ -30,6 +30,7 @@ pub mod event;
 pub mod kafka;
 pub mod logs;
 pub mod normalize;
+pub mod render;
 pub mod report;
 pub mod tcp;
 pub mod time;

@@ -1,0 +1,306 @@
+//! One panel of a timeline picture: lanes over a time range.
+//!
+//! Takes: the lanes to show, a time range, the rebalance windows and a top
+//! position. Gives: SVG for the window labels, lane stripes and labels,
+//! tick lines, shaded windows, presence lines, parked bars and marks, and
+//! the axis; returns where the panel ends. The overview and each zoomed
+//! rebalance are panels, drawn the same way at different scales. Anything
+//! outside the range is clipped to the plot.
+
+use super::glyph::{self, LANE_STRIPE, PRESENCE};
+use super::model::{Lane, Mark, Window};
+use super::{axis, CHAR_W, GUTTER, RIGHT, WIDTH};
+use crate::render::html::escape;
+use crate::render::human;
+use crate::time::Timestamp;
+
+const LABEL_ROW: f64 = 17.0;
+const MAX_LABEL_ROWS: usize = 4;
+const AXIS_H: f64 = 26.0;
+
+/// Maps instants to x within the plot.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scale {
+    /// First instant, ns.
+    pub(super) t0: i64,
+    /// Last instant, ns.
+    pub(super) t1: i64,
+}
+
+impl Scale {
+    /// x of `t`, unclipped.
+    pub(super) fn x(&self, t: i64) -> f64 {
+        let span = (self.t1 - self.t0).max(1) as f64;
+        GUTTER + (t - self.t0) as f64 / span * (WIDTH - GUTTER - RIGHT)
+    }
+
+    /// x of `t`, clipped to the plot.
+    fn clip(&self, t: i64) -> f64 {
+        self.x(t).clamp(GUTTER, WIDTH - RIGHT)
+    }
+
+    fn contains(&self, t: i64) -> bool {
+        (self.t0..=self.t1).contains(&t)
+    }
+}
+
+/// What one panel shows.
+pub(super) struct Panel<'a> {
+    /// Lanes, top to bottom.
+    pub(super) lanes: Vec<&'a Lane>,
+    /// Time range.
+    pub(super) scale: Scale,
+    /// Height of a lane.
+    pub(super) lane_h: f64,
+}
+
+/// Draws `panel` from `top`; returns the y below its axis.
+pub(super) fn draw(svg: &mut String, panel: &Panel, windows: &[Window], top: f64) -> f64 {
+    let scale = &panel.scale;
+    let shown: Vec<&Window> = windows
+        .iter()
+        .filter(|w| w.end >= scale.t0 && w.start <= scale.t1)
+        .collect();
+    let labels = label_rows(&shown, scale);
+    let rows = labels.iter().map(|(row, _)| row + 1).max().unwrap_or(0);
+    let lanes_top = top + rows as f64 * LABEL_ROW + 4.0;
+    let bottom = lanes_top + panel.lanes.len() as f64 * panel.lane_h;
+    stripes(svg, &panel.lanes, lanes_top, panel.lane_h);
+    grid(svg, scale, lanes_top, bottom);
+    for (w, (row, x)) in shown.iter().zip(&labels) {
+        let label_y = top + *row as f64 * LABEL_ROW + 12.0;
+        window(svg, w, scale, (lanes_top, bottom), (*x, label_y));
+    }
+    for (i, lane) in panel.lanes.iter().enumerate() {
+        let y = lanes_top + i as f64 * panel.lane_h + panel.lane_h / 2.0;
+        lane_body(svg, lane, scale, y);
+    }
+    bottom + AXIS_H
+}
+
+fn stripes(svg: &mut String, lanes: &[&Lane], top: f64, lane_h: f64) {
+    for (i, lane) in lanes.iter().enumerate() {
+        let y = top + i as f64 * lane_h;
+        let fill = if i % 2 == 0 { LANE_STRIPE } else { "#ffffff" };
+        svg.push_str(&format!(
+            r##"<rect x="0" y="{y:.1}" width="{WIDTH}" height="{lane_h}" fill="{fill}"/>"##
+        ));
+        let label = truncate(&lane.label, ((GUTTER - 16.0) / 6.9) as usize);
+        let colour = if lane.is_group { "#5b6472" } else { "#1f2630" };
+        svg.push_str(&format!(
+            r##"<g><title>{}</title><text x="8" y="{:.1}" font-size="12" fill="{colour}">{}</text></g>"##,
+            escape(&lane.title),
+            y + lane_h / 2.0 + 4.0,
+            escape(&label)
+        ));
+        svg.push('\n');
+    }
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+/// Tick lines through the lanes, the axis line and its labels.
+fn grid(svg: &mut String, scale: &Scale, top: f64, bottom: f64) {
+    let (ticks, step) = axis::ticks(scale.t0, scale.t1);
+    svg.push_str(&format!(
+        r##"<line x1="{GUTTER}" y1="{bottom:.1}" x2="{:.1}" y2="{bottom:.1}" stroke="#8a93a0"/>"##,
+        WIDTH - RIGHT
+    ));
+    for t in ticks {
+        let x = scale.x(t);
+        let label = axis::label(t, step);
+        svg.push_str(&format!(
+            r##"<line x1="{x:.1}" y1="{top:.1}" x2="{x:.1}" y2="{:.1}" stroke="#d5dbe4"/>"##,
+            bottom + 4.0
+        ));
+        // A label that would run off the right edge is left out.
+        if x + label.len() as f64 * CHAR_W / 2.0 <= WIDTH - 2.0 {
+            svg.push_str(&format!(
+                r##"<text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#3d4552">{label}</text>"##,
+                bottom + 17.0
+            ));
+        }
+    }
+    svg.push_str(&format!(
+        r##"<text x="8" y="{:.1}" fill="#5b6472">{} UTC</text>"##,
+        bottom + 17.0,
+        human::date(Timestamp(scale.t0))
+    ));
+    svg.push('\n');
+}
+
+/// Rows and x of the window labels: each label takes the first row where
+/// it does not overlap the previous one.
+fn label_rows(windows: &[&Window], scale: &Scale) -> Vec<(usize, f64)> {
+    let mut row_ends: Vec<f64> = Vec::new();
+    let mut placed = Vec::new();
+    for w in windows {
+        let width = w.label.chars().count() as f64 * CHAR_W + 10.0;
+        let x = scale.clip(w.start).min(WIDTH - RIGHT - width).max(GUTTER);
+        let row = match row_ends.iter().position(|end| *end < x) {
+            Some(row) => row,
+            None if row_ends.len() < MAX_LABEL_ROWS => {
+                row_ends.push(f64::MIN);
+                row_ends.len() - 1
+            }
+            None => MAX_LABEL_ROWS - 1,
+        };
+        row_ends[row] = x + width;
+        placed.push((row, x));
+    }
+    placed
+}
+
+fn window(
+    svg: &mut String,
+    w: &Window,
+    scale: &Scale,
+    (top, bottom): (f64, f64),
+    (lx, ly): (f64, f64),
+) {
+    let colour = w.class.css();
+    let x0 = scale.clip(w.start);
+    let x1 = scale.clip(w.end).max(x0 + 2.0);
+    let dash = if w.open {
+        r#" stroke-dasharray="4 3""#
+    } else {
+        ""
+    };
+    let mut edges = String::new();
+    if scale.contains(w.start) {
+        edges.push_str(&format!(
+            r##"<line x1="{x0:.1}" y1="{:.1}" x2="{x0:.1}" y2="{bottom:.1}" stroke="{colour}" stroke-width="1.5"/>"##,
+            ly + 3.0
+        ));
+    }
+    if scale.contains(w.end) {
+        edges.push_str(&format!(
+            r##"<line x1="{x1:.1}" y1="{top:.1}" x2="{x1:.1}" y2="{bottom:.1}" stroke="{colour}"{dash}/>"##
+        ));
+    }
+    svg.push_str(&format!(
+        r##"<g><title>Rebalance {}: {}</title><rect x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.16"/>{edges}<text x="{:.1}" y="{ly:.1}" fill="{colour}" font-weight="bold">{}</text></g>"##,
+        w.number,
+        escape(&w.label),
+        x1 - x0,
+        bottom - top,
+        lx + 3.0,
+        escape(&w.label)
+    ));
+    svg.push('\n');
+}
+
+/// A lane's presence line, parked bars and marks within the range.
+fn lane_body(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
+    if let (Some(first), Some(last), false) = (lane.marks.first(), lane.marks.last(), lane.is_group)
+    {
+        if last.ts >= scale.t0 && first.ts <= scale.t1 {
+            svg.push_str(&format!(
+                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{PRESENCE}" stroke-width="5" stroke-linecap="round"/>"##,
+                scale.clip(first.ts),
+                scale.clip(last.ts)
+            ));
+        }
+    }
+    for &(start, end) in lane
+        .parked
+        .iter()
+        .filter(|(s, e)| *e >= scale.t0 && *s <= scale.t1)
+    {
+        let (x0, x1) = (scale.clip(start), scale.clip(end));
+        svg.push_str(&format!(
+            r##"<g><title>JoinGroup parked at the broker for {}</title><rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="12" rx="2" fill="{}" fill-opacity="0.45"/></g>"##,
+            human::duration((end - start) as f64 / 1e6),
+            y - 6.0,
+            (x1 - x0).max(1.0),
+            glyph::PARKED
+        ));
+    }
+    let visible: Vec<&Mark> = lane.marks.iter().filter(|m| scale.contains(m.ts)).collect();
+    for (mark, more) in thinned(&visible, scale) {
+        let x = scale.x(mark.ts);
+        let mut title = mark.title.clone();
+        if more > 0 {
+            title.push_str(&format!("\n(+{more} more {} here)", mark.kind));
+        }
+        let ring = if mark.error && mark.kind != "heartbeat_failed" {
+            glyph::error_ring(x, y)
+        } else {
+            String::new()
+        };
+        svg.push_str(&format!(
+            "<g><title>{}</title>{}{ring}</g>",
+            escape(&title),
+            glyph::shape(&mark.kind, x, y)
+        ));
+    }
+    svg.push('\n');
+}
+
+/// Marks in time order, each with how many more of its kind fell within
+/// 1.5 px of it and were not drawn (marks with an error are always drawn).
+fn thinned<'a>(marks: &[&'a Mark], scale: &Scale) -> Vec<(&'a Mark, usize)> {
+    let mut sorted = marks.to_vec();
+    sorted.sort_by_key(|m| m.ts);
+    let mut drawn: Vec<(&Mark, usize)> = Vec::new();
+    let mut last_of_kind: Vec<(&str, usize)> = Vec::new();
+    for m in sorted {
+        let x = scale.x(m.ts);
+        let same = last_of_kind
+            .iter()
+            .find(|(k, _)| *k == m.kind)
+            .map(|(_, i)| *i);
+        match same {
+            Some(i) if (scale.x(drawn[i].0.ts) - x).abs() < 1.5 && !m.error => drawn[i].1 += 1,
+            _ => {
+                drawn.push((m, 0));
+                let index = drawn.len() - 1;
+                match last_of_kind.iter_mut().find(|(k, _)| *k == m.kind) {
+                    Some(entry) => entry.1 = index,
+                    None => last_of_kind.push((&m.kind, index)),
+                }
+            }
+        }
+    }
+    drawn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::doc::TriggerClass;
+
+    #[test]
+    fn label_rows_never_overlap() {
+        let scale = Scale { t0: 0, t1: 1_000 };
+        let windows: Vec<Window> = (0..3)
+            .map(|i| Window {
+                start: i * 10,
+                end: i * 10 + 5,
+                open: false,
+                class: TriggerClass::Join,
+                label: "1→2 member_joined 10 ms".into(),
+                number: i as usize + 1,
+            })
+            .collect();
+        let refs: Vec<&Window> = windows.iter().collect();
+        let rows: Vec<usize> = label_rows(&refs, &scale).iter().map(|r| r.0).collect();
+        assert_eq!(rows, [0, 1, 2]);
+    }
+
+    #[test]
+    fn clipping_keeps_windows_inside_the_plot() {
+        let scale = Scale {
+            t0: 1_000,
+            t1: 2_000,
+        };
+        assert_eq!(scale.clip(0), GUTTER);
+        assert_eq!(scale.clip(5_000), WIDTH - RIGHT);
+    }
+}
