@@ -13,7 +13,7 @@ pub(crate) const LANE_STRIPE: &str = "#eef2f8";
 /// See [`LANE_STRIPE`].
 pub(crate) const PRESENCE: &str = "#b4c4dc";
 /// Parked JoinGroup bars.
-pub(crate) const PARKED: &str = "#6f9fd8";
+pub(crate) const PARKED: &str = "#3f7fd0";
 
 /// Every mark kind with its legend word, in legend order.
 pub(crate) const LEGEND: [(&str, &str); 8] = [

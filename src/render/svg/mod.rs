@@ -142,7 +142,7 @@ fn legend(svg: &mut String, picture: &Picture, y: f64) -> f64 {
         legend_item(svg, &mut x, y, &icon, text);
     }
     let parked = format!(
-        r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" rx="2" fill="{}" fill-opacity="0.45"/>"##,
+        r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" rx="2" fill="{}" fill-opacity="0.55" stroke="#2f6fb3" stroke-opacity="0.8"/>"##,
         x - 3.0,
         y - 5.0,
         glyph::PARKED

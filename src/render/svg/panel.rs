@@ -215,7 +215,7 @@ fn lane_body(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
     {
         let (x0, x1) = (scale.clip(start), scale.clip(end));
         svg.push_str(&format!(
-            r##"<g><title>JoinGroup parked at the broker for {}</title><rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="12" rx="2" fill="{}" fill-opacity="0.45"/></g>"##,
+            r##"<g><title>JoinGroup parked at the broker for {}</title><rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="12" rx="2" fill="{}" fill-opacity="0.55" stroke="#2f6fb3" stroke-opacity="0.8"/></g>"##,
             human::duration((end - start) as f64 / 1e6),
             y - 6.0,
             (x1 - x0).max(1.0),
