@@ -303,19 +303,24 @@ mod tests {
 
     #[test]
     fn every_record_has_as_many_fields_as_the_header() {
-        for view in [
+        let views = [
             View::Timeline,
             View::Rebalances,
             View::Groups,
             View::Decode,
             View::Report,
-        ] {
-            let records = parse(&csv(view));
-            assert!(records.len() > 1, "{view:?}");
-            assert!(
-                records.iter().all(|r| r.len() == records[0].len()),
-                "{view:?}"
-            );
+        ];
+        for view in views {
+            assert!(parse(&csv(view)).len() > 1, "{view:?}");
+        }
+        for (name, report) in sample::all() {
+            for view in views {
+                let mut out = Vec::new();
+                write(&report, view, &mut out).unwrap();
+                let records = parse(&String::from_utf8(out).unwrap());
+                let width = records[0].len();
+                assert!(records.iter().all(|r| r.len() == width), "{name} {view:?}");
+            }
         }
     }
 

@@ -113,6 +113,16 @@ pub(crate) fn generation_step(before: Option<i32>, after: Option<i32>) -> String
     format!("{} → {}", maybe_number(before), maybe_number(after))
 }
 
+/// What a protocol calls its generations: KIP-848 (`consumer`) groups
+/// count group epochs, classic groups generations.
+pub(crate) fn generation_word(protocol: &str) -> &'static str {
+    if protocol == "consumer" {
+        "group epoch"
+    } else {
+        "generation"
+    }
+}
+
 /// A number or `-`.
 pub(crate) fn maybe_number(n: Option<i32>) -> String {
     n.map(|n| n.to_string()).unwrap_or_else(|| "?".to_string())

@@ -198,7 +198,8 @@ fn worst_stall(rebalances: &[Rebalance], style: TimeStyle) -> Line {
         Span::plain(" in "),
         Span::code(human::one_line(&r.group)),
         Span::plain(format!(
-            ", generation {} at {} (",
+            ", {} {} at {} (",
+            human::generation_word(&r.protocol),
             human::generation_step(r.previous_generation, r.generation),
             style.show(r.started_at)
         )),
@@ -277,8 +278,9 @@ fn group_facts(g: &GroupSummary) -> Vec<(&'static str, Line)> {
         ));
     }
     let state = format!(
-        "{}, generation {}",
+        "{}, {} {}",
         human::one_line(&g.state),
+        human::generation_word(&g.protocol),
         human::maybe_number(g.generation)
     );
     fields.push(("State at end", vec![Span::plain(state)]));

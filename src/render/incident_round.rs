@@ -17,8 +17,9 @@ use super::incident::{members_field, non_empty, notes};
 pub(crate) fn section(r: &Rebalance, number: usize, style: TimeStyle) -> Vec<Block> {
     let heading = vec![
         Span::plain(format!(
-            "Rebalance {number} at {}: generation {}, ",
+            "Rebalance {number} at {}: {} {}, ",
             style.show(r.started_at),
+            human::generation_word(&r.protocol),
             human::generation_step(r.previous_generation, r.generation)
         )),
         grids::trigger_span(&r.trigger.kind),

@@ -160,7 +160,7 @@ mod tests {
     }
 
     /// Cell separators in a GFM row: pipes not escaped by a backslash.
-    pub(crate) fn pipes(row: &str) -> usize {
+    fn pipes(row: &str) -> usize {
         let mut n = 0;
         let mut escaped = false;
         for c in row.chars() {
@@ -181,18 +181,31 @@ mod tests {
     }
 
     #[test]
-    fn every_table_in_the_report_has_consistent_pipes() {
-        let text = markdown(View::Report);
-        let mut columns = None;
-        for line in text.lines() {
-            if line.starts_with('|') {
-                let n = pipes(line);
-                assert_eq!(*columns.get_or_insert(n), n, "{line}");
-            } else {
-                columns = None;
+    fn every_table_of_every_view_has_consistent_pipes() {
+        let views = [
+            View::Timeline,
+            View::Rebalances,
+            View::Groups,
+            View::Decode,
+            View::Report,
+        ];
+        for (name, report) in sample::all() {
+            for view in views {
+                let mut out = Vec::new();
+                write(&report, view, &mut out).unwrap();
+                let text = String::from_utf8(out).unwrap();
+                let mut columns = None;
+                for line in text.lines() {
+                    if line.starts_with('|') {
+                        let n = pipes(line);
+                        assert_eq!(*columns.get_or_insert(n), n, "{name} {view:?}: {line}");
+                    } else {
+                        columns = None;
+                    }
+                }
             }
         }
-        assert!(text.starts_with("# Consumer group report"));
+        assert!(markdown(View::Report).starts_with("# Consumer group report"));
     }
 
     #[test]
