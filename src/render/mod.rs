@@ -7,13 +7,14 @@
 //! `BenchmarkResult`, ripgrep's printers over `io::Write`).
 //!
 //! Layout of this module:
-//! - [`human`]: how times, durations and ids read to a person;
-//! - [`doc`]: a small document model (headings, fields, lists, grids) so the
-//!   Markdown, HTML and terminal reports say the same things;
-//! - [`grids`]: the human tables of each view; [`incident`]: the incident
-//!   report as a document;
-//! - one file per format: [`table`] (comfy-table), [`json`], [`ndjson`],
-//!   [`csv`], [`markdown`], [`html`], and [`svg`] for the timeline picture.
+//! - `human.rs`: how times, durations and ids read to a person;
+//! - `doc.rs`: a small document model (headings, fields, lists, grids) so
+//!   the Markdown, HTML and terminal reports say the same things;
+//! - `grids.rs`: the human tables of each view; `incident.rs` and
+//!   `incident_round.rs`: the incident report as a document;
+//! - one file per format: `table.rs` (comfy-table) and `text.rs`,
+//!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
+//!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture.
 
 mod csv;
 mod doc;
@@ -49,6 +50,25 @@ pub enum Format {
     Csv,
     /// Markdown that pastes into Jira or GitHub.
     Markdown,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    /// Parses a `--format` value: `table`, `json`, `ndjson`, `csv` or
+    /// `markdown` (also `md`).
+    fn from_str(name: &str) -> Result<Format, String> {
+        match name {
+            "table" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "ndjson" => Ok(Format::Ndjson),
+            "csv" => Ok(Format::Csv),
+            "markdown" | "md" => Ok(Format::Markdown),
+            other => Err(format!(
+                "unknown format {other:?}: expected table, json, ndjson, csv or markdown"
+            )),
+        }
+    }
 }
 
 /// Which part of the [`Report`] a subcommand shows.
@@ -193,6 +213,14 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn format_names_parse_and_unknown_ones_say_what_is_expected() {
+        assert_eq!("ndjson".parse::<Format>(), Ok(Format::Ndjson));
+        assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
+        let err = "yaml".parse::<Format>().unwrap_err();
+        assert!(err.contains("expected table, json"), "{err}");
     }
 
     #[test]
