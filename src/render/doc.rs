@@ -164,6 +164,47 @@ pub(crate) struct Grid {
     pub(crate) headers: Vec<&'static str>,
     /// Rows, each as long as `headers`.
     pub(crate) rows: Vec<Vec<Span>>,
+    /// Columns a narrow terminal may hide, first to go first.
+    pub(crate) droppable: Vec<&'static str>,
+}
+
+impl Grid {
+    /// A grid whose columns must all be shown.
+    pub(crate) fn new(headers: Vec<&'static str>, rows: Vec<Vec<Span>>) -> Grid {
+        Grid {
+            headers,
+            rows,
+            droppable: Vec::new(),
+        }
+    }
+
+    /// The same grid, allowing a narrow terminal to hide `columns`.
+    pub(crate) fn droppable(mut self, columns: &[&'static str]) -> Grid {
+        self.droppable = columns.to_vec();
+        self
+    }
+
+    /// The grid without column `index`.
+    pub(crate) fn without(&self, index: usize) -> Grid {
+        let mut headers = self.headers.clone();
+        headers.remove(index);
+        let rows = self
+            .rows
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != index)
+                    .map(|(_, s)| s.clone())
+                    .collect()
+            })
+            .collect();
+        Grid {
+            headers,
+            rows,
+            droppable: self.droppable.clone(),
+        }
+    }
 }
 
 /// One block of a report.

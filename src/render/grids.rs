@@ -16,7 +16,7 @@ pub(crate) fn timeline(entries: &[TimelineEntry], style: TimeStyle) -> Grid {
         "time", "group", "gen", "member", "kind", "error", "detail", "evidence",
     ];
     let rows = entries.iter().map(|e| timeline_row(e, style)).collect();
-    Grid { headers, rows }
+    Grid::new(headers, rows).droppable(&["gen", "group"])
 }
 
 fn timeline_row(e: &TimelineEntry, style: TimeStyle) -> Vec<Span> {
@@ -68,7 +68,7 @@ pub(crate) fn rebalances<'a>(
         .into_iter()
         .map(|r| rebalance_row(r, style))
         .collect();
-    Grid { headers, rows }
+    Grid::new(headers, rows).droppable(&["evidence", "confidence", "group", "flags"])
 }
 
 fn rebalance_row(r: &Rebalance, style: TimeStyle) -> Vec<Span> {
@@ -143,7 +143,7 @@ pub(crate) fn groups(groups: &[GroupSummary]) -> Grid {
         "storm",
     ];
     let rows = groups.iter().map(group_row).collect();
-    Grid { headers, rows }
+    Grid::new(headers, rows).droppable(&["assignors", "rebalancing", "rate", "generations"])
 }
 
 fn group_row(g: &GroupSummary) -> Vec<Span> {
@@ -198,7 +198,7 @@ pub(crate) fn exchanges(rows: &[ExchangeRow], style: TimeStyle) -> Grid {
         "error",
     ];
     let rows = rows.iter().map(|x| exchange_row(x, style)).collect();
-    Grid { headers, rows }
+    Grid::new(headers, rows).droppable(&["connection", "corr", "client", "gen"])
 }
 
 fn exchange_row(x: &ExchangeRow, style: TimeStyle) -> Vec<Span> {
@@ -237,10 +237,7 @@ pub(crate) fn diagnostic_counts(counts: &[DiagnosticCount]) -> Grid {
             ]
         })
         .collect();
-    Grid {
-        headers: vec!["diagnostic", "count"],
-        rows,
-    }
+    Grid::new(vec!["diagnostic", "count"], rows)
 }
 
 /// Diagnostic examples: kind, where, what.
@@ -260,10 +257,7 @@ pub(crate) fn diagnostic_examples(report: &Report) -> Grid {
             ]
         })
         .collect();
-    Grid {
-        headers: vec!["diagnostic", "where", "detail"],
-        rows,
-    }
+    Grid::new(vec!["diagnostic", "where", "detail"], rows)
 }
 
 #[cfg(test)]

@@ -167,10 +167,10 @@ fn joins(joins: &[MemberJoin], style: TimeStyle) -> Grid {
             ]
         })
         .collect();
-    Grid {
-        headers: vec!["joined", "JoinGroup sent", "after start", "parked"],
+    Grid::new(
+        vec!["joined", "JoinGroup sent", "after start", "parked"],
         rows,
-    }
+    )
 }
 
 fn evidence(lines: &[EvidenceLine], style: TimeStyle) -> Vec<Block> {

@@ -38,8 +38,45 @@ pub(super) fn write(
     writeln!(out, "{}", grid_text(&grid, opts))
 }
 
-/// A grid laid out as a table, without a trailing newline.
+/// A grid laid out as a table, without a trailing newline. On a terminal
+/// too narrow for it, the grid's droppable columns are hidden first, and a
+/// last line says which.
 pub(super) fn grid_text(grid: &Grid, opts: &RenderOptions) -> String {
+    let Some(width) = opts.width else {
+        return layout(grid, opts);
+    };
+    let (fitted, hidden) = fit(grid, width);
+    let mut text = layout(&fitted, opts);
+    if !hidden.is_empty() {
+        text.push_str(&format!(
+            "\n(hidden to fit a {width}-column terminal: {})",
+            hidden.join(", ")
+        ));
+    }
+    text
+}
+
+/// The grid without as many droppable columns as it takes to fit `width`.
+fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
+    let natural = |g: &Grid| {
+        let cells: usize = (0..g.headers.len()).map(|i| column_width(g, i)).sum();
+        cells + 3 * g.headers.len() + 1
+    };
+    let mut fitted = grid.clone();
+    let mut hidden = Vec::new();
+    for name in &grid.droppable {
+        if natural(&fitted) <= usize::from(width) {
+            break;
+        }
+        if let Some(index) = fitted.headers.iter().position(|h| h == name) {
+            fitted = fitted.without(index);
+            hidden.push(*name);
+        }
+    }
+    (fitted, hidden)
+}
+
+fn layout(grid: &Grid, opts: &RenderOptions) -> String {
     let mut table = Table::new();
     // Never let comfy-table look at stdout itself: what we write to may not
     // be stdout, and the caller already decided on width and colour.
@@ -183,8 +220,36 @@ mod tests {
             width: Some(80),
         };
         let text = table(View::Rebalances, opts);
-        assert!(text.lines().all(|l| l.chars().count() <= 80), "{text}");
+        let table_lines = text.lines().filter(|l| !l.starts_with('('));
+        assert!(
+            table_lines.clone().all(|l| l.chars().count() <= 80),
+            "{text}"
+        );
+        assert!(table_lines.count() > 6);
         assert!(text.contains('─'));
+    }
+
+    #[test]
+    fn a_narrow_terminal_hides_droppable_columns_and_says_so() {
+        let narrow = table(
+            View::Rebalances,
+            RenderOptions {
+                color: false,
+                width: Some(100),
+            },
+        );
+        assert!(
+            narrow.contains("(hidden to fit a 100-column terminal: evidence, confidence"),
+            "{narrow}"
+        );
+        let wide = table(
+            View::Rebalances,
+            RenderOptions {
+                color: false,
+                width: Some(250),
+            },
+        );
+        assert!(!wide.contains("hidden") && wide.contains("evidence"));
     }
 
     #[test]
