@@ -54,7 +54,9 @@ pub(crate) fn write(report: &Report, group: &str, out: &mut dyn Write) -> io::Re
     let mut y = panel::draw(&mut body, &overview, &picture.windows, 8.0);
     y = legend(&mut body, &picture, y + 8.0);
     for w in zoomed(&picture.windows) {
-        y = zoom(&mut body, &picture, w, y + 14.0);
+        if let Some(end) = zoom(&mut body, &picture, w, y + 14.0) {
+            y = end;
+        }
     }
     if picture.windows.len() > MAX_ZOOMS {
         let note = format!(
@@ -97,8 +99,9 @@ fn zoomed(windows: &[Window]) -> Vec<&Window> {
     chosen
 }
 
-/// One rebalance zoomed in, with the lanes active around it.
-fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> f64 {
+/// One rebalance zoomed in, with the lanes active around it; nothing when
+/// no lane has anything to show there.
+fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> Option<f64> {
     let scale = padded(w.start, w.end, 6);
     let active = |t: i64| (scale.t0..=scale.t1).contains(&t);
     let lanes = picture
@@ -110,7 +113,10 @@ fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> f64 {
                     .iter()
                     .any(|(s, e)| *e >= scale.t0 && *s <= scale.t1)
         })
-        .collect();
+        .collect::<Vec<_>>();
+    if lanes.is_empty() {
+        return None;
+    }
     svg.push_str(&format!(
         r##"<line x1="0" y1="{top:.1}" x2="{WIDTH}" y2="{top:.1}" stroke="#d5dbe4"/><text x="8" y="{:.1}" font-size="12" font-weight="bold" fill="#1f2630">Rebalance {} zoomed in</text>"##,
         top + 18.0,
@@ -121,7 +127,7 @@ fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> f64 {
         scale,
         lane_h: ZOOM_LANE_H,
     };
-    panel::draw(svg, &panel, std::slice::from_ref(w), top + 8.0)
+    Some(panel::draw(svg, &panel, std::slice::from_ref(w), top + 8.0))
 }
 
 fn empty(group: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -237,16 +243,41 @@ mod tests {
     fn a_storm_zooms_into_its_longest_rebalances_only() {
         let mut report = sample::incident();
         let round = report.rebalances[2].clone();
+        let line = report
+            .timeline
+            .iter()
+            .find(|e| e.line == Some(3_301))
+            .unwrap()
+            .clone();
         for i in 0..10 {
             let mut copy = round.clone();
             copy.started_at = crate::time::Timestamp(round.started_at.0 + (i + 1) * 5_000_000_000);
             copy.completed_at = Some(crate::time::Timestamp(copy.started_at.0 + i * 1_000_000));
             copy.duration_ms = Some(i as f64);
+            let mut seen = line.clone();
+            seen.ts = copy.started_at;
+            report.timeline.push(seen);
             report.rebalances.push(copy);
         }
+        report.timeline.sort_by_key(|e| e.ts);
         let text = svg(&report, "billing-ledger");
         assert_eq!(text.matches("zoomed in</text>").count(), MAX_ZOOMS);
         assert!(text.contains("The 6 longest of 12 rebalances are zoomed in above."));
+        // The unfinished one counts as longest; the 1 ms copy does not make it.
+        assert!(text.contains("Rebalance 4 zoomed in"));
+        assert!(!text.contains("Rebalance 6 zoomed in"));
+    }
+
+    #[test]
+    fn a_rebalance_with_nothing_around_it_gets_no_empty_zoom() {
+        let mut report = sample::incident();
+        let mut lonely = report.rebalances[2].clone();
+        lonely.started_at = sample::at(200_000);
+        lonely.completed_at = Some(sample::at(200_500));
+        report.rebalances.push(lonely);
+        let text = svg(&report, "billing-ledger");
+        assert!(text.contains("Rebalance 3 zoomed in"));
+        assert!(!text.contains("Rebalance 5 zoomed in"));
     }
 
     #[test]

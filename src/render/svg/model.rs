@@ -88,7 +88,7 @@ pub(crate) fn picture(report: &Report, group: &str) -> Picture {
     let rounds: Vec<&Rebalance> = numbered.iter().map(|(_, r)| *r).collect();
     let mut lanes = member_lanes(report, group, &rounds);
     let mut group_lane = Lane {
-        label: "group (broker log)".into(),
+        label: "group events".into(),
         is_group: true,
         ..Lane::default()
     };
@@ -304,7 +304,7 @@ mod tests {
         assert_eq!(
             labels,
             [
-                "group (broker log)",
+                "group events",
                 "consumer-orders-1 / 3f1e7c2a…",
                 "consumer-orders-2 / 8a7b6c5d…",
                 "nonode@nohost/<0.1083.0> / 9db8"

@@ -16,6 +16,8 @@ use crate::time::Timestamp;
 
 const LABEL_ROW: f64 = 17.0;
 const MAX_LABEL_ROWS: usize = 4;
+/// Windows in a panel beyond which labels are only numbers.
+const FULL_LABELS: usize = 12;
 const AXIS_H: f64 = 26.0;
 
 /// Maps instants to x within the plot.
@@ -62,14 +64,18 @@ pub(super) fn draw(svg: &mut String, panel: &Panel, windows: &[Window], top: f64
         .filter(|w| w.end >= scale.t0 && w.start <= scale.t1)
         .collect();
     let labels = label_rows(&shown, scale);
-    let rows = labels.iter().map(|(row, _)| row + 1).max().unwrap_or(0);
+    let rows = labels
+        .iter()
+        .flatten()
+        .map(|l| l.row + 1)
+        .max()
+        .unwrap_or(0);
     let lanes_top = top + rows as f64 * LABEL_ROW + 4.0;
     let bottom = lanes_top + panel.lanes.len() as f64 * panel.lane_h;
     stripes(svg, &panel.lanes, lanes_top, panel.lane_h);
     grid(svg, scale, lanes_top, bottom);
-    for (w, (row, x)) in shown.iter().zip(&labels) {
-        let label_y = top + *row as f64 * LABEL_ROW + 12.0;
-        window(svg, w, scale, (lanes_top, bottom), (*x, label_y));
+    for (w, label) in shown.iter().zip(&labels) {
+        window(svg, w, scale, (lanes_top, bottom), label.as_ref(), top);
     }
     for (i, lane) in panel.lanes.iter().enumerate() {
         let y = lanes_top + i as f64 * panel.lane_h + panel.lane_h / 2.0;
@@ -135,26 +141,47 @@ fn grid(svg: &mut String, scale: &Scale, top: f64, bottom: f64) {
     svg.push('\n');
 }
 
-/// Rows and x of the window labels: each label takes the first row where
-/// it does not overlap the previous one.
-fn label_rows(windows: &[&Window], scale: &Scale) -> Vec<(usize, f64)> {
+/// Where a window's label goes.
+#[derive(Debug, PartialEq)]
+struct Label {
+    row: usize,
+    x: f64,
+    text: String,
+}
+
+/// Places each window's label in the first row where it does not overlap
+/// the previous one. With more than [`FULL_LABELS`] windows (a storm),
+/// labels shrink to `#N`, the rebalance's number; a label with no free row
+/// is left out. The window's tooltip and its zoomed panel still name it.
+fn label_rows(windows: &[&Window], scale: &Scale) -> Vec<Option<Label>> {
+    let short = windows.len() > FULL_LABELS;
     let mut row_ends: Vec<f64> = Vec::new();
-    let mut placed = Vec::new();
-    for w in windows {
-        let width = w.label.chars().count() as f64 * CHAR_W + 10.0;
-        let x = scale.clip(w.start).min(WIDTH - RIGHT - width).max(GUTTER);
-        let row = match row_ends.iter().position(|end| *end < x) {
-            Some(row) => row,
-            None if row_ends.len() < MAX_LABEL_ROWS => {
-                row_ends.push(f64::MIN);
-                row_ends.len() - 1
-            }
-            None => MAX_LABEL_ROWS - 1,
-        };
-        row_ends[row] = x + width;
-        placed.push((row, x));
-    }
-    placed
+    windows
+        .iter()
+        .map(|w| {
+            let text = if short {
+                format!("#{}", w.number)
+            } else {
+                w.label.clone()
+            };
+            place(&mut row_ends, scale.clip(w.start), text)
+        })
+        .collect()
+}
+
+fn place(row_ends: &mut Vec<f64>, start: f64, text: String) -> Option<Label> {
+    let width = text.chars().count() as f64 * CHAR_W + 10.0;
+    let x = start.min(WIDTH - RIGHT - width).max(GUTTER);
+    let row = match row_ends.iter().position(|end| *end < x) {
+        Some(row) => row,
+        None if row_ends.len() < MAX_LABEL_ROWS => {
+            row_ends.push(f64::MIN);
+            row_ends.len() - 1
+        }
+        None => return None,
+    };
+    row_ends[row] = x + width;
+    Some(Label { row, x, text })
 }
 
 fn window(
@@ -162,7 +189,8 @@ fn window(
     w: &Window,
     scale: &Scale,
     (top, bottom): (f64, f64),
-    (lx, ly): (f64, f64),
+    label: Option<&Label>,
+    panel_top: f64,
 ) {
     let colour = w.class.css();
     let x0 = scale.clip(w.start);
@@ -172,11 +200,12 @@ fn window(
     } else {
         ""
     };
+    let label_y = label.map(|l| panel_top + l.row as f64 * LABEL_ROW + 12.0);
     let mut edges = String::new();
     if scale.contains(w.start) {
         edges.push_str(&format!(
             r##"<line x1="{x0:.1}" y1="{:.1}" x2="{x0:.1}" y2="{bottom:.1}" stroke="{colour}" stroke-width="1.5"/>"##,
-            ly + 3.0
+            label_y.map_or(top, |y| y + 3.0)
         ));
     }
     if scale.contains(w.end) {
@@ -184,14 +213,20 @@ fn window(
             r##"<line x1="{x1:.1}" y1="{top:.1}" x2="{x1:.1}" y2="{bottom:.1}" stroke="{colour}"{dash}/>"##
         ));
     }
+    let text = match (label, label_y) {
+        (Some(l), Some(y)) => format!(
+            r##"<text x="{:.1}" y="{y:.1}" fill="{colour}" font-weight="bold">{}</text>"##,
+            l.x + 3.0,
+            escape(&l.text)
+        ),
+        _ => String::new(),
+    };
     svg.push_str(&format!(
-        r##"<g><title>Rebalance {}: {}</title><rect x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.16"/>{edges}<text x="{:.1}" y="{ly:.1}" fill="{colour}" font-weight="bold">{}</text></g>"##,
+        r##"<g><title>Rebalance {}: {}</title><rect x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{colour}" fill-opacity="0.16"/>{edges}{text}</g>"##,
         w.number,
         escape(&w.label),
         x1 - x0,
         bottom - top,
-        lx + 3.0,
-        escape(&w.label)
     ));
     svg.push('\n');
 }
@@ -290,8 +325,48 @@ mod tests {
             })
             .collect();
         let refs: Vec<&Window> = windows.iter().collect();
-        let rows: Vec<usize> = label_rows(&refs, &scale).iter().map(|r| r.0).collect();
+        let rows: Vec<usize> = label_rows(&refs, &scale)
+            .iter()
+            .flatten()
+            .map(|l| l.row)
+            .collect();
         assert_eq!(rows, [0, 1, 2]);
+    }
+
+    #[test]
+    fn in_a_storm_labels_shrink_to_numbers_then_give_way() {
+        let scale = Scale { t0: 0, t1: 1_000 };
+        let windows: Vec<Window> = (0..40)
+            .map(|i| Window {
+                start: i * 5,
+                end: i * 5 + 1,
+                open: false,
+                class: TriggerClass::Join,
+                label: "1→2 member_joined 10 ms".into(),
+                number: i as usize + 1,
+            })
+            .collect();
+        let refs: Vec<&Window> = windows.iter().collect();
+        let labels = label_rows(&refs, &scale);
+        let texts: Vec<&str> = labels.iter().flatten().map(|l| l.text.as_str()).collect();
+        assert!(
+            texts.len() > 10 && texts.iter().all(|t| t.starts_with('#')),
+            "{texts:?}"
+        );
+        assert!(labels.iter().any(Option::is_none));
+        for row in 0..MAX_LABEL_ROWS {
+            let mut spans: Vec<(f64, f64)> = labels
+                .iter()
+                .flatten()
+                .filter(|l| l.row == row)
+                .map(|l| (l.x, l.x + l.text.chars().count() as f64 * CHAR_W + 10.0))
+                .collect();
+            spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+            assert!(
+                spans.windows(2).all(|p| p[0].1 < p[1].0),
+                "row {row} overlaps"
+            );
+        }
     }
 
     #[test]
