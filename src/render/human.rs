@@ -60,6 +60,12 @@ pub(crate) fn span(report: &Report) -> Option<(Timestamp, Timestamp)> {
     })
 }
 
+/// Milliseconds from `first` to `last`, without overflow for any pair
+/// (`Timestamp::millis_since` subtracts in `i64`).
+pub(crate) fn millis_between(first: Timestamp, last: Timestamp) -> f64 {
+    (i128::from(last.0) - i128::from(first.0)) as f64 / 1e6
+}
+
 /// `2024-05-01` (UTC).
 pub(crate) fn date(ts: Timestamp) -> String {
     let text = ts.to_rfc3339();

@@ -82,7 +82,7 @@ fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static s
             human::date(first),
             human::clock(first),
             style.show(last),
-            human::duration(last.millis_since(first))
+            human::duration(human::millis_between(first, last))
         );
         fields.push(("Time span", vec![Span::plain(text)]));
     }

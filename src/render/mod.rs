@@ -223,6 +223,61 @@ mod tests {
         assert!(err.contains("expected table, json"), "{err}");
     }
 
+    /// A report with every value a broken input could produce.
+    fn hostile() -> Report {
+        use crate::report::{MemberJoin, TimelineEntry};
+        use crate::time::Timestamp;
+        let mut report = sample::incident();
+        let far = [Timestamp(i64::MIN), Timestamp(i64::MAX), Timestamp(0)];
+        for (i, r) in report.rebalances.iter_mut().enumerate() {
+            r.started_at = far[i % 3];
+            r.completed_at = Some(far[(i + 1) % 3]);
+            r.duration_ms = Some([f64::NAN, f64::INFINITY, -5.0, 1e300][i % 4]);
+            r.joins.push(MemberJoin {
+                member_id: String::new(),
+                client_id: Some("\u{1b}[2J\0\r\n".into()),
+                requested_at: far[i % 3],
+                parked_ms: Some([f64::NAN, 1e300, -1.0, f64::NEG_INFINITY][i % 4]),
+                after_start_ms: f64::NAN,
+            });
+            r.trigger.kind = "`|<script>|`".into();
+        }
+        report.timeline.push(TimelineEntry {
+            ts: Timestamp(i64::MIN),
+            group: Some("orders-service".into()),
+            mark: "join".into(),
+            ..TimelineEntry::default()
+        });
+        report.timeline.push(TimelineEntry {
+            ts: Timestamp(i64::MAX),
+            ..TimelineEntry::default()
+        });
+        report.groups[0].rebalances_per_hour = Some(f64::NAN);
+        report.groups[0].rebalancing_ms = f64::INFINITY;
+        report.inputs[0].first_ts = Some(Timestamp(i64::MIN));
+        report
+    }
+
+    #[test]
+    fn hostile_values_never_make_a_renderer_panic() {
+        let report = hostile();
+        let terminal = RenderOptions {
+            color: true,
+            width: Some(20),
+        };
+        for opts in [RenderOptions::default(), terminal] {
+            for (view, _) in VIEWS {
+                for (format, _) in FORMATS {
+                    rendered(&report, view, format, &opts);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        render_html(&report, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(!html.contains("<script>") && !html.contains('\u{1b}'));
+    }
+
     #[test]
     fn count_is_a_bare_number() {
         let mut out = Vec::new();

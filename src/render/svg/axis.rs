@@ -11,7 +11,7 @@ const MS: i64 = 1_000_000;
 const SEC: i64 = 1_000 * MS;
 
 /// Steps a tick can take, smallest first.
-const STEPS: [i64; 28] = [
+const STEPS: [i64; 31] = [
     MS,
     2 * MS,
     5 * MS,
@@ -40,6 +40,9 @@ const STEPS: [i64; 28] = [
     43_200 * SEC,
     86_400 * SEC,
     7 * 86_400 * SEC,
+    28 * 86_400 * SEC,
+    91 * 86_400 * SEC,
+    364 * 86_400 * SEC,
 ];
 
 /// At most this many ticks across the plot.
@@ -64,8 +67,12 @@ pub(crate) fn ticks(start: i64, end: i64) -> (Vec<i64>, i64) {
     (ticks, step)
 }
 
-/// `12:00:40` for whole-second steps, `12:00:40.250` below a second.
+/// `12:00:40` for whole-second steps, `12:00:40.250` below a second,
+/// `2024-05-01` for steps of a day or more.
 pub(crate) fn label(t: i64, step: i64) -> String {
+    if step >= 86_400 * SEC {
+        return human::date(Timestamp(t));
+    }
     let clock = human::clock(Timestamp(t));
     let keep = if step % SEC == 0 { 8 } else { 12 };
     clock.get(..keep).unwrap_or(&clock).to_string()
@@ -91,6 +98,14 @@ mod tests {
         let (ticks, step) = ticks(base, base + 400 * MS);
         assert_eq!(step, 50 * MS);
         assert_eq!(label(ticks[0], step), "12:00:00.050");
+    }
+
+    #[test]
+    fn spans_of_months_get_date_labels() {
+        let base = 1_714_564_800 * SEC;
+        let (ticks, step) = ticks(base, base + 200 * 86_400 * SEC);
+        assert_eq!(step, 28 * 86_400 * SEC);
+        assert_eq!(label(ticks[0], step).len(), "2024-05-01".len());
     }
 
     #[test]

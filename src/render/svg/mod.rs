@@ -80,7 +80,7 @@ pub(crate) fn write(report: &Report, group: &str, out: &mut dyn Write) -> io::Re
 /// The range `[first, last]` with a margin of 1/`part` of it on each side
 /// (at least 200 ms), so marks at the ends are not cut in half.
 fn padded(first: i64, last: i64, part: i64) -> Scale {
-    let pad = ((last - first) / part).max(200_000_000);
+    let pad = (last.saturating_sub(first) / part).max(200_000_000);
     Scale {
         t0: first.saturating_sub(pad),
         t1: last.saturating_add(pad),
@@ -92,7 +92,12 @@ fn padded(first: i64, last: i64, part: i64) -> Scale {
 fn zoomed(windows: &[Window]) -> Vec<&Window> {
     let mut chosen: Vec<&Window> = windows.iter().collect();
     if chosen.len() > MAX_ZOOMS {
-        chosen.sort_by_key(|w| (std::cmp::Reverse((w.open, w.end - w.start)), w.start));
+        chosen.sort_by_key(|w| {
+            (
+                std::cmp::Reverse((w.open, w.end.saturating_sub(w.start))),
+                w.start,
+            )
+        });
         chosen.truncate(MAX_ZOOMS);
         chosen.sort_by_key(|w| (w.start, w.number));
     }

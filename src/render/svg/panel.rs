@@ -32,8 +32,10 @@ pub(super) struct Scale {
 impl Scale {
     /// x of `t`, unclipped.
     pub(super) fn x(&self, t: i64) -> f64 {
-        let span = (self.t1 - self.t0).max(1) as f64;
-        GUTTER + (t - self.t0) as f64 / span * (WIDTH - GUTTER - RIGHT)
+        // In i128: a broken input can put instants at both ends of i64.
+        let span = (i128::from(self.t1) - i128::from(self.t0)).max(1) as f64;
+        let offset = (i128::from(t) - i128::from(self.t0)) as f64;
+        GUTTER + offset / span * (WIDTH - GUTTER - RIGHT)
     }
 
     /// x of `t`, clipped to the plot.
