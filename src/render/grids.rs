@@ -22,7 +22,7 @@ pub(crate) fn timeline(entries: &[TimelineEntry], style: TimeStyle) -> Grid {
 fn timeline_row(e: &TimelineEntry, style: TimeStyle) -> Vec<Span> {
     vec![
         Span::plain(style.show(e.ts)),
-        Span::code(human::or_dash(e.group.as_deref())),
+        code_or_dash(e.group.as_deref()),
         Span::plain(e.generation.map(|g| g.to_string()).unwrap_or_default()),
         member_span(e.member_id.as_deref(), e.client_id.as_deref()),
         Span::plain(human::one_line(&e.kind)),
@@ -30,6 +30,14 @@ fn timeline_row(e: &TimelineEntry, style: TimeStyle) -> Vec<Span> {
         Span::plain(human::one_line(&e.detail)),
         Span::code(human::evidence(&e.source, e.frame, e.line)),
     ]
+}
+
+/// An id as code, or a plain `-` when absent.
+fn code_or_dash(text: Option<&str>) -> Span {
+    match text.filter(|t| !t.is_empty()) {
+        Some(t) => Span::code(human::one_line(t)),
+        None => Span::plain("-"),
+    }
 }
 
 /// A member label as code, or a plain `-` when nothing is known.
@@ -215,11 +223,11 @@ fn exchange_row(x: &ExchangeRow, style: TimeStyle) -> Vec<Span> {
         Span::plain(style.show(x.ts)),
         Span::plain(format!("{} v{}", human::one_line(&x.api), x.api_version)),
         Span::plain(x.correlation_id.to_string()),
-        Span::code(human::or_dash(x.client_id.as_deref())),
+        code_or_dash(x.client_id.as_deref()),
         Span::code(human::one_line(&x.connection)),
         Span::plain(frames),
         Span::plain(human::maybe_duration(x.latency_ms)),
-        Span::code(human::or_dash(x.group_id.as_deref())),
+        code_or_dash(x.group_id.as_deref()),
         member_span(x.member_id.as_deref(), x.client_id.as_deref()),
         Span::plain(x.generation_id.map(|g| g.to_string()).unwrap_or_default()),
         error_span(x.error.as_deref()),

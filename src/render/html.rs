@@ -36,11 +36,58 @@ pub(super) fn write(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         css()
     )?;
     writeln!(out, "<body>\n<main>")?;
-    for block in &blocks {
-        write_block(report, block, out)?;
+    let sections = sections(&blocks);
+    for (i, block) in blocks.iter().enumerate() {
+        match (block, sections.iter().position(|(at, ..)| *at == i)) {
+            (Block::Heading(level, line), Some(n)) => writeln!(
+                out,
+                "<h{level} id=\"s{}\">{}</h{level}>",
+                n + 1,
+                spans(line)
+            )?,
+            _ => write_block(report, block, out)?,
+        }
+        // The contents go right after the title and summary.
+        if i == 1 {
+            contents(&sections, out)?;
+        }
     }
     writeln!(out, "<footer>Written by kgtrace. Times are UTC.</footer>")?;
     writeln!(out, "</main>\n</body>\n</html>")
+}
+
+/// Headings of level 2 and 3, with their block index: the sections the
+/// contents link to (as `#s1`, `#s2`, …).
+fn sections(blocks: &[Block]) -> Vec<(usize, u8, &[Span])> {
+    blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| match b {
+            Block::Heading(level @ 2..=3, line) => Some((i, *level, line.as_slice())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A list of links to the sections, when there are enough to need one.
+fn contents(sections: &[(usize, u8, &[Span])], out: &mut dyn Write) -> io::Result<()> {
+    if sections.len() < 4 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "<nav class=\"contents\"><strong>Contents</strong>\n<ul>"
+    )?;
+    for (n, (_, level, line)) in sections.iter().enumerate() {
+        let class = if *level == 3 { " class=\"sub\"" } else { "" };
+        writeln!(
+            out,
+            "<li{class}><a href=\"#s{}\">{}</a></li>",
+            n + 1,
+            spans(line)
+        )?;
+    }
+    writeln!(out, "</ul></nav>")
 }
 
 fn write_block(report: &Report, block: &Block, out: &mut dyn Write) -> io::Result<()> {
@@ -183,6 +230,10 @@ li { margin: 2px 0; }
 figure.timeline { margin: 12px 0 16px; padding: 8px; border: 1px solid #e3e7ee; border-radius: 6px; }
 figure.timeline svg { display: block; max-width: 1280px; height: auto; }
 figcaption { font-size: 12px; color: #5b6472; margin-top: 4px; }
+nav.contents { margin: 12px 0 4px; padding: 8px 14px; background: #f6f8fb; border: 1px solid #e3e7ee; border-radius: 6px; font-size: 13px; }
+nav.contents ul { list-style: none; margin: 4px 0 0; padding: 0; columns: 2; }
+nav.contents li.sub { margin-left: 18px; }
+nav.contents a { color: #1f4f8a; text-decoration: none; }
 footer { margin-top: 32px; font-size: 12px; color: #7a7f87; }
 @media print { body { background: #fff; } main { padding: 0; } h2 { break-before: auto; } }
 ";
@@ -206,6 +257,16 @@ mod tests {
             assert_eq!(text.matches("<svg").count(), groups);
             assert!(!text.contains("http://") && !text.contains("https://"));
             assert!(!text.contains("<script") && !text.contains("<link") && !text.contains("src="));
+        }
+    }
+
+    #[test]
+    fn contents_link_to_every_section_by_an_id_that_exists() {
+        let text = html(&sample::incident());
+        let links = text.matches("<a href=\"#s").count();
+        assert!(links >= 8, "{links} links");
+        for n in 1..=links {
+            assert!(text.contains(&format!("id=\"s{n}\"")), "no section s{n}");
         }
     }
 
