@@ -87,34 +87,14 @@ pub(crate) fn picture(report: &Report, group: &str) -> Picture {
         .collect();
     let rounds: Vec<&Rebalance> = numbered.iter().map(|(_, r)| *r).collect();
     let mut lanes = member_lanes(report, group, &rounds);
-    let mut group_lane = Lane {
-        label: "group events".into(),
-        is_group: true,
-        ..Lane::default()
-    };
-    group_lane.title = format!("events of group {group} that name no member");
-    for e in &report.timeline {
-        let named = e.group.as_deref() == Some(group);
-        match lane_of(&lanes, e) {
-            Some(i) if named || e.group.is_none() => lanes[i].marks.push(mark(e)),
-            None if named => group_lane.marks.push(mark(e)),
-            _ => {}
-        }
-    }
+    let group_lane = place_entries(report, group, &mut lanes);
     for r in &rounds {
         add_parked(&mut lanes, r);
     }
     if !group_lane.marks.is_empty() || lanes.is_empty() {
         lanes.insert(0, group_lane);
     }
-    let mut range = range(&lanes, &rounds);
-    // A rebalance that never completed lasted at least until the inputs
-    // end: draw it that far.
-    if let (Some((first, last)), Some((_, inputs_end))) = (range, human::span(report)) {
-        if rounds.iter().any(|r| r.completed_at.is_none()) {
-            range = Some((first, last.max(inputs_end.0)));
-        }
-    }
+    let range = observed_range(report, &lanes, &rounds);
     let end = range.map(|(_, end)| end).unwrap_or(0);
     let windows = numbered
         .iter()
@@ -124,6 +104,40 @@ pub(crate) fn picture(report: &Report, group: &str) -> Picture {
         lanes,
         windows,
         range,
+    }
+}
+
+/// Puts each timeline entry of the group (or naming none but matching a
+/// member) on its member's lane; returns the lane of the rest.
+fn place_entries(report: &Report, group: &str, lanes: &mut [Lane]) -> Lane {
+    let mut group_lane = Lane {
+        label: "group events".into(),
+        title: format!("events of group {group} that name no member"),
+        is_group: true,
+        ..Lane::default()
+    };
+    for e in &report.timeline {
+        let named = e.group.as_deref() == Some(group);
+        match lane_of(lanes, e) {
+            Some(i) if named || e.group.is_none() => lanes[i].marks.push(mark(e)),
+            None if named => group_lane.marks.push(mark(e)),
+            _ => {}
+        }
+    }
+    group_lane
+}
+
+/// First and last instant to draw. A rebalance that never completed lasted
+/// at least until the inputs end, so the range reaches that far.
+fn observed_range(report: &Report, lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
+    let range = range(lanes, rounds);
+    match (range, human::span(report)) {
+        (Some((first, last)), Some((_, inputs_end)))
+            if rounds.iter().any(|r| r.completed_at.is_none()) =>
+        {
+            Some((first, last.max(inputs_end.0)))
+        }
+        _ => range,
     }
 }
 

@@ -235,21 +235,37 @@ fn window(
 
 /// A lane's presence line, parked bars and marks within the range.
 fn lane_body(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
-    if let (Some(first), Some(last), false) = (lane.marks.first(), lane.marks.last(), lane.is_group)
-    {
-        if last.ts >= scale.t0 && first.ts <= scale.t1 {
-            svg.push_str(&format!(
-                r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{PRESENCE}" stroke-width="5" stroke-linecap="round"/>"##,
-                scale.clip(first.ts),
-                scale.clip(last.ts)
-            ));
-        }
+    if !lane.is_group {
+        presence(svg, lane, scale, y);
     }
-    for &(start, end) in lane
+    parked(svg, lane, scale, y);
+    marks(svg, lane, scale, y);
+    svg.push('\n');
+}
+
+/// A thick light line from a member's first to its last event.
+fn presence(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
+    let first = lane.marks.iter().map(|m| m.ts).min();
+    let last = lane.marks.iter().map(|m| m.ts).max();
+    let (Some(first), Some(last)) = (first, last) else {
+        return;
+    };
+    if last >= scale.t0 && first <= scale.t1 {
+        svg.push_str(&format!(
+            r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="{PRESENCE}" stroke-width="5" stroke-linecap="round"/>"##,
+            scale.clip(first),
+            scale.clip(last)
+        ));
+    }
+}
+
+/// JoinGroup requests parked at the broker, as bars.
+fn parked(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
+    let visible = lane
         .parked
         .iter()
-        .filter(|(s, e)| *e >= scale.t0 && *s <= scale.t1)
-    {
+        .filter(|(s, e)| *e >= scale.t0 && *s <= scale.t1);
+    for &(start, end) in visible {
         let (x0, x1) = (scale.clip(start), scale.clip(end));
         svg.push_str(&format!(
             r##"<g><title>JoinGroup parked at the broker for {}</title><rect x="{x0:.1}" y="{:.1}" width="{:.1}" height="12" rx="2" fill="{}" fill-opacity="0.55" stroke="#2f6fb3" stroke-opacity="0.8"/></g>"##,
@@ -259,6 +275,10 @@ fn lane_body(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
             glyph::PARKED
         ));
     }
+}
+
+/// The marks within the range, thinned, each with its tooltip.
+fn marks(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
     let visible: Vec<&Mark> = lane.marks.iter().filter(|m| scale.contains(m.ts)).collect();
     for (mark, more) in thinned(&visible, scale) {
         let x = scale.x(mark.ts);
@@ -277,7 +297,6 @@ fn lane_body(svg: &mut String, lane: &Lane, scale: &Scale, y: f64) {
             glyph::shape(&mark.kind, x, y)
         ));
     }
-    svg.push('\n');
 }
 
 /// Marks in time order, each with how many more of its kind fell within
