@@ -57,15 +57,20 @@ pub(super) fn grid_text(grid: &Grid, opts: &RenderOptions) -> String {
 }
 
 /// The grid without as many droppable columns as it takes to fit `width`.
+/// Long columns count as [`WRAPPED`] wide: wrapping them over two or three
+/// lines is better than hiding a column.
 fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
-    let natural = |g: &Grid| {
-        let cells: usize = (0..g.headers.len()).map(|i| column_width(g, i)).sum();
+    const WRAPPED: usize = 24;
+    let needed = |g: &Grid| {
+        let cells: usize = (0..g.headers.len())
+            .map(|i| column_width(g, i).min(WRAPPED))
+            .sum();
         cells + 3 * g.headers.len() + 1
     };
     let mut fitted = grid.clone();
     let mut hidden = Vec::new();
     for name in &grid.droppable {
-        if natural(&fitted) <= usize::from(width) {
+        if needed(&fitted) <= usize::from(width) {
             break;
         }
         if let Some(index) = fitted.headers.iter().position(|h| h == name) {

@@ -96,19 +96,20 @@ fn bold(text: &str, color: bool) -> String {
     }
 }
 
-/// SGR foreground codes, the same hues as the table's cells.
+/// SGR foreground codes: the bright hues comfy-table uses for the same
+/// tones in table cells (`Color::Cyan` is 256-colour 14, bright cyan).
 fn ansi_code(tone: Tone) -> Option<&'static str> {
     match tone {
         Tone::Plain => None,
         Tone::Muted => Some("90"),
-        Tone::Error => Some("31"),
-        Tone::Warning => Some("33"),
+        Tone::Error => Some("91"),
+        Tone::Warning => Some("93"),
         Tone::Trigger(class) => Some(match class {
-            TriggerClass::Join => "36",
-            TriggerClass::Leave => "33",
-            TriggerClass::Timeout => "31",
-            TriggerClass::Change => "35",
-            TriggerClass::Coordinator => "34",
+            TriggerClass::Join => "96",
+            TriggerClass::Leave => "93",
+            TriggerClass::Timeout => "91",
+            TriggerClass::Change => "95",
+            TriggerClass::Coordinator => "94",
             TriggerClass::Failure => "31",
             TriggerClass::Unknown => "90",
         }),
@@ -142,6 +143,6 @@ mod tests {
             color: true,
             width: None
         })
-        .contains("\u{1b}[36m"));
+        .contains("\u{1b}[96m"));
     }
 }
