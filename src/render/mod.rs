@@ -261,11 +261,16 @@ mod tests {
     #[test]
     fn hostile_values_never_make_a_renderer_panic() {
         let report = hostile();
-        let terminal = RenderOptions {
+        let terminal = |width| RenderOptions {
             color: true,
-            width: Some(20),
+            width: Some(width),
         };
-        for opts in [RenderOptions::default(), terminal] {
+        for opts in [
+            RenderOptions::default(),
+            terminal(0),
+            terminal(1),
+            terminal(20),
+        ] {
             for (view, _) in VIEWS {
                 for (format, _) in FORMATS {
                     rendered(&report, view, format, &opts);
