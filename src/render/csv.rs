@@ -3,7 +3,8 @@
 //! Takes: a view of a [`Report`]. Gives: RFC 4180 CSV (a field is quoted
 //! when it holds a comma, a quote, CR or LF, and quotes are doubled), rows
 //! ended by `\n`. Values are raw, for scripts: full ids, RFC 3339 times,
-//! milliseconds; absent values are empty; lists are joined with `;`.
+//! milliseconds; absent values are empty; lists are joined with `;` (a
+//! group's `states` as `State@time`).
 //! [`View::Report`] writes the rebalances, the report's central table. Cells
 //! are not defused for spreadsheets (a `member_id` starting with `=` stays
 //! as it is): the data must survive a round trip through a script.
@@ -197,6 +198,7 @@ const GROUPS: &[&str] = &[
     "rebalances_per_hour",
     "rebalancing_ms",
     "storm",
+    "states",
     "first_seen",
     "last_seen",
     "notes",
@@ -205,6 +207,11 @@ const GROUPS: &[&str] = &[
 fn group_row(g: &GroupSummary) -> Vec<String> {
     let generations: Vec<String> = g.generations_seen.iter().map(|n| n.to_string()).collect();
     let members: Vec<String> = g.members.iter().map(|m| m.member_id.clone()).collect();
+    let states: Vec<String> = g
+        .states
+        .iter()
+        .map(|c| format!("{}@{}", c.state, time(c.at)))
+        .collect();
     vec![
         g.group.clone(),
         g.protocol.clone(),
@@ -221,6 +228,7 @@ fn group_row(g: &GroupSummary) -> Vec<String> {
         opt(g.rebalances_per_hour),
         g.rebalancing_ms.to_string(),
         g.storm.to_string(),
+        list(&states),
         opt(g.first_seen.map(time)),
         opt(g.last_seen.map(time)),
         list(&g.notes),

@@ -3,13 +3,12 @@
 //! Takes: a [`Report`]. Gives: the [`Block`]s of the report that the
 //! `report` subcommand writes as Markdown, HTML or text: a title, a summary
 //! (inputs, time span, log time zone, groups, rebalances, storms, worst
-//! stall), then per group its facts, its timeline picture, its rebalance
-//! table and one section per rebalance (trigger, members before and after,
-//! joins with parked times, straggler, removed members, evidence, notes),
-//! and last the diagnostics. Choosing what to show is rendering; every
-//! number shown was computed before.
+//! stall), the groups table, one section per group (see
+//! [`super::incident_group`] and [`super::incident_round`]), and last the
+//! diagnostics. Choosing what to show is rendering; every number shown was
+//! computed before.
 
-use crate::report::{GroupSummary, InputSummary, MemberSummary, Rebalance, Report};
+use crate::report::{InputSummary, MemberSummary, Rebalance, Report};
 
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
@@ -34,7 +33,12 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
     }
     let mut number = 0;
     for name in &names {
-        doc.extend(group_section(report, name, style, &mut number));
+        doc.extend(super::incident_group::section(
+            report,
+            name,
+            style,
+            &mut number,
+        ));
     }
     doc.extend(diagnostics(report));
     doc
@@ -63,7 +67,8 @@ fn title(names: &[&str]) -> Line {
     line
 }
 
-fn comma_list(items: impl IntoIterator<Item = Span>) -> Vec<Span> {
+/// Items separated by commas.
+pub(crate) fn comma_list(items: impl IntoIterator<Item = Span>) -> Vec<Span> {
     let mut out = Vec::new();
     for (i, item) in items.into_iter().enumerate() {
         if i > 0 {
@@ -229,81 +234,6 @@ fn diagnostic_totals(report: &Report) -> Line {
         human::count(total),
         parts.join(", ")
     ))]
-}
-
-fn group_section(report: &Report, name: &str, style: TimeStyle, number: &mut usize) -> Vec<Block> {
-    let mut blocks = vec![Block::Heading(
-        2,
-        vec![Span::plain("Group "), Span::code(human::one_line(name))],
-    )];
-    let summary = report.groups.iter().find(|g| g.group == name);
-    if let Some(g) = summary {
-        blocks.push(Block::Fields(group_facts(g)));
-    }
-    blocks.push(Block::Picture(name.to_string()));
-    if let Some(g) = summary {
-        blocks.extend(notes(&g.notes));
-    }
-    let rounds: Vec<&Rebalance> = report
-        .rebalances
-        .iter()
-        .filter(|r| r.group == name)
-        .collect();
-    if rounds.is_empty() {
-        blocks.push(Block::Paragraph(vec![Span::plain("No rebalance seen.")]));
-        return blocks;
-    }
-    blocks.push(Block::Heading(3, vec![Span::plain("Rebalances")]));
-    blocks.push(Block::Grid(grids::rebalances(
-        rounds.iter().copied(),
-        style,
-    )));
-    for r in rounds {
-        *number += 1;
-        blocks.extend(super::incident_round::section(r, *number, style));
-    }
-    blocks
-}
-
-fn group_facts(g: &GroupSummary) -> Vec<(&'static str, Line)> {
-    let mut protocol = human::one_line(&g.protocol);
-    if let Some(t) = g.protocol_type.as_deref().filter(|t| !t.is_empty()) {
-        protocol.push_str(&format!(" (protocol type {})", human::one_line(t)));
-    }
-    let mut fields = vec![("Protocol", vec![Span::plain(protocol)])];
-    if !g.assignors.is_empty() {
-        fields.push((
-            "Assignors",
-            comma_list(g.assignors.iter().map(|a| Span::code(human::one_line(a)))),
-        ));
-    }
-    let state = format!(
-        "{}, {} {}",
-        human::one_line(&g.state),
-        human::generation_word(&g.protocol),
-        human::maybe_number(g.generation)
-    );
-    fields.push(("State at end", vec![Span::plain(state)]));
-    if let Some(c) = &g.coordinator {
-        fields.push(("Coordinator", vec![Span::code(human::one_line(c))]));
-    }
-    fields.push((
-        "Generations seen",
-        vec![Span::plain(grids::generations(&g.generations_seen))],
-    ));
-    let mut rebalances = format!(
-        "{} ({}), {} rebalancing in total",
-        g.rebalance_count,
-        human::rate(g.rebalances_per_hour),
-        human::duration(g.rebalancing_ms)
-    );
-    if g.storm {
-        rebalances.push_str(", storm");
-    }
-    let tone = if g.storm { Tone::Warning } else { Tone::Plain };
-    fields.push(("Rebalances", vec![Span::plain(rebalances).tone(tone)]));
-    fields.push(members_field("Members now", &g.members));
-    fields
 }
 
 /// `Members …: (n) a, b, c`.

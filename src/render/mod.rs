@@ -22,6 +22,7 @@ mod grids;
 mod html;
 mod human;
 mod incident;
+mod incident_group;
 mod incident_round;
 pub mod json;
 mod markdown;
