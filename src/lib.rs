@@ -34,6 +34,7 @@ pub mod group;
 pub mod kafka;
 pub mod logs;
 pub mod normalize;
+pub mod render;
 pub mod report;
 pub mod tcp;
 pub mod time;

@@ -1,2 +1,5 @@
 //! kgtrace's integration tests: one binary, one module per area.
 //! Fixture paths resolve from `CARGO_MANIFEST_DIR`, never from ../shared.
+
+// The HTML report in headless Chromium: the screenshot shows the swimlanes.
+mod html_screenshot;

@@ -1,0 +1,290 @@
+//! The incident report as a document.
+//!
+//! Takes: a [`Report`]. Gives: the [`Block`]s of the report that the
+//! `report` subcommand writes as Markdown, HTML or text: a title, a summary
+//! (inputs, time span, log time zone, groups, rebalances, storms, worst
+//! stall), the groups table, one section per group (see
+//! [`super::incident_group`] and [`super::incident_round`]), and last the
+//! diagnostics. Choosing what to show is rendering; every number shown was
+//! computed before.
+
+use crate::report::{InputSummary, MemberSummary, Rebalance, Report};
+
+use super::doc::{Block, Grid, Line, Span, Tone};
+use super::grids;
+use super::human::{self, TimeStyle};
+
+/// The whole report.
+pub(crate) fn document(report: &Report) -> Vec<Block> {
+    let style = TimeStyle::for_report(report);
+    let names = group_names(report);
+    let mut doc = vec![
+        Block::Heading(1, title(&names)),
+        Block::Fields(summary(report, &names, style)),
+    ];
+    if names.is_empty() {
+        doc.push(Block::Paragraph(vec![Span::plain(
+            "No consumer group events were found in the inputs.",
+        )]));
+    }
+    if !report.groups.is_empty() {
+        doc.push(Block::Heading(2, vec![Span::plain("Groups")]));
+        doc.push(Block::Grid(grids::groups(&report.groups)));
+    }
+    let mut number = 0;
+    for name in &names {
+        doc.extend(super::incident_group::section(
+            report,
+            name,
+            style,
+            &mut number,
+        ));
+    }
+    doc.extend(diagnostics(report));
+    doc
+}
+
+/// Groups in the order of `report.groups`, then any group that only a
+/// rebalance names.
+pub(crate) fn group_names(report: &Report) -> Vec<&str> {
+    let mut names: Vec<&str> = report.groups.iter().map(|g| g.group.as_str()).collect();
+    for r in &report.rebalances {
+        if !names.contains(&r.group.as_str()) {
+            names.push(&r.group);
+        }
+    }
+    names
+}
+
+fn title(names: &[&str]) -> Line {
+    let mut line = vec![Span::plain("Consumer group report")];
+    if (1..=3).contains(&names.len()) {
+        line.push(Span::plain(": "));
+        line.extend(comma_list(
+            names.iter().map(|n| Span::code(human::one_line(n))),
+        ));
+    }
+    line
+}
+
+/// Items separated by commas.
+pub(crate) fn comma_list(items: impl IntoIterator<Item = Span>) -> Vec<Span> {
+    let mut out = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(Span::plain(", "));
+        }
+        out.push(item);
+    }
+    out
+}
+
+fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static str, Line)> {
+    let mut fields = vec![("Inputs", inputs(&report.inputs))];
+    if let Some((first, last)) = human::span(report) {
+        let text = format!(
+            "{} {} → {} UTC ({})",
+            human::date(first),
+            human::clock(first),
+            style.show(last),
+            human::duration(human::millis_between(first, last))
+        );
+        fields.push(("Time span", vec![Span::plain(text)]));
+    }
+    fields.push((
+        "Log time zone",
+        vec![
+            Span::code(human::one_line(&report.log_time_zone)),
+            Span::plain(" (log times shown in UTC)"),
+        ],
+    ));
+    let mut groups = vec![Span::plain(names.len().to_string())];
+    if !names.is_empty() {
+        groups.push(Span::plain(": "));
+        groups.extend(comma_list(
+            names.iter().map(|n| Span::code(human::one_line(n))),
+        ));
+    }
+    fields.push(("Groups", groups));
+    fields.push(("Rebalances", rebalance_totals(&report.rebalances)));
+    fields.push(("Storms", storms(report)));
+    fields.push(("Worst stall", worst_stall(&report.rebalances, style)));
+    fields.push(("Diagnostics", diagnostic_totals(report)));
+    fields
+}
+
+fn inputs(inputs: &[InputSummary]) -> Line {
+    if inputs.is_empty() {
+        return vec![Span::plain("none")];
+    }
+    let mut line = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        if i > 0 {
+            line.push(Span::plain("; "));
+        }
+        let unit = if input.kind == "log" {
+            "lines"
+        } else {
+            "packets"
+        };
+        let mut text = format!(
+            " ({}, {} {unit}, {}, {} events",
+            human::one_line(&input.kind),
+            human::count(input.records),
+            human::bytes(input.bytes),
+            human::count(input.events)
+        );
+        if let Some(offset) = input.clock_offset_ms {
+            text.push_str(&format!(", clock offset {offset:+.1} ms"));
+        }
+        text.push(')');
+        line.push(Span::code(human::one_line(&input.path)));
+        line.push(Span::plain(text));
+    }
+    line
+}
+
+fn rebalance_totals(rebalances: &[Rebalance]) -> Line {
+    let expected = rebalances.iter().filter(|r| r.expected).count();
+    let open = rebalances
+        .iter()
+        .filter(|r| r.completed_at.is_none())
+        .count();
+    let mut text = format!("{} ({expected} expected", rebalances.len());
+    if open > 0 {
+        text.push_str(&format!(", {open} never completed"));
+    }
+    text.push(')');
+    vec![Span::plain(text)]
+}
+
+fn storms(report: &Report) -> Line {
+    let stormy: Vec<&str> = group_names(report)
+        .into_iter()
+        .filter(|name| {
+            report
+                .rebalances
+                .iter()
+                .any(|r| r.storm && r.group == *name)
+        })
+        .collect();
+    if stormy.is_empty() {
+        return vec![Span::plain("none")];
+    }
+    let mut line = Vec::new();
+    for (i, name) in stormy.iter().enumerate() {
+        let n = report
+            .rebalances
+            .iter()
+            .filter(|r| r.storm && r.group == *name)
+            .count();
+        if i > 0 {
+            line.push(Span::plain(", "));
+        }
+        line.push(Span::code(human::one_line(name)).tone(Tone::Warning));
+        line.push(Span::plain(format!(" ({n} rebalances)")));
+    }
+    line
+}
+
+fn worst_stall(rebalances: &[Rebalance], style: TimeStyle) -> Line {
+    let worst = rebalances
+        .iter()
+        .filter_map(|r| r.duration_ms.map(|d| (d, r)))
+        .fold(None::<(f64, &Rebalance)>, |best, (d, r)| match best {
+            Some((b, _)) if b >= d => best,
+            _ => Some((d, r)),
+        });
+    let Some((ms, r)) = worst else {
+        return vec![Span::plain("none completed")];
+    };
+    vec![
+        Span::strong(human::duration(ms)),
+        Span::plain(" in "),
+        Span::code(human::one_line(&r.group)),
+        Span::plain(format!(
+            ", {} {} at {} (",
+            human::generation_word(&r.protocol),
+            human::generation_step(r.previous_generation, r.generation),
+            style.show(r.started_at)
+        )),
+        grids::trigger_span(&r.trigger.kind),
+        Span::plain(")"),
+    ]
+}
+
+fn diagnostic_totals(report: &Report) -> Line {
+    let total: u64 = report.diagnostic_counts.iter().map(|c| c.count).sum();
+    if total == 0 {
+        return vec![Span::plain("none")];
+    }
+    let parts: Vec<String> = report
+        .diagnostic_counts
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                human::count(c.count),
+                human::diagnostic_kind(c.kind)
+            )
+        })
+        .collect();
+    vec![Span::plain(format!(
+        "{} ({})",
+        human::count(total),
+        parts.join(", ")
+    ))]
+}
+
+/// `Members …: (n) a, b, c`.
+pub(crate) fn members_field(name: &'static str, members: &[MemberSummary]) -> (&'static str, Line) {
+    if members.is_empty() {
+        return (name, vec![Span::plain("none seen")]);
+    }
+    let mut line = vec![Span::plain(format!("{}", members.len()))];
+    {
+        line.push(Span::plain(": "));
+        line.extend(comma_list(members.iter().map(|m| {
+            Span::code(human::member_label(
+                Some(&m.member_id),
+                m.client_id.as_deref(),
+            ))
+        })));
+    }
+    (name, line)
+}
+
+/// A "Notes" paragraph and list, or nothing.
+pub(crate) fn notes(notes: &[String]) -> Vec<Block> {
+    if notes.is_empty() {
+        return Vec::new();
+    }
+    let items = notes
+        .iter()
+        .map(|n| vec![Span::plain(human::one_line(n))])
+        .collect();
+    vec![
+        Block::Paragraph(vec![Span::strong("Notes")]),
+        Block::List(items),
+    ]
+}
+
+fn diagnostics(report: &Report) -> Vec<Block> {
+    if report.diagnostic_counts.is_empty() && report.diagnostics.is_empty() {
+        return Vec::new();
+    }
+    let mut blocks = vec![Block::Heading(2, vec![Span::plain("Diagnostics")])];
+    blocks.push(Block::Grid(grids::diagnostic_counts(
+        &report.diagnostic_counts,
+    )));
+    if !report.diagnostics.is_empty() {
+        blocks.push(Block::Paragraph(vec![Span::strong("First examples")]));
+        blocks.push(Block::Grid(grids::diagnostic_examples(report)));
+    }
+    blocks
+}
+
+/// A grid with no rows is not worth a table.
+pub(crate) fn non_empty(grid: Grid) -> Option<Block> {
+    (!grid.rows.is_empty()).then_some(Block::Grid(grid))
+}

@@ -1,0 +1,293 @@
+//! Writes a [`Report`] in the format the user asked for.
+//!
+//! Takes: a finished [`Report`] (all computing is done before), the part of
+//! it a subcommand shows ([`View`]), a [`Format`] and [`RenderOptions`].
+//! Gives: bytes on any `io::Write`. Renderers only render: they choose
+//! layout, wording and colour, never findings (hyperfine's exporters over
+//! `BenchmarkResult`, ripgrep's printers over `io::Write`).
+//!
+//! Layout of this module:
+//! - `human.rs`: how times, durations and ids read to a person;
+//! - `doc.rs`: a small document model (headings, fields, lists, grids) so
+//!   the Markdown, HTML and terminal reports say the same things;
+//! - `grids.rs`: the human tables of each view; `incident.rs` and
+//!   `incident_round.rs`: the incident report as a document;
+//! - one file per format: `table.rs` (comfy-table) and `text.rs`,
+//!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
+//!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture.
+
+mod csv;
+mod doc;
+mod grids;
+mod html;
+mod human;
+mod incident;
+mod incident_group;
+mod incident_round;
+pub mod json;
+mod markdown;
+mod ndjson;
+mod svg;
+mod table;
+mod text;
+
+#[cfg(test)]
+mod sample;
+
+use std::io::{self, Write};
+
+use crate::report::Report;
+
+/// Output format (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned columns for a person at a terminal (comfy-table).
+    Table,
+    /// One pretty JSON document (see [`json`] for the format).
+    Json,
+    /// One JSON object per line, one line per item of the view's list.
+    Ndjson,
+    /// RFC 4180 CSV: a header row, then one row per item.
+    Csv,
+    /// Markdown that pastes into Jira or GitHub.
+    Markdown,
+}
+
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    /// Parses a `--format` value: `table`, `json`, `ndjson`, `csv` or
+    /// `markdown` (also `md`).
+    fn from_str(name: &str) -> Result<Format, String> {
+        match name {
+            "table" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "ndjson" => Ok(Format::Ndjson),
+            "csv" => Ok(Format::Csv),
+            "markdown" | "md" => Ok(Format::Markdown),
+            other => Err(format!(
+                "unknown format {other:?}: expected table, json, ndjson, csv or markdown"
+            )),
+        }
+    }
+}
+
+/// Which part of the [`Report`] a subcommand shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// `timeline`: every group event, one per line.
+    Timeline,
+    /// `rebalances`: one row per rebalance.
+    Rebalances,
+    /// `groups`: one row per group.
+    Groups,
+    /// `decode`: one row per request/response exchange.
+    Decode,
+    /// `report`: the whole incident report.
+    Report,
+}
+
+/// How to lay out human-readable output.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Use ANSI colours (already resolved from `--color` and `NO_COLOR`).
+    pub color: bool,
+    /// Terminal width in columns; `None` when not writing to a terminal,
+    /// which selects a fixed ASCII layout that never wraps, so output is
+    /// stable for pipes and snapshots.
+    pub width: Option<u16>,
+}
+
+/// Writes `view` of `report` as `format` into `out`.
+///
+/// For [`View::Report`], CSV has no room for several tables, so it writes
+/// the report's central table, the rebalances; NDJSON writes every list of
+/// the report, each line tagged with its type (see [`json`]).
+pub fn render(
+    report: &Report,
+    view: View,
+    format: Format,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Table => table::write(report, view, opts, out),
+        Format::Json => json::write(report, view, out),
+        Format::Ndjson => ndjson::write(report, view, out),
+        Format::Csv => csv::write(report, view, out),
+        Format::Markdown => markdown::write(report, view, out),
+    }
+}
+
+/// Writes the incident report as one self-contained HTML file: inline CSS,
+/// one inline SVG timeline per group, no script, no external asset.
+pub fn render_html(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    html::write(report, out)
+}
+
+/// Writes the number of matching items (`-c/--count`), as grep does.
+pub fn render_count(n: u64, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::sample;
+
+    const VIEWS: [(View, &str); 5] = [
+        (View::Timeline, "timeline"),
+        (View::Rebalances, "rebalances"),
+        (View::Groups, "groups"),
+        (View::Decode, "decode"),
+        (View::Report, "report"),
+    ];
+
+    const FORMATS: [(Format, &str); 5] = [
+        (Format::Table, "table"),
+        (Format::Json, "json"),
+        (Format::Ndjson, "ndjson"),
+        (Format::Csv, "csv"),
+        (Format::Markdown, "markdown"),
+    ];
+
+    fn rendered(report: &Report, view: View, format: Format, opts: &RenderOptions) -> String {
+        let mut out = Vec::new();
+        render(report, view, format, opts, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn every_format_of_every_view_matches_its_snapshot() {
+        let opts = RenderOptions::default();
+        for (name, report) in sample::all() {
+            for (view, view_name) in VIEWS {
+                for (format, format_name) in FORMATS {
+                    let text = rendered(&report, view, format, &opts);
+                    insta::assert_snapshot!(format!("{name}_{view_name}_{format_name}"), text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_html_report_matches_its_snapshot() {
+        for (name, report) in sample::all() {
+            let mut out = Vec::new();
+            render_html(&report, &mut out).unwrap();
+            insta::assert_snapshot!(format!("{name}_html"), String::from_utf8(out).unwrap());
+        }
+    }
+
+    #[test]
+    fn a_terminal_gets_wrapped_unicode_tables_matching_their_snapshot() {
+        let opts = RenderOptions {
+            color: false,
+            width: Some(100),
+        };
+        let report = sample::incident();
+        for (view, view_name) in [(View::Rebalances, "rebalances"), (View::Report, "report")] {
+            let text = rendered(&report, view, Format::Table, &opts);
+            insta::assert_snapshot!(format!("incident_{view_name}_table_width_100"), text);
+        }
+    }
+
+    #[test]
+    fn json_of_every_view_parses_back() {
+        for (_, report) in sample::all() {
+            for (view, _) in VIEWS {
+                let text = rendered(&report, view, Format::Json, &RenderOptions::default());
+                let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(value["format_version"], 1);
+            }
+        }
+    }
+
+    #[test]
+    fn ndjson_of_every_view_is_one_parseable_object_per_line() {
+        for (_, report) in sample::all() {
+            for (view, _) in VIEWS {
+                let text = rendered(&report, view, Format::Ndjson, &RenderOptions::default());
+                for line in text.lines() {
+                    let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                    assert!(value.is_object());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn format_names_parse_and_unknown_ones_say_what_is_expected() {
+        assert_eq!("ndjson".parse::<Format>(), Ok(Format::Ndjson));
+        assert_eq!("md".parse::<Format>(), Ok(Format::Markdown));
+        let err = "yaml".parse::<Format>().unwrap_err();
+        assert!(err.contains("expected table, json"), "{err}");
+    }
+
+    /// A report with every value a broken input could produce.
+    fn hostile() -> Report {
+        use crate::report::{MemberJoin, TimelineEntry};
+        use crate::time::Timestamp;
+        let mut report = sample::incident();
+        let far = [Timestamp(i64::MIN), Timestamp(i64::MAX), Timestamp(0)];
+        for (i, r) in report.rebalances.iter_mut().enumerate() {
+            r.started_at = far[i % 3];
+            r.completed_at = Some(far[(i + 1) % 3]);
+            r.duration_ms = Some([f64::NAN, f64::INFINITY, -5.0, 1e300][i % 4]);
+            r.joins.push(MemberJoin {
+                member_id: String::new(),
+                client_id: Some("\u{1b}[2J\0\r\n".into()),
+                requested_at: far[i % 3],
+                parked_ms: Some([f64::NAN, 1e300, -1.0, f64::NEG_INFINITY][i % 4]),
+                after_start_ms: f64::NAN,
+            });
+            r.trigger.kind = "`|<script>|`".into();
+        }
+        report.timeline.push(TimelineEntry {
+            ts: Timestamp(i64::MIN),
+            group: Some("orders-service".into()),
+            mark: "join".into(),
+            ..TimelineEntry::default()
+        });
+        report.timeline.push(TimelineEntry {
+            ts: Timestamp(i64::MAX),
+            ..TimelineEntry::default()
+        });
+        report.groups[0].rebalances_per_hour = Some(f64::NAN);
+        report.groups[0].rebalancing_ms = f64::INFINITY;
+        report.inputs[0].first_ts = Some(Timestamp(i64::MIN));
+        report
+    }
+
+    #[test]
+    fn hostile_values_never_make_a_renderer_panic() {
+        let report = hostile();
+        let terminal = |width| RenderOptions {
+            color: true,
+            width: Some(width),
+        };
+        for opts in [
+            RenderOptions::default(),
+            terminal(0),
+            terminal(1),
+            terminal(20),
+        ] {
+            for (view, _) in VIEWS {
+                for (format, _) in FORMATS {
+                    rendered(&report, view, format, &opts);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        render_html(&report, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(!html.contains("<script>") && !html.contains('\u{1b}'));
+    }
+
+    #[test]
+    fn count_is_a_bare_number() {
+        let mut out = Vec::new();
+        render_count(42, &mut out).unwrap();
+        assert_eq!(out, b"42\n");
+    }
+}

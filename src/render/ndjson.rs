@@ -1,0 +1,97 @@
+//! The `ndjson` format: one compact JSON object per line.
+//!
+//! Takes: a view of a [`Report`]. Gives: one line per item of the view's
+//! list and nothing else; for [`View::Report`], one tagged line per item of
+//! every list. The format is documented in [`super::json`].
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use crate::report::Report;
+
+use super::View;
+
+/// Writes `view` as newline-delimited JSON.
+pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
+    match view {
+        View::Timeline => lines(&report.timeline, out),
+        View::Rebalances => lines(&report.rebalances, out),
+        View::Groups => lines(&report.groups, out),
+        View::Decode => lines(&report.exchanges, out),
+        View::Report => tagged_report(report, out),
+    }
+}
+
+fn lines<T: Serialize>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
+    for item in items {
+        line(item, out)?;
+    }
+    Ok(())
+}
+
+fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
+    let mut out = &mut *out;
+    serde_json::to_writer(&mut out, item)?;
+    out.write_all(b"\n")
+}
+
+/// `{"type": …, "data": …}`.
+#[derive(Serialize)]
+struct Tagged<'a, T: Serialize> {
+    r#type: &'static str,
+    data: &'a T,
+}
+
+fn tagged<T: Serialize>(kind: &'static str, items: &[T], out: &mut dyn Write) -> io::Result<()> {
+    for data in items {
+        line(&Tagged { r#type: kind, data }, out)?;
+    }
+    Ok(())
+}
+
+fn tagged_report(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    tagged("input", &report.inputs, out)?;
+    tagged("group", &report.groups, out)?;
+    tagged("rebalance", &report.rebalances, out)?;
+    tagged("event", &report.timeline, out)?;
+    tagged("exchange", &report.exchanges, out)?;
+    tagged("diagnostic", &report.diagnostics, out)?;
+    tagged("diagnostic_count", &report.diagnostic_counts, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::sample;
+    use serde_json::Value;
+
+    fn parsed(view: View) -> Vec<Value> {
+        let mut out = Vec::new();
+        write(&sample::incident(), view, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn decode_writes_exactly_one_exchange_per_line() {
+        let report = sample::incident();
+        let lines = parsed(View::Decode);
+        assert_eq!(lines.len(), report.exchanges.len());
+        assert!(lines
+            .iter()
+            .all(|l| l.get("api_key").is_some() && l.get("type").is_none()));
+    }
+
+    #[test]
+    fn report_lines_are_tagged_with_their_type() {
+        let report = sample::incident();
+        let lines = parsed(View::Report);
+        let events = lines.iter().filter(|l| l["type"] == "event").count();
+        assert_eq!(events, report.timeline.len());
+        assert_eq!(lines[0]["type"], "input");
+        assert_eq!(lines.last().unwrap()["type"], "diagnostic_count");
+    }
+}

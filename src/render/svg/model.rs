@@ -1,0 +1,367 @@
+//! What one group's timeline picture shows, before any pixel is chosen.
+//!
+//! Takes: a [`Report`] and a group name. Gives: a [`Picture`]: a swimlane per
+//! member (plus one for group-level log events), each with its marks (from
+//! the timeline entries' `mark`), the parked JoinGroup intervals of each
+//! round, and the rebalance windows. Entries that name no group (a
+//! connection closing) join the lane of the member they name by
+//! `member_id`, `client_id` or client address; an entry without a
+//! `member_id` (a first JoinGroup, whose id is still empty) joins the lane
+//! of the member with its `client_id` that appears next.
+
+use std::collections::BTreeMap;
+
+use crate::report::{Rebalance, Report, TimelineEntry};
+
+use crate::render::doc::TriggerClass;
+use crate::render::human;
+
+/// The picture of one group.
+#[derive(Debug, Default)]
+pub(crate) struct Picture {
+    /// Lanes, top to bottom.
+    pub(crate) lanes: Vec<Lane>,
+    /// Rebalance windows, in start order.
+    pub(crate) windows: Vec<Window>,
+    /// First and last instant drawn, ns; `None` when nothing is drawn.
+    pub(crate) range: Option<(i64, i64)>,
+}
+
+/// One swimlane.
+#[derive(Debug, Default)]
+pub(crate) struct Lane {
+    /// Short label (client id and short member id).
+    pub(crate) label: String,
+    /// Full identity for the tooltip.
+    pub(crate) title: String,
+    /// The lane of group-level events (no member).
+    pub(crate) is_group: bool,
+    /// What was seen, in time order.
+    pub(crate) marks: Vec<Mark>,
+    /// JoinGroup requests parked at the broker: (sent, answered), ns.
+    pub(crate) parked: Vec<(i64, i64)>,
+    member_id: Option<String>,
+    client_id: Option<String>,
+    hosts: Vec<String>,
+    first_seen: i64,
+}
+
+/// One event drawn on a lane.
+#[derive(Debug, Clone)]
+pub(crate) struct Mark {
+    /// When, ns.
+    pub(crate) ts: i64,
+    /// The timeline entry's `mark`.
+    pub(crate) kind: String,
+    /// The event carried a Kafka error.
+    pub(crate) error: bool,
+    /// Tooltip text.
+    pub(crate) title: String,
+}
+
+/// A rebalance drawn as a shaded window.
+#[derive(Debug)]
+pub(crate) struct Window {
+    /// Start and end, ns (end is the picture's end when it never completed).
+    pub(crate) start: i64,
+    /// End, ns.
+    pub(crate) end: i64,
+    /// It never completed.
+    pub(crate) open: bool,
+    /// Trigger family (colour).
+    pub(crate) class: TriggerClass,
+    /// Short label.
+    pub(crate) label: String,
+    /// 1-based number of the rebalance in the whole report (the incident
+    /// report's "Rebalance N").
+    pub(crate) number: usize,
+}
+
+/// Builds the picture of `group`.
+pub(crate) fn picture(report: &Report, group: &str) -> Picture {
+    let numbered: Vec<(usize, &Rebalance)> = report
+        .rebalances
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.group == group)
+        .collect();
+    let rounds: Vec<&Rebalance> = numbered.iter().map(|(_, r)| *r).collect();
+    let mut lanes = member_lanes(report, group, &rounds);
+    let group_lane = place_entries(report, group, &mut lanes);
+    for r in &rounds {
+        add_parked(&mut lanes, r);
+    }
+    if !group_lane.marks.is_empty() || lanes.is_empty() {
+        lanes.insert(0, group_lane);
+    }
+    let range = observed_range(report, &lanes, &rounds);
+    let end = range.map(|(_, end)| end).unwrap_or(0);
+    let windows = numbered
+        .iter()
+        .map(|(i, r)| window(r, i + 1, end))
+        .collect();
+    Picture {
+        lanes,
+        windows,
+        range,
+    }
+}
+
+/// Puts each timeline entry of the group (or naming none but matching a
+/// member) on its member's lane; returns the lane of the rest.
+fn place_entries(report: &Report, group: &str, lanes: &mut [Lane]) -> Lane {
+    let mut group_lane = Lane {
+        label: "group events".into(),
+        title: format!("events of group {group} that name no member"),
+        is_group: true,
+        ..Lane::default()
+    };
+    for e in &report.timeline {
+        let named = e.group.as_deref() == Some(group);
+        match lane_of(lanes, e) {
+            Some(i) if named || e.group.is_none() => lanes[i].marks.push(mark(e)),
+            None if named => group_lane.marks.push(mark(e)),
+            _ => {}
+        }
+    }
+    group_lane
+}
+
+/// First and last instant to draw. A rebalance that never completed lasted
+/// at least until the inputs end, so the range reaches that far.
+fn observed_range(report: &Report, lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
+    let range = range(lanes, rounds);
+    match (range, human::span(report)) {
+        (Some((first, last)), Some((_, inputs_end)))
+            if rounds.iter().any(|r| r.completed_at.is_none()) =>
+        {
+            Some((first, last.max(inputs_end.0)))
+        }
+        _ => range,
+    }
+}
+
+/// One lane per `member_id` seen in the group, ordered by first sight.
+fn member_lanes(report: &Report, group: &str, rounds: &[&Rebalance]) -> Vec<Lane> {
+    let mut by_id: BTreeMap<&str, Lane> = BTreeMap::new();
+    let entries = report
+        .timeline
+        .iter()
+        .filter(|e| e.group.as_deref() == Some(group));
+    for e in entries {
+        let Some(id) = e.member_id.as_deref().filter(|m| !m.is_empty()) else {
+            continue;
+        };
+        let lane = by_id
+            .entry(id)
+            .or_insert_with(|| new_lane(id, e.client_id.as_deref(), e.ts.0));
+        lane.first_seen = lane.first_seen.min(e.ts.0);
+        if lane.client_id.is_none() {
+            lane.client_id = e.client_id.clone();
+        }
+        if let Some(host) = e.client_host.as_ref().filter(|h| !lane.hosts.contains(h)) {
+            lane.hosts.push(host.clone());
+        }
+    }
+    for j in rounds.iter().flat_map(|r| &r.joins) {
+        by_id
+            .entry(&j.member_id)
+            .or_insert_with(|| new_lane(&j.member_id, j.client_id.as_deref(), j.requested_at.0));
+    }
+    let mut lanes: Vec<Lane> = by_id.into_values().collect();
+    lanes.sort_by(|a, b| (a.first_seen, &a.member_id).cmp(&(b.first_seen, &b.member_id)));
+    for lane in &mut lanes {
+        lane.title = lane_title(lane);
+    }
+    lanes
+}
+
+fn new_lane(member_id: &str, client_id: Option<&str>, first_seen: i64) -> Lane {
+    Lane {
+        label: human::member_label(Some(member_id), client_id),
+        member_id: Some(member_id.to_string()),
+        client_id: client_id.map(str::to_string),
+        first_seen,
+        ..Lane::default()
+    }
+}
+
+fn lane_title(lane: &Lane) -> String {
+    let mut parts = vec![format!(
+        "member_id {}",
+        human::or_dash(lane.member_id.as_deref())
+    )];
+    parts.push(format!(
+        "client_id {}",
+        human::or_dash(lane.client_id.as_deref())
+    ));
+    if !lane.hosts.is_empty() {
+        parts.push(format!("host {}", human::one_line(&lane.hosts.join(", "))));
+    }
+    parts.join("\n")
+}
+
+/// The lane an entry belongs to, if any member lane fits.
+fn lane_of(lanes: &[Lane], e: &TimelineEntry) -> Option<usize> {
+    if let Some(id) = e.member_id.as_deref().filter(|m| !m.is_empty()) {
+        return lanes
+            .iter()
+            .position(|l| l.member_id.as_deref() == Some(id));
+    }
+    if let Some(client) = e.client_id.as_deref().filter(|c| !c.is_empty()) {
+        let same: Vec<usize> = (0..lanes.len())
+            .filter(|&i| lanes[i].client_id.as_deref() == Some(client))
+            .collect();
+        let next = same
+            .iter()
+            .copied()
+            .find(|&i| lanes[i].first_seen >= e.ts.0);
+        return next.or(same.last().copied());
+    }
+    let host = e.client_host.as_deref().filter(|h| !h.is_empty())?;
+    lanes.iter().position(|l| l.hosts.iter().any(|h| h == host))
+}
+
+fn mark(e: &TimelineEntry) -> Mark {
+    let mut title = format!("{} {}", human::clock(e.ts), human::one_line(&e.kind));
+    if let Some(g) = e.generation {
+        title.push_str(&format!(" (generation {g})"));
+    }
+    if let Some(error) = &e.error {
+        title.push_str(&format!(" {}", human::one_line(error)));
+    }
+    if !e.detail.is_empty() {
+        title.push_str(&format!("\n{}", human::one_line(&e.detail)));
+    }
+    title.push_str(&format!(
+        "\n{}",
+        human::evidence(&e.source, e.frame, e.line)
+    ));
+    Mark {
+        ts: e.ts.0,
+        kind: e.mark.clone(),
+        error: e.error.as_deref().is_some_and(|x| !x.is_empty()),
+        title,
+    }
+}
+
+fn add_parked(lanes: &mut [Lane], r: &Rebalance) {
+    for j in &r.joins {
+        let Some(ms) = j.parked_ms.filter(|ms| ms.is_finite() && *ms > 0.0) else {
+            continue;
+        };
+        let Some(lane) = lanes
+            .iter_mut()
+            .find(|l| l.member_id.as_deref() == Some(&j.member_id))
+        else {
+            continue;
+        };
+        let start = j.requested_at.0;
+        lane.parked
+            .push((start, start.saturating_add((ms * 1e6) as i64)));
+    }
+}
+
+fn range(lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
+    let marks = lanes.iter().flat_map(|l| l.marks.iter().map(|m| m.ts));
+    let parked = lanes
+        .iter()
+        .flat_map(|l| l.parked.iter().flat_map(|p| [p.0, p.1]));
+    let windows = rounds
+        .iter()
+        .flat_map(|r| std::iter::once(r.started_at.0).chain(r.completed_at.map(|t| t.0)));
+    marks
+        .chain(parked)
+        .chain(windows)
+        .fold(None, |acc, t| match acc {
+            None => Some((t, t)),
+            Some((a, b)) => Some((a.min(t), b.max(t))),
+        })
+}
+
+fn window(r: &Rebalance, number: usize, picture_end: i64) -> Window {
+    let open = r.completed_at.is_none();
+    let end = r
+        .completed_at
+        .map(|t| t.0)
+        .unwrap_or(picture_end)
+        .max(r.started_at.0);
+    let duration = match r.duration_ms {
+        Some(ms) => human::duration(ms),
+        None if open => "never completed".into(),
+        None => String::new(),
+    };
+    let label = format!(
+        "{} {} {duration}",
+        human::generation_step(r.previous_generation, r.generation).replace(' ', ""),
+        human::one_line(&r.trigger.kind)
+    );
+    Window {
+        start: r.started_at.0,
+        end,
+        open,
+        class: TriggerClass::of(&r.trigger.kind),
+        label,
+        number,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::sample;
+
+    #[test]
+    fn one_lane_per_member_plus_one_for_group_level_log_events() {
+        let p = picture(&sample::incident(), "orders-service");
+        let labels: Vec<&str> = p.lanes.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "group events",
+                "consumer-orders-1 / 3f1e7c2a…",
+                "consumer-orders-2 / 8a7b6c5d…",
+                "nonode@nohost/<0.1083.0> / 9db8"
+            ]
+        );
+        assert_eq!(p.windows.len(), 2);
+    }
+
+    #[test]
+    fn a_first_join_without_member_id_lands_on_its_clients_lane() {
+        let p = picture(&sample::incident(), "orders-service");
+        let brod = &p.lanes[3];
+        assert_eq!(brod.marks[0].ts, sample::at(41_250).0);
+        assert_eq!(brod.marks[0].kind, "join");
+    }
+
+    #[test]
+    fn a_connection_close_without_group_lands_on_the_lane_with_its_address() {
+        let p = picture(&sample::incident(), "orders-service");
+        assert!(p.lanes[2].marks.iter().any(|m| m.kind == "close"));
+        assert!(p.lanes[1].marks.iter().all(|m| m.kind != "close"));
+    }
+
+    #[test]
+    fn a_rebalance_that_never_completed_runs_to_the_end_of_the_picture() {
+        let p = picture(&sample::incident(), "billing-ledger");
+        assert_eq!(p.lanes.len(), 1);
+        let last = p.windows.last().unwrap();
+        assert!(last.open);
+        assert_eq!(Some(last.end), p.range.map(|r| r.1));
+        assert_eq!(
+            last.end,
+            sample::at(270_000).0,
+            "the capture ends at 12:04:30"
+        );
+    }
+
+    #[test]
+    fn parked_joins_are_drawn_on_their_members_lane() {
+        let p = picture(&sample::incident(), "orders-service");
+        let brod = &p.lanes[3];
+        assert!(brod
+            .parked
+            .contains(&(sample::at(41_250).0, sample::at(44_172).0)));
+    }
+}
