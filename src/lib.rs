@@ -4,26 +4,29 @@
 //! The pipeline, one module per stage, one named type between stages:
 //!
 //! ```text
-//! pcap/pcapng ─ capture ─▶ Segment ─ tcp ─▶ StreamChunk ─ kafka ─▶ Exchange ─ normalize ─┐
-//!                                                                                        ├▶ GroupEvent ─ timeline ─▶ Timeline ─ group ─▶ GroupHistory ─ report ─▶ Report ─ render ─▶ io::Write
-//! server.log / client log / kafka-request.log ─────────────── logs ──────────────────────┘
+//! pcap/pcapng ─ capture ─▶ Segment ─ tcp ─▶ StreamEvent ─ kafka ─▶ Exchange ─ normalize ─┐
+//!                                                                                          ├▶ GroupEvent ─ timeline ─▶ Timeline ─ group ─▶ GroupHistory ─ assemble ─▶ Report ─ render ─▶ io::Write
+//! server.log / client log / kafka-request.log ──────────────── logs ───────────────────────┘
 //! ```
 //!
 //! - [`capture`] reads pcap and pcapng (pcap-parser) and slices packets
 //!   (etherparse) into TCP [`capture::Segment`]s.
 //! - [`tcp`] reassembles each connection and direction into contiguous
-//!   [`tcp::StreamChunk`]s, with gaps and mid-stream starts as diagnostics.
-//! - [`kafka`] splits chunks into Kafka frames, decodes the group APIs
+//!   stream data, with gaps and mid-stream starts as diagnostics.
+//! - [`kafka`] splits streams into Kafka frames, decodes the group APIs
 //!   (kafka-protocol) and pairs requests with responses into
 //!   [`kafka::Exchange`]s.
 //! - [`normalize`] turns exchanges into [`event::GroupEvent`]s.
 //! - [`logs`] turns broker and client log lines into the same events.
-//! - [`timeline`] merges every input in time order.
+//! - [`input`] drives all of the above for each input path.
+//! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
-//! - [`report`] is the one model every renderer reads; [`render`] writes it.
+//! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
 
+pub mod assemble;
 pub mod capture;
+pub mod cli;
 pub mod coordinator;
 pub mod describe;
 pub mod diagnostic;
@@ -31,16 +34,77 @@ pub mod error;
 pub mod event;
 pub mod filter;
 pub mod group;
+pub mod input;
 pub mod kafka;
 pub mod logs;
 pub mod normalize;
+pub mod options;
+pub mod progress;
 pub mod render;
 pub mod report;
 pub mod tcp;
 pub mod time;
 pub mod timeline;
 
+use std::io::Write;
+
 pub use diagnostic::{Diagnostic, DiagnosticKind, Diagnostics};
 pub use error::{Error, Result};
 pub use event::GroupEvent;
 pub use time::Timestamp;
+
+use options::{Command, Options};
+use render::{RenderOptions, View};
+
+/// What a run found, for the exit code and the stderr summary.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Rows of the chosen view that matched the filter.
+    pub matched: u64,
+    /// Every anomaly seen.
+    pub diagnostics: Diagnostics,
+}
+
+/// Runs the pipeline on the inputs and writes the chosen view to `out`.
+pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> Result<Outcome> {
+    match &opts.command {
+        Command::Completions(shell) => {
+            cli::Cli::completions(*shell, out);
+            return Ok(Outcome { matched: 1, ..Outcome::default() });
+        }
+        Command::Man => {
+            cli::Cli::man(out)?;
+            return Ok(Outcome { matched: 1, ..Outcome::default() });
+        }
+        _ => {}
+    }
+    let (report, matched, diagnostics) = analyse(opts)?;
+    if let Command::Coordinator { group, partitions } = &opts.command {
+        let seen = report.groups.iter().find(|g| &g.group == group).and_then(|g| g.coordinator.clone());
+        render::render_coordinator(group, coordinator::partition_for(group, *partitions), *partitions, seen.as_deref(), opts.format, out)?;
+        return Ok(Outcome { matched: 1, diagnostics });
+    }
+    if opts.count {
+        render::render_count(matched, out)?;
+    } else {
+        render::render(&report, opts.view, opts.format, render_opts, out)?;
+    }
+    if let Command::Report { html: Some(path) } = &opts.command {
+        let file = std::fs::File::create(path).map_err(|e| Error::Read { path: path.clone(), source: e })?;
+        let mut w = std::io::BufWriter::new(file);
+        render::render_html(&report, &mut w)?;
+        w.flush()?;
+    }
+    Ok(Outcome { matched, diagnostics })
+}
+
+/// Reads, merges, reconstructs and assembles: the whole analysis without
+/// rendering.
+pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
+    let keep_exchanges = opts.view == View::Decode;
+    let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
+    let timeline = timeline::merge(collected.captured, collected.logged);
+    let histories = group::reconstruct(&timeline.events);
+    let (report, matched) = assemble::assemble(collected.inputs, collected.exchanges, &timeline, histories, &collected.diagnostics, &opts.filter, opts.view, &opts.read.log_zone_name);
+    Ok((report, matched, collected.diagnostics))
+}

@@ -1,6 +1,57 @@
 //! The `kgtrace` binary: parses arguments, runs the library, maps the
-//! outcome to an exit code (0 matched, 1 nothing matched, 2 error).
+//! outcome to an exit code: 0 something matched, 1 nothing matched,
+//! 2 error. A closed pipe (`kgtrace ... | head`) ends quietly with 0, as
+//! grep and ripgrep do.
 
-fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use kgtrace::cli::Cli;
+use kgtrace::render::RenderOptions;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let is_terminal = stdout.is_terminal();
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let opts = match cli.into_options(is_terminal, no_color) {
+        Ok(o) => o,
+        Err(e) => return fail(&e),
+    };
+    let render_opts = RenderOptions { color: opts.color, width: is_terminal.then(terminal_width) };
+    let mut out = io::BufWriter::new(stdout.lock());
+    let result = kgtrace::run(&opts, &render_opts, &mut out).and_then(|o| out.flush().map(|_| o).map_err(Into::into));
+    match result {
+        Ok(outcome) => {
+            if !opts.quiet {
+                summarise(&outcome.diagnostics);
+            }
+            if outcome.matched > 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &kgtrace::Error) -> ExitCode {
+    let _ = writeln!(io::stderr(), "kgtrace: {e}");
+    ExitCode::from(2)
+}
+
+fn is_broken_pipe(e: &kgtrace::Error) -> bool {
+    matches!(e, kgtrace::Error::Write(io) if io.kind() == io::ErrorKind::BrokenPipe)
+}
+
+fn terminal_width() -> u16 {
+    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(160)
+}
+
+/// One line of diagnostics on stderr: counts per kind.
+fn summarise(d: &kgtrace::Diagnostics) {
+    if d.total() == 0 {
+        return;
+    }
+    let parts: Vec<String> = d.counts.iter().map(|(k, n)| format!("{n} {}", serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())).collect();
+    let _ = writeln!(io::stderr(), "kgtrace: diagnostics: {} (details in --format json)", parts.join(", "));
 }

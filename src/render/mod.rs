@@ -16,6 +16,7 @@
 //!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
 //!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture.
 
+mod coordinator;
 mod csv;
 mod doc;
 mod grids;
@@ -123,6 +124,19 @@ pub fn render(
 /// one inline SVG timeline per group, no script, no external asset.
 pub fn render_html(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     html::write(report, out)
+}
+
+/// Writes which `__consumer_offsets` partition (and broker, if the inputs
+/// showed it) coordinates `group` (`coordinator` subcommand).
+pub fn render_coordinator(
+    group: &str,
+    partition: u32,
+    partitions: u32,
+    seen: Option<&str>,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    coordinator::write(group, partition, partitions, seen, format, out)
 }
 
 /// Writes the number of matching items (`-c/--count`), as grep does.
