@@ -1,11 +1,11 @@
 //! One group's section of the incident report.
 //!
-//! Takes: a [`Report`] and a group name. Gives: a heading, the group's facts
-//! (protocol, assignors, state at the end and the states it went through,
-//! leader, coordinator, generations, rebalance totals, when it was seen),
-//! its timeline picture, its notes, its members now with host, software
-//! and partitions, its rebalance table, and one section per rebalance
-//! ([`super::incident_round`]).
+//! Takes: a [`Report`] and a group name. Gives: a heading, the group's
+//! timeline picture, its facts (protocol, assignors, state at the end and
+//! the states it went through, leader, coordinator, generations, rebalance
+//! totals, when it was seen), its notes, its members now with host,
+//! software and partitions, its rebalance table, and one section per
+//! rebalance ([`super::incident_round`]).
 
 use crate::report::{GroupSummary, MemberSummary, Rebalance, Report, StateChange};
 
@@ -25,13 +25,10 @@ pub(crate) fn section(
     number: &mut usize,
 ) -> Vec<Block> {
     let heading = vec![Span::plain("Group "), Span::code(human::one_line(name))];
-    let mut blocks = vec![Block::Heading(2, heading)];
-    let summary = report.groups.iter().find(|g| g.group == name);
-    if let Some(g) = summary {
+    // The picture comes first: it is what a reader of the ticket looks at.
+    let mut blocks = vec![Block::Heading(2, heading), Block::Picture(name.to_string())];
+    if let Some(g) = report.groups.iter().find(|g| g.group == name) {
         blocks.push(Block::Fields(facts(g, style)));
-    }
-    blocks.push(Block::Picture(name.to_string()));
-    if let Some(g) = summary {
         blocks.extend(notes(&g.notes));
         blocks.extend(non_empty(members(&g.members)));
     }
