@@ -1204,3 +1204,14 @@ fn never_panics_while_detecting_kafka_in_random_traffic() {
     sim.finish();
     assert_eq!(sim.dec.buffered_bytes(), 0);
 }
+
+#[test]
+fn does_not_report_the_close_of_an_admin_connection() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    let case = describe_groups(5);
+    sim.send(1, ToServer, &case.request);
+    sim.send(1, ToClient, &case.response);
+    sim.close(1, false);
+    assert!(sim.closed.is_empty());
+}
