@@ -125,10 +125,17 @@ pub(crate) fn decodable(api_key: i16, version: i16) -> bool {
     is_group_api(api_key) && (legacy || known)
 }
 
-/// Whether the request carries a group (and so a closing connection is
-/// worth reporting). ApiVersions and ListGroups name no group.
-pub(crate) fn names_a_group(api_key: i16) -> bool {
-    is_group_api(api_key) && !matches!(api_key, key::API_VERSIONS | key::LIST_GROUPS)
+/// Whether a request of this API comes from a group member taking part in
+/// the group (so a closing connection that carried it is a member's). Admin
+/// calls (DescribeGroups, ListGroups, OffsetFetch for lag) do not count;
+/// OffsetCommit counts only with a member id (admin offset resets send none).
+pub(crate) fn is_membership(api_key: i16, has_member_id: bool) -> bool {
+    use key::*;
+    match api_key {
+        JOIN_GROUP | SYNC_GROUP | HEARTBEAT | LEAVE_GROUP | CONSUMER_GROUP_HEARTBEAT => true,
+        OFFSET_COMMIT => has_member_id,
+        _ => false,
+    }
 }
 
 /// The request header version for a decoded API (kafka-protocol knows it).

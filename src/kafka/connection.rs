@@ -157,7 +157,9 @@ impl Connection {
                     );
                 }
                 Piece::LostSync { size } => {
-                    self.diag(ctx, DiagnosticKind::Resynced, None, format!("{side}: implausible frame (size {size}); searching for the next header"));
+                    let detail =
+                        format!("{side}: implausible frame size {size}; searching for a header");
+                    self.diag(ctx, DiagnosticKind::Resynced, None, detail);
                 }
                 Piece::Oversized { size } => {
                     self.diag(
@@ -222,7 +224,7 @@ impl Connection {
         ctx: &mut Ctx,
     ) -> RequestSide {
         let correlation_id =
-            header::peek_correlation_id(f.bytes.get(4..).unwrap_or_default()).unwrap_or(-1);
+            header::peek_correlation_id(f.bytes.get(4..).unwrap_or_default()).unwrap_or_default();
         let (ts, frame) = (f.ts, f.frame);
         let decoded = if let Some(why) = undecodable(api_key, version) {
             self.diag(ctx, DiagnosticKind::UndecodableMessage, Some(frame), why);
@@ -283,7 +285,7 @@ impl Connection {
         if client_id.is_some() {
             self.last.client_id = client_id.clone();
         }
-        if apis::names_a_group(api_key) && d.group_id.is_some() {
+        if apis::is_membership(api_key, d.member_id.is_some()) && d.group_id.is_some() {
             self.last.carried_group_traffic = true;
             self.last.group_id = d.group_id.clone();
         }

@@ -30,8 +30,17 @@ pub(crate) fn response(
     version: i16,
     exchange: u64,
 ) -> Result<Decoded, String> {
-    let mut buf = Bytes::from(body);
-    body_after_header(&mut buf, api_key, version, exchange)
+    let buf = Bytes::from(body);
+    let first = body_after_header(&mut buf.clone(), api_key, version, exchange);
+    match first {
+        // A broker that does not support the requested ApiVersions version
+        // answers UNSUPPORTED_VERSION in the v0 layout so that any client can
+        // read it (KIP-511).
+        Err(_) if api_key == key::API_VERSIONS && version > 0 => {
+            body_after_header(&mut buf.clone(), api_key, 0, exchange).or(first)
+        }
+        other => other,
+    }
 }
 
 pub(crate) fn body_after_header(

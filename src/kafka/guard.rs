@@ -11,14 +11,15 @@
 //!
 //! The crate reads through a [`Guard`] buffer that replaces any INT32 (array
 //! count, or a plain field) and any varint (compact array count, or a length
-//! or tag) larger than the bytes left by a small `fill` value. If nothing was
+//! or tag) larger than the bytes left by a small `fill` value (0 at first).
+//! If nothing was
 //! replaced, that decode is exact and is the answer. Otherwise the message is
-//! decoded twice more with `fill` 0 and 1: a replaced *count* changes how
+//! decoded again with `fill` 1 and 2: a replaced *count* changes how
 //! many elements are read (≥ 1 byte each), so the read positions differ; a
 //! replaced plain field (a session timeout of 45000 in a 60-byte message)
 //! changes nothing. Same positions → every replaced value was a plain
 //! field, so an unguarded decode is safe and gives the true values;
-//! different positions (or a failure with 1) → the message is corrupt.
+//! different positions (or a failure) → the message is corrupt.
 //! A message crafted so that one extra element re-aligns every later read
 //! could still pass; random corruption cannot in practice. The real fix
 //! belongs upstream (the PRs above).
@@ -131,14 +132,17 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
         buf.advance(first.pos);
         return result;
     }
-    let mut second = Guard::new(buf.clone(), 1);
-    let second_ok = T::decode(&mut second, version).is_ok();
-    // A replaced count read as 1 must decode one element; if that fails at
-    // the end of the buffer no position moves, so failure itself counts.
-    if !second_ok || first.trace != second.trace {
-        return Err(result
-            .err()
-            .unwrap_or_else(|| "an array count exceeds the bytes left (corrupt message)".into()));
+    // A replaced count read as 1 (or 2) must decode that many elements; if
+    // that fails at the end of the buffer no position moves, so failure
+    // itself counts. Two fills make a crafted re-alignment twice as hard.
+    for fill in [1, 2] {
+        let mut again = Guard::new(buf.clone(), fill);
+        let ok = T::decode(&mut again, version).is_ok();
+        if !ok || again.trace != first.trace {
+            return Err(result.err().unwrap_or_else(|| {
+                "an array count exceeds the bytes left (corrupt message)".into()
+            }));
+        }
     }
     // Every replaced value was a plain field: the true decode is safe.
     T::decode(buf, version).map_err(|e| e.to_string())

@@ -1204,3 +1204,25 @@ fn never_panics_while_detecting_kafka_in_random_traffic() {
     sim.finish();
     assert_eq!(sim.dec.buffered_bytes(), 0);
 }
+
+#[test]
+fn does_not_report_the_close_of_an_admin_connection() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    let case = describe_groups(5);
+    sim.send(1, ToServer, &case.request);
+    sim.send(1, ToClient, &case.response);
+    sim.close(1, false);
+    assert!(sim.closed.is_empty());
+}
+
+#[test]
+fn reads_an_api_versions_refusal_sent_in_the_v0_layout() {
+    let refusal = ApiVersionsResponse::default().with_error_code(35);
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    sim.send(1, ToServer, &api_versions(4).request);
+    sim.send(1, ToClient, &response(key::API_VERSIONS, 0, 1, &refusal));
+    assert_eq!(sim.diags.total(), 0, "{:#?}", sim.diags);
+    assert_eq!(sim.only().error, Some("UNSUPPORTED_VERSION"));
+}
