@@ -6,15 +6,23 @@
 //! chosen view matched (for `-c` and the exit code).
 
 use crate::diagnostic::Diagnostics;
-use crate::filter::Filter;
 use crate::group::GroupHistory;
+use crate::options::Options;
 use crate::render::View;
 use crate::report::{DiagnosticCount, ExchangeRow, InputSummary, Report, FORMAT_VERSION};
 use crate::time::Timestamp;
 use crate::timeline::Timeline;
 
 /// Builds the report for `view`, returning it and the number of matching rows.
-pub fn assemble(mut inputs: Vec<InputSummary>, exchanges: Vec<ExchangeRow>, timeline: &Timeline, histories: Vec<GroupHistory>, diagnostics: &Diagnostics, filter: &Filter, view: View, log_time_zone: &str) -> (Report, u64) {
+pub fn assemble(
+    mut inputs: Vec<InputSummary>,
+    exchanges: Vec<ExchangeRow>,
+    timeline: &Timeline,
+    histories: Vec<GroupHistory>,
+    diagnostics: &Diagnostics,
+    opts: &Options,
+) -> (Report, u64) {
+    let (filter, view) = (&opts.filter, opts.view);
     for input in &mut inputs {
         input.clock_offset_ms = timeline.clock_offsets.get(input.path.as_str()).copied();
     }
@@ -22,14 +30,26 @@ pub fn assemble(mut inputs: Vec<InputSummary>, exchanges: Vec<ExchangeRow>, time
     let mut report = Report {
         format_version: FORMAT_VERSION,
         inputs,
-        log_time_zone: log_time_zone.to_string(),
+        log_time_zone: opts.read.log_zone_name.clone(),
         diagnostics: diagnostics.examples.clone(),
-        diagnostic_counts: diagnostics.counts.iter().map(|(kind, count)| DiagnosticCount { kind: *kind, count: *count }).collect(),
+        diagnostic_counts: diagnostics
+            .counts
+            .iter()
+            .map(|(kind, count)| DiagnosticCount {
+                kind: *kind,
+                count: *count,
+            })
+            .collect(),
         ..Report::default()
     };
     let wants = |v: View| view == v || view == View::Report;
     if wants(View::Timeline) {
-        report.timeline = timeline.events.iter().map(crate::describe::timeline_entry).filter(|e| filter.entry(e, first)).collect();
+        report.timeline = timeline
+            .events
+            .iter()
+            .map(crate::describe::timeline_entry)
+            .filter(|e| filter.entry(e, first))
+            .collect();
     }
     let mut rebalances = Vec::new();
     let mut groups = Vec::new();
@@ -47,7 +67,10 @@ pub fn assemble(mut inputs: Vec<InputSummary>, exchanges: Vec<ExchangeRow>, time
         report.groups = groups;
     }
     if view == View::Decode {
-        report.exchanges = exchanges.into_iter().filter(|x| filter.exchange(x, first)).collect();
+        report.exchanges = exchanges
+            .into_iter()
+            .filter(|x| filter.exchange(x, first))
+            .collect();
     }
     let matched = match view {
         View::Timeline => report.timeline.len(),

@@ -150,8 +150,18 @@ impl Cli {
             CliCommand::Groups(c) => (Command::Analyse, c, View::Groups),
             CliCommand::Decode(c) => (Command::Analyse, c, View::Decode),
             CliCommand::Report { common, html } => (Command::Report { html }, common, View::Report),
-            CliCommand::Coordinator { group, partitions, common } => (Command::Coordinator { group, partitions }, common, View::Groups),
-            CliCommand::Completions { shell } => return Ok(Options::only(Command::Completions(shell))),
+            CliCommand::Coordinator {
+                group,
+                partitions,
+                common,
+            } => (
+                Command::Coordinator { group, partitions },
+                common,
+                View::Groups,
+            ),
+            CliCommand::Completions { shell } => {
+                return Ok(Options::only(Command::Completions(shell)))
+            }
             CliCommand::Man => return Ok(Options::only(Command::Man)),
         };
         let format = match (common.format, view) {
@@ -174,7 +184,11 @@ impl Cli {
             inputs: common.inputs.clone(),
             filter: filter_of(&common)?,
             read: ReadOptions {
-                ports: if common.ports.is_empty() { vec![9092] } else { common.ports.clone() },
+                ports: if common.ports.is_empty() {
+                    vec![9092]
+                } else {
+                    common.ports.clone()
+                },
                 log_zone: crate::time::LogZone::parse(&common.log_tz)?,
                 log_zone_name: common.log_tz.clone(),
             },
@@ -220,7 +234,11 @@ fn time_of(flag: &'static str, value: &Option<String>) -> crate::Result<Option<T
 fn filter_of(c: &Common) -> crate::Result<Filter> {
     let opt = |flag, v: &Option<String>| v.as_deref().map(|p| compile(flag, p)).transpose();
     Ok(Filter {
-        groups: c.groups.iter().map(|p| compile("--group", p)).collect::<crate::Result<_>>()?,
+        groups: c
+            .groups
+            .iter()
+            .map(|p| compile("--group", p))
+            .collect::<crate::Result<_>>()?,
         member: opt("--member", &c.member)?,
         client: opt("--client", &c.client)?,
         host: opt("--host", &c.host)?,

@@ -45,7 +45,12 @@ pub struct Collected {
 }
 
 /// Reads every input.
-pub fn read_inputs(paths: &[std::path::PathBuf], opts: &ReadOptions, keep_exchanges: bool, quiet: bool) -> Result<Collected> {
+pub fn read_inputs(
+    paths: &[std::path::PathBuf],
+    opts: &ReadOptions,
+    keep_exchanges: bool,
+    quiet: bool,
+) -> Result<Collected> {
     let mut out = Collected::default();
     for path in paths {
         read_one(path, opts, keep_exchanges, quiet, &mut out)?;
@@ -53,10 +58,19 @@ pub fn read_inputs(paths: &[std::path::PathBuf], opts: &ReadOptions, keep_exchan
     Ok(out)
 }
 
-fn read_one(path: &Path, opts: &ReadOptions, keep: bool, quiet: bool, out: &mut Collected) -> Result<()> {
+fn read_one(
+    path: &Path,
+    opts: &ReadOptions,
+    keep: bool,
+    quiet: bool,
+    out: &mut Collected,
+) -> Result<()> {
     let name = path.to_string_lossy().to_string();
     let source: Arc<str> = Arc::from(name.as_str());
-    let read_err = |e| Error::Read { path: path.to_path_buf(), source: e };
+    let read_err = |e| Error::Read {
+        path: path.to_path_buf(),
+        source: e,
+    };
     if name == "-" {
         let stdin = std::io::stdin();
         let mut reader = BufReader::with_capacity(1 << 20, stdin.lock());
@@ -77,7 +91,13 @@ fn read_one(path: &Path, opts: &ReadOptions, keep: bool, quiet: bool, out: &mut 
     if capture::is_capture_magic(&head[..n]) {
         let file = File::open(path).map_err(read_err)?;
         let reader = crate::progress::wrap(file, len, &name, quiet);
-        return read_capture(BufReader::with_capacity(1 << 20, reader), source, opts, keep, out);
+        return read_capture(
+            BufReader::with_capacity(1 << 20, reader),
+            source,
+            opts,
+            keep,
+            out,
+        );
     }
     read_log_path(path, source, opts, out)
 }
@@ -93,14 +113,30 @@ fn read_head(file: &mut File, head: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-fn read_log<R: BufRead>(reader: R, source: Arc<str>, opts: &ReadOptions, out: &mut Collected) -> Result<()> {
+fn read_log<R: BufRead>(
+    reader: R,
+    source: Arc<str>,
+    opts: &ReadOptions,
+    out: &mut Collected,
+) -> Result<()> {
     let mut events = Vec::new();
-    let summary = logs::read_log(reader, source.clone(), &log_options(opts), &mut out.diagnostics, &mut events)?;
+    let summary = logs::read_log(
+        reader,
+        source.clone(),
+        &log_options(opts),
+        &mut out.diagnostics,
+        &mut events,
+    )?;
     push_log_summary(out, &source, summary, events);
     Ok(())
 }
 
-fn read_log_path(path: &Path, source: Arc<str>, opts: &ReadOptions, out: &mut Collected) -> Result<()> {
+fn read_log_path(
+    path: &Path,
+    source: Arc<str>,
+    opts: &ReadOptions,
+    out: &mut Collected,
+) -> Result<()> {
     let mut events = Vec::new();
     let summary = logs::read_log_path(path, &log_options(opts), &mut out.diagnostics, &mut events)?;
     push_log_summary(out, &source, summary, events);
@@ -108,10 +144,17 @@ fn read_log_path(path: &Path, source: Arc<str>, opts: &ReadOptions, out: &mut Co
 }
 
 fn log_options(opts: &ReadOptions) -> LogOptions {
-    LogOptions { zone: opts.log_zone.clone() }
+    LogOptions {
+        zone: opts.log_zone.clone(),
+    }
 }
 
-fn push_log_summary(out: &mut Collected, source: &str, summary: logs::LogSummary, events: Vec<GroupEvent>) {
+fn push_log_summary(
+    out: &mut Collected,
+    source: &str,
+    summary: logs::LogSummary,
+    events: Vec<GroupEvent>,
+) {
     out.inputs.push(InputSummary {
         path: source.to_string(),
         kind: "log".into(),
@@ -128,20 +171,48 @@ fn push_log_summary(out: &mut Collected, source: &str, summary: logs::LogSummary
 /// The capture pipeline: segments → streams → exchanges → events. Exchanges
 /// are drained as they complete so memory follows live connections, not
 /// the capture's size.
-fn read_capture<R: std::io::Read>(reader: R, source: Arc<str>, opts: &ReadOptions, keep: bool, out: &mut Collected) -> Result<()> {
-    let tcp_config = TcpConfig { kafka_ports: opts.ports.clone(), max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION, max_connections: MAX_CONNECTIONS };
-    let kafka_config = KafkaConfig { ports: opts.ports.clone(), detect_ports: true, max_frame_len: MAX_FRAME_LEN };
+fn read_capture<R: std::io::Read>(
+    reader: R,
+    source: Arc<str>,
+    opts: &ReadOptions,
+    keep: bool,
+    out: &mut Collected,
+) -> Result<()> {
+    let tcp_config = TcpConfig {
+        kafka_ports: opts.ports.clone(),
+        max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION,
+        max_connections: MAX_CONNECTIONS,
+    };
+    let kafka_config = KafkaConfig {
+        ports: opts.ports.clone(),
+        detect_ports: true,
+        max_frame_len: MAX_FRAME_LEN,
+    };
     let mut reassembler = Reassembler::new(tcp_config, source.clone());
     let mut decoder = KafkaDecoder::new(kafka_config, source.clone());
-    let (mut d_capture, mut d_tcp, mut d_kafka) = (Diagnostics::default(), Diagnostics::default(), Diagnostics::default());
-    let mut sink = ExchangeSink { source: source.clone(), keep, events: Vec::new(), rows: Vec::new(), pending: Vec::new() };
+    let (mut d_capture, mut d_tcp, mut d_kafka) = (
+        Diagnostics::default(),
+        Diagnostics::default(),
+        Diagnostics::default(),
+    );
+    let mut sink = ExchangeSink {
+        source: source.clone(),
+        keep,
+        events: Vec::new(),
+        rows: Vec::new(),
+        pending: Vec::new(),
+    };
     let summary = capture::read_capture(reader, &source, &mut d_capture, |segment| {
-        reassembler.push(&segment, &mut d_tcp, &mut |ev| decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending));
+        reassembler.push(&segment, &mut d_tcp, &mut |ev| {
+            decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending)
+        });
         if sink.pending.len() >= 256 {
             sink.drain(&mut decoder);
         }
     })?;
-    reassembler.finish(&mut d_tcp, &mut |ev| decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending));
+    reassembler.finish(&mut d_tcp, &mut |ev| {
+        decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending)
+    });
     decoder.finish(&mut d_kafka, &mut sink.pending);
     sink.drain(&mut decoder);
     for d in [d_capture, d_tcp, d_kafka] {
@@ -173,10 +244,12 @@ struct ExchangeSink {
 impl ExchangeSink {
     fn drain(&mut self, decoder: &mut KafkaDecoder) {
         for closed in decoder.take_closed() {
-            self.events.push(normalize::events_from_close(&closed, &self.source));
+            self.events
+                .push(normalize::events_from_close(&closed, &self.source));
         }
         for ex in self.pending.drain(..) {
-            self.events.extend(normalize::events_from_exchange(&ex, &self.source));
+            self.events
+                .extend(normalize::events_from_exchange(&ex, &self.source));
             if self.keep {
                 self.rows.push(row_of(&ex));
             }

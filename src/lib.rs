@@ -70,19 +70,39 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     match &opts.command {
         Command::Completions(shell) => {
             cli::Cli::completions(*shell, out);
-            return Ok(Outcome { matched: 1, ..Outcome::default() });
+            return Ok(Outcome {
+                matched: 1,
+                ..Outcome::default()
+            });
         }
         Command::Man => {
             cli::Cli::man(out)?;
-            return Ok(Outcome { matched: 1, ..Outcome::default() });
+            return Ok(Outcome {
+                matched: 1,
+                ..Outcome::default()
+            });
         }
         _ => {}
     }
     let (report, matched, diagnostics) = analyse(opts)?;
     if let Command::Coordinator { group, partitions } = &opts.command {
-        let seen = report.groups.iter().find(|g| &g.group == group).and_then(|g| g.coordinator.clone());
-        render::render_coordinator(group, coordinator::partition_for(group, *partitions), *partitions, seen.as_deref(), opts.format, out)?;
-        return Ok(Outcome { matched: 1, diagnostics });
+        let seen = report
+            .groups
+            .iter()
+            .find(|g| &g.group == group)
+            .and_then(|g| g.coordinator.clone());
+        render::render_coordinator(
+            group,
+            coordinator::partition_for(group, *partitions),
+            *partitions,
+            seen.as_deref(),
+            opts.format,
+            out,
+        )?;
+        return Ok(Outcome {
+            matched: 1,
+            diagnostics,
+        });
     }
     if opts.count {
         render::render_count(matched, out)?;
@@ -90,12 +110,18 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
     if let Command::Report { html: Some(path) } = &opts.command {
-        let file = std::fs::File::create(path).map_err(|e| Error::Read { path: path.clone(), source: e })?;
+        let file = std::fs::File::create(path).map_err(|e| Error::Read {
+            path: path.clone(),
+            source: e,
+        })?;
         let mut w = std::io::BufWriter::new(file);
         render::render_html(&report, &mut w)?;
         w.flush()?;
     }
-    Ok(Outcome { matched, diagnostics })
+    Ok(Outcome {
+        matched,
+        diagnostics,
+    })
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without
@@ -105,6 +131,13 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
     let timeline = timeline::merge(collected.captured, collected.logged);
     let histories = group::reconstruct(&timeline.events);
-    let (report, matched) = assemble::assemble(collected.inputs, collected.exchanges, &timeline, histories, &collected.diagnostics, &opts.filter, opts.view, &opts.read.log_zone_name);
+    let (report, matched) = assemble::assemble(
+        collected.inputs,
+        collected.exchanges,
+        &timeline,
+        histories,
+        &collected.diagnostics,
+        opts,
+    );
     Ok((report, matched, collected.diagnostics))
 }

@@ -19,15 +19,23 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(&e),
     };
-    let render_opts = RenderOptions { color: opts.color, width: is_terminal.then(terminal_width) };
+    let render_opts = RenderOptions {
+        color: opts.color,
+        width: is_terminal.then(terminal_width),
+    };
     let mut out = io::BufWriter::new(stdout.lock());
-    let result = kgtrace::run(&opts, &render_opts, &mut out).and_then(|o| out.flush().map(|_| o).map_err(Into::into));
+    let result = kgtrace::run(&opts, &render_opts, &mut out)
+        .and_then(|o| out.flush().map(|_| o).map_err(Into::into));
     match result {
         Ok(outcome) => {
             if !opts.quiet {
                 summarise(&outcome.diagnostics);
             }
-            if outcome.matched > 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+            if outcome.matched > 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
         }
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
@@ -44,7 +52,10 @@ fn is_broken_pipe(e: &kgtrace::Error) -> bool {
 }
 
 fn terminal_width() -> u16 {
-    std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()).unwrap_or(160)
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(160)
 }
 
 /// One line of diagnostics on stderr: counts per kind.
@@ -52,6 +63,22 @@ fn summarise(d: &kgtrace::Diagnostics) {
     if d.total() == 0 {
         return;
     }
-    let parts: Vec<String> = d.counts.iter().map(|(k, n)| format!("{n} {}", serde_json::to_value(k).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())).collect();
-    let _ = writeln!(io::stderr(), "kgtrace: diagnostics: {} (details in --format json)", parts.join(", "));
+    let parts: Vec<String> = d
+        .counts
+        .iter()
+        .map(|(k, n)| {
+            format!(
+                "{n} {}",
+                serde_json::to_value(k)
+                    .ok()
+                    .and_then(|v| v.as_str().map(String::from))
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        io::stderr(),
+        "kgtrace: diagnostics: {} (details in --format json)",
+        parts.join(", ")
+    );
 }

@@ -13,13 +13,20 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub const THRESHOLD: u64 = 50 * 1024 * 1024;
 
 /// Wraps `reader` in a progress bar when it is worth showing.
-pub fn wrap<'a, R: Read + 'a>(reader: R, len: Option<u64>, label: &str, quiet: bool) -> Box<dyn Read + 'a> {
+pub fn wrap<'a, R: Read + 'a>(
+    reader: R,
+    len: Option<u64>,
+    label: &str,
+    quiet: bool,
+) -> Box<dyn Read + 'a> {
     match len {
         Some(len) if !quiet && len >= THRESHOLD && io::stderr().is_terminal() => {
             let bar = ProgressBar::new(len);
-            let style = ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> ");
+            let style = ProgressStyle::with_template(
+                "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
             bar.set_style(style);
             bar.set_message(label.to_string());
             Box::new(Counted { inner: reader, bar })

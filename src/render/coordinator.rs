@@ -20,8 +20,21 @@ struct Answer<'a> {
 }
 
 /// Writes which partition (and broker, if seen) coordinates `group`.
-pub fn write(group: &str, partition: u32, partitions: u32, seen: Option<&str>, format: Format, out: &mut dyn Write) -> io::Result<()> {
-    let a = Answer { group, partition, offsets_topic_partition: format!("__consumer_offsets-{partition}"), partitions, coordinator_seen: seen };
+pub fn write(
+    group: &str,
+    partition: u32,
+    partitions: u32,
+    seen: Option<&str>,
+    format: Format,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let a = Answer {
+        group,
+        partition,
+        offsets_topic_partition: format!("__consumer_offsets-{partition}"),
+        partitions,
+        coordinator_seen: seen,
+    };
     let seen = seen.unwrap_or("-");
     match format {
         Format::Json => {
@@ -33,17 +46,38 @@ pub fn write(group: &str, partition: u32, partitions: u32, seen: Option<&str>, f
             writeln!(out)
         }
         Format::Csv => {
-            writeln!(out, "group,partition,offsets_topic_partition,partitions,coordinator_seen")?;
-            writeln!(out, "{},{},{},{},{}", csv_cell(group), partition, a.offsets_topic_partition, partitions, csv_cell(seen))
+            writeln!(
+                out,
+                "group,partition,offsets_topic_partition,partitions,coordinator_seen"
+            )?;
+            writeln!(
+                out,
+                "{},{},{},{},{}",
+                csv_cell(group),
+                partition,
+                a.offsets_topic_partition,
+                partitions,
+                csv_cell(seen)
+            )
         }
         Format::Markdown => {
             writeln!(out, "| group | partition | coordinator seen |")?;
             writeln!(out, "|---|---|---|")?;
-            writeln!(out, "| {} | {} (of {partitions}) | {} |", group.replace('|', "\\|"), a.offsets_topic_partition, seen.replace('|', "\\|"))
+            writeln!(
+                out,
+                "| {} | {} (of {partitions}) | {} |",
+                group.replace('|', "\\|"),
+                a.offsets_topic_partition,
+                seen.replace('|', "\\|")
+            )
         }
         Format::Table => {
             writeln!(out, "group:             {group}")?;
-            writeln!(out, "partition:         {} (of {partitions}: abs(hashCode(group)) % {partitions})", a.offsets_topic_partition)?;
+            writeln!(
+                out,
+                "partition:         {} (of {partitions}: abs(hashCode(group)) % {partitions})",
+                a.offsets_topic_partition
+            )?;
             writeln!(out, "coordinator seen:  {seen}")
         }
     }
@@ -64,7 +98,15 @@ mod tests {
     #[test]
     fn json_answer_names_the_offsets_partition() {
         let mut out = Vec::new();
-        write("demo-group", 15, 50, Some("broker 1"), Format::Json, &mut out).unwrap();
+        write(
+            "demo-group",
+            15,
+            50,
+            Some("broker 1"),
+            Format::Json,
+            &mut out,
+        )
+        .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["offsets_topic_partition"], "__consumer_offsets-15");
         assert_eq!(v["coordinator_seen"], "broker 1");
