@@ -84,9 +84,22 @@ pub struct Classic {
     /// Coordinator last seen.
     pub coordinator: Option<String>,
     /// Join requests awaiting their answers: exchange → (member id asked, client key).
-    joins_in_flight: HashMap<u64, (String, String)>,
+    joins_in_flight: HashMap<u64, JoinAsked>,
     /// First and last event times.
     pub span: Option<(Timestamp, Timestamp)>,
+    /// SyncGroups answered REBALANCE_IN_PROGRESS since the last round
+    /// opened: their members' rejoins cause the next round.
+    failed_syncs: Vec<Candidate>,
+    /// Things worth saying about the group that are not rebalances.
+    pub notes: Vec<String>,
+}
+
+/// What a JoinGroup request asked, kept until its answer names the member.
+#[derive(Clone, Debug, Default)]
+struct JoinAsked {
+    member_id: String,
+    session_timeout_ms: i32,
+    rebalance_timeout_ms: Option<i32>,
 }
 
 /// Client key: client id plus host (without port), so a consumer that
@@ -118,6 +131,7 @@ impl Classic {
             Some((a, _)) => (a, ev.ts),
         });
         self.book.observe(ev);
+        self.learn_from_request(ev);
         match &ev.kind {
             EventKind::JoinGroupRequest { .. } => self.on_join_request(ev),
             EventKind::JoinGroupResponse { .. } => self.on_join_response(ev),
@@ -135,6 +149,33 @@ impl Classic {
             EventKind::Client(line) => self.on_client(ev, line),
             _ => {}
         }
+    }
+
+    /// A capture that starts with the group Stable shows its generation and
+    /// members only in the members' Heartbeat, SyncGroup and OffsetCommit
+    /// requests: learn them, so the first rebalance has a "before".
+    fn learn_from_request(&mut self, ev: &GroupEvent) {
+        if self.round.is_some() || !self.done.is_empty() {
+            return;
+        }
+        let Some(generation) = ev.generation_id.filter(|g| *g >= 0) else {
+            return;
+        };
+        if !matches!(
+            ev.kind,
+            EventKind::HeartbeatRequest { .. } | EventKind::OffsetCommitRequest { .. }
+        ) {
+            return;
+        }
+        if self.generation.is_some_and(|g| g != generation) {
+            return;
+        }
+        self.generation = Some(generation);
+        self.generations_seen.insert(generation);
+        if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+            self.current.insert(m);
+        }
+        self.set_state(ev.ts, "Stable");
     }
 
     fn set_state(&mut self, at: Timestamp, state: &'static str) {
@@ -180,6 +221,9 @@ impl Classic {
                 last_seen: member.and_then(|x| x.last_seen),
                 session_timeout_ms: member.and_then(|x| x.session_timeout_ms),
             });
+        }
+        for c in self.failed_syncs.drain(..) {
+            r.suspect(c);
         }
         self.round = Some(r);
         self.set_state(at, "PreparingRebalance");
@@ -235,9 +279,20 @@ impl Classic {
             .first()
             .map(|p| p.topics.clone())
             .unwrap_or_default();
-        self.joins_in_flight
-            .insert(*exchange, (member_id.clone(), client_key(ev)));
+        let asked = JoinAsked {
+            member_id: member_id.clone(),
+            session_timeout_ms: *session_timeout_ms,
+            rebalance_timeout_ms: *rebalance_timeout_ms,
+        };
+        self.joins_in_flight.insert(*exchange, asked);
         self.note_activity(ev, ActivityKind::Join);
+        if self.joins_after_join_phase(&member_id) {
+            // A member the round did not know joins after the generation was
+            // decided: the broker starts the next round (a join in
+            // CompletingRebalance sends the group back to
+            // PreparingRebalance), and this join is its cause.
+            self.close_round();
+        }
         let opening = self.round.is_none();
         let candidate = self.classify_join(ev, &member_id, &topics, reason.as_deref(), opening);
         if !member_id.is_empty() {
@@ -278,7 +333,10 @@ impl Classic {
         };
         let instance = ev.group_instance_id.as_deref();
         if member_id.is_empty() {
-            if let Some(old) = instance.and_then(|i| self.book.by_instance(i, "")) {
+            let holder = instance
+                .and_then(|i| self.book.by_instance(i, ""))
+                .filter(|old| self.current.contains(&old.member_id));
+            if let Some(old) = holder {
                 return Some(make(
                     Kind::StaticMemberReplaced,
                     Confidence::High,
@@ -301,16 +359,25 @@ impl Classic {
                     ));
                 }
             }
+            let reason_text = reason
+                .map(|r| format!(", reason \"{r}\""))
+                .unwrap_or_default();
+            // A client seen joining before comes back (after an eviction or
+            // a lost member id): a join, but a consequence more often than a
+            // cause, so it yields to a client never seen before.
+            if self.joined_before(ev) {
+                return Some(make(
+                    Kind::MemberJoined,
+                    Confidence::Medium,
+                    None,
+                    format!("a client that had joined before rejoined with an empty member_id{reason_text}"),
+                ));
+            }
             return Some(make(
                 Kind::MemberJoined,
                 Confidence::High,
                 None,
-                format!(
-                    "new member joined (JoinGroup with empty member_id{})",
-                    reason
-                        .map(|r| format!(", reason \"{r}\""))
-                        .unwrap_or_default()
-                ),
+                format!("new member joined (JoinGroup with empty member_id{reason_text})"),
             ));
         }
         if let Some(k) = reason.and_then(trigger::from_client_reason) {
@@ -364,6 +431,26 @@ impl Classic {
         Some(make(kind, Confidence::Medium, Some(member_id.to_string()), format!("{who} rejoined while {} with unchanged subscription (metadata change or client-side restart of the join)", self.state)))
     }
 
+    /// True when this event's client sent a JoinGroup before this one.
+    fn joined_before(&self, ev: &GroupEvent) -> bool {
+        let key = client_key(ev);
+        self.activity
+            .iter()
+            .filter(|a| a.what == ActivityKind::Join && a.at < ev.ts)
+            .any(|a| a.client_key == key)
+    }
+
+    /// True when `member_id` is new to an open round whose join phase is over.
+    fn joins_after_join_phase(&self, member_id: &str) -> bool {
+        let Some(r) = self.round.as_ref().filter(|r| r.generation.is_some()) else {
+            return false;
+        };
+        member_id.is_empty()
+            || !(r.expected.contains(member_id)
+                || r.joins.contains_key(member_id)
+                || self.current.contains(member_id))
+    }
+
     fn in_round(&self, member_id: &str) -> bool {
         self.round
             .as_ref()
@@ -385,14 +472,17 @@ impl Classic {
         let asked = self.joins_in_flight.remove(exchange);
         let member_id = ev.member_id.clone().unwrap_or_default();
         if let Some(e) = error {
-            return self.on_join_error(ev, *e, asked.map(|a| a.0));
+            return self.on_join_error(ev, *e, asked.map(|a| a.member_id));
         }
         let Some(generation) = ev.generation_id else {
             return;
         };
-        if !member_id.is_empty() {
-            self.book.entry(&member_id).session_timeout_ms =
-                self.book.get(&member_id).and_then(|m| m.session_timeout_ms);
+        // A first join asks with an empty member_id: its timeouts belong to
+        // the id the answer gives.
+        if let (Some(a), false) = (&asked, member_id.is_empty()) {
+            let m = self.book.entry(&member_id);
+            m.session_timeout_ms = Some(a.session_timeout_ms);
+            m.rebalance_timeout_ms = a.rebalance_timeout_ms;
         }
         if let Some(p) = protocol_name {
             self.assignors.insert(p.clone());
@@ -507,6 +597,27 @@ impl Classic {
             return;
         };
         if let Some(e) = error {
+            if e.name() == "REBALANCE_IN_PROGRESS" {
+                let c = Candidate {
+                    kind: Kind::PreviousRebalanceFailed,
+                    confidence: Confidence::Medium,
+                    member_id: ev.member_id.clone(),
+                    client_id: ev.client.client_id.clone(),
+                    detail: format!(
+                        "the previous round did not complete: {}'s SyncGroup was answered REBALANCE_IN_PROGRESS and it rejoined",
+                        ev.client.client_id.as_deref().unwrap_or("a member")
+                    ),
+                    at: ev.ts,
+                    deferred: Deferred::No,
+                };
+                // The failed generation's round is still open: the failure
+                // explains the next one. A newer round is already open: it
+                // explains that one.
+                match self.round.as_mut() {
+                    Some(r) if r.generation != ev.generation_id => r.suspect(c),
+                    _ => self.failed_syncs.push(c),
+                }
+            }
             return self.on_error_answer(ev, Some(*e));
         }
         let member_id = ev.member_id.clone().unwrap_or_default();

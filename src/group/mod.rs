@@ -19,7 +19,7 @@ pub mod trigger;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{BrokerLine, EventKind, GroupEvent};
-use crate::report::{GroupSummary, Rebalance};
+use crate::report::{GroupSummary, Rebalance, Trigger};
 
 use members::MemberBook;
 use round::Round;
@@ -97,11 +97,20 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
             previous = Some(r);
             continue;
         }
-        rebalances.push(record(group, "classic", r, &g.book, previous, &g.assignors));
+        if is_quiet_static_restart(r) {
+            g.notes.push(static_restart_note(r));
+            continue;
+        }
+        let mut rec = record(group, "classic", r, &g.book, previous, &g.assignors);
+        if let (Some(p), Some(prev)) = (previous, rebalances.last()) {
+            follow_up(&mut rec, r, p, prev, &g.assignors);
+        }
+        rebalances.push(rec);
         previous = Some(r);
     }
     mark_storms(&mut rebalances);
-    let summary = summarise(&g, &rebalances);
+    let mut summary = summarise(&g, &rebalances);
+    summary.notes.extend(g.notes.iter().cloned());
     GroupHistory {
         summary,
         rebalances,
@@ -206,18 +215,74 @@ fn expectation(
             Some("group formation: the first members joined an empty group".into()),
         );
     }
+    let _ = (previous, assignors);
+    (false, None)
+}
+
+/// KIP-429: in a cooperative group, the round right after a rebalance that
+/// revoked partitions is the members rejoining to hand them over. It has no
+/// cause of its own; it carries the cause of the round it follows and is
+/// expected. Only the first follow-up counts: a third round in a row is no
+/// longer the protocol's doing.
+fn follow_up(
+    rec: &mut Rebalance,
+    r: &Round,
+    previous: &Round,
+    prev: &Rebalance,
+    assignors: &BTreeSet<String>,
+) {
     let cooperative = assignors.iter().any(|a| a.contains("cooperative"))
         || r.protocol_name
             .as_deref()
             .is_some_and(|p| p.contains("cooperative"));
-    let soon_after = previous
-        .and_then(|p| p.completed_at)
-        .is_some_and(|c| r.started_at.0 - c.0 <= FOLLOW_UP_NS && r.started_at >= c);
-    let rejoin = matches!(out.trigger.kind.as_str(), "leader_rejoined" | "unknown");
-    if cooperative && soon_after && rejoin {
-        return (true, Some("cooperative follow-up round (KIP-429): members rejoin right after a round that revoked partitions".into()));
+    let ended = previous.completed_at.or(previous.join_completed_at);
+    let soon_after =
+        ended.is_some_and(|c| r.started_at >= c && r.started_at.0 - c.0 <= FOLLOW_UP_NS);
+    let causeless = matches!(rec.trigger.kind.as_str(), "leader_rejoined" | "unknown");
+    if !(cooperative && soon_after && causeless) || prev.expected || prev.trigger.kind == "unknown"
+    {
+        return;
     }
-    (false, None)
+    rec.other_triggers.insert(0, rec.trigger.clone());
+    rec.trigger = Trigger {
+        detail: format!(
+            "cooperative follow-up round (KIP-429) of the {} rebalance at {}: members rejoin to hand over revoked partitions",
+            prev.trigger.kind, prev.started_at
+        ),
+        confidence: "medium".into(),
+        ..prev.trigger.clone()
+    };
+    rec.expected = true;
+    rec.expected_reason = Some("cooperative follow-up round (KIP-429)".into());
+}
+
+/// A static member (KIP-345) that rejoins with a new member id while the
+/// others stay put: the broker hands it the old assignment without a
+/// rebalance ("Static member which joins during Stable stage and doesn't
+/// affect the selected protocol will not trigger a rebalance",
+/// `GroupMetadataManager`).
+fn is_quiet_static_restart(r: &Round) -> bool {
+    r.generation.is_some()
+        && r.generation == r.previous_generation
+        && r.joins.len() <= 1
+        && r.candidates
+            .iter()
+            .any(|c| c.kind == Kind::StaticMemberReplaced)
+}
+
+fn static_restart_note(r: &Round) -> String {
+    let who = r
+        .candidates
+        .iter()
+        .find(|c| c.kind == Kind::StaticMemberReplaced)
+        .map(|c| c.detail.clone())
+        .unwrap_or_default();
+    format!(
+        "{} at {}, without a rebalance (generation stayed {})",
+        who,
+        r.started_at,
+        r.generation.unwrap_or_default()
+    )
 }
 
 fn mark_storms(rebalances: &mut [Rebalance]) {

@@ -28,6 +28,13 @@ pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity]) {
             judge_leave(c, &client_key, book, activity);
         }
     }
+    // A failed SyncGroup explains a round only if its member rejoined in it.
+    round.candidates.retain(|c| {
+        c.kind != Kind::PreviousRebalanceFailed
+            || c.member_id
+                .as_ref()
+                .is_some_and(|m| round.joins.contains_key(m))
+    });
     let explained = round
         .candidates
         .iter()
@@ -128,11 +135,26 @@ fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Ve
             .iter()
             .filter(|a| a.what == ActivityKind::Close && a.at <= round.started_at && a.at >= last)
             .find(|a| same(a));
-        let confidence = match (evicted, s.session_timeout_ms) {
-            (Some(_), _) => Confidence::High,
-            (None, Some(st)) if silent_ms >= 0.8 * st as f64 => Confidence::Medium,
-            _ if silent_ms >= 1000.0 => Confidence::Low,
-            _ => continue,
+        // Silence shorter than the session timeout is no session timeout,
+        // whatever happened after; without a known timeout, only long
+        // silences count, and only weakly.
+        let confidence = match s.session_timeout_ms {
+            Some(st) if silent_ms >= 0.8 * st as f64 => {
+                if evicted.is_some() {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                }
+            }
+            Some(_) => continue,
+            None if silent_ms >= 10_000.0 => {
+                if evicted.is_some() {
+                    Confidence::Medium
+                } else {
+                    Confidence::Low
+                }
+            }
+            None => continue,
         };
         let client = book.client_id(&s.member_id);
         let mut detail = format!(
