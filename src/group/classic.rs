@@ -516,7 +516,15 @@ impl Classic {
         let r = self.round_at(ev);
         if opened {
             r.needs_cause = true;
-            r.notes.push(format!("the inputs begin inside this rebalance (first seen: a JoinGroup answer while {current_state})"));
+            if current_state == "Unknown" {
+                r.opened_mid_round = true;
+                r.notes.push(
+                    "the inputs begin inside this rebalance (first seen: a JoinGroup answer)"
+                        .into(),
+                );
+            } else {
+                r.notes.push(format!("no request opened this round: first seen is a JoinGroup answer while {current_state}"));
+            }
         }
         r.cite(ev);
         if r.generation.is_none() {

@@ -190,6 +190,7 @@ fn stabilized(
     let r = g.round_for(ev);
     if opened {
         r.needs_cause = true;
+        r.opened_mid_round = true;
         r.notes
             .push("the inputs begin inside this rebalance (first seen: \"Stabilized\")".into());
     }

@@ -48,7 +48,7 @@ pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     c.close();
     let mut rounds = std::mem::take(&mut c.done);
     for r in &mut rounds {
-        super::resolve::resolve(r, &c.book, &c.activity);
+        super::resolve::resolve(r, &c.book, &c.activity, &[]);
     }
     let mut rebalances = Vec::new();
     let mut previous = None;

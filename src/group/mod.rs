@@ -89,8 +89,17 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     rounds.retain(|r| !(r.tentative && r.generation.is_none()));
     let mut rebalances = Vec::new();
     let mut previous: Option<&Round> = None;
+    let mut seen: BTreeSet<String> = BTreeSet::new();
     for r in &mut rounds {
-        resolve::resolve(r, &g.book, &g.activity);
+        seen.extend(r.members_before.iter().cloned());
+        let newcomers: Vec<String> = r
+            .joins
+            .keys()
+            .filter(|m| !seen.contains(*m))
+            .cloned()
+            .collect();
+        seen.extend(newcomers.iter().cloned());
+        resolve::resolve(r, &g.book, &g.activity, &newcomers);
     }
     for r in &rounds {
         if is_empty_departure(r) {

@@ -22,7 +22,8 @@ use super::trigger::{Confidence, Kind};
 const CLOSE_AFTER_LEAVE_NS: i64 = 10_000_000_000;
 
 /// Judges every deferred candidate and, when needed, looks for silent members.
-pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity]) {
+pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity], newcomers: &[String]) {
+    credit_newcomers(round, book, newcomers);
     for c in &mut round.candidates {
         if let Deferred::Leave { client_key } = c.deferred.clone() {
             judge_leave(c, &client_key, book, activity);
@@ -46,6 +47,53 @@ pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity]) {
                 .entry(c.member_id.clone().unwrap_or_default())
                 .or_insert_with(|| "session_timeout".into());
             round.candidates.push(c);
+        }
+    }
+}
+
+/// The member that joined generation N must be a member of generation N.
+/// A join whose member was answered only in a later generation did not
+/// make this one (tansu parks joins for seconds and answers them rounds
+/// later), so it yields; members first answered here are this round's
+/// joiners even when their request was sent during an earlier round.
+fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) {
+    if round.generation.is_none() || round.joins.is_empty() || round.opened_mid_round {
+        return;
+    }
+    let members = round.members_after();
+    let clients: Vec<String> = members
+        .iter()
+        .filter_map(|m| book.client_id(m))
+        .chain(round.joins.values().filter_map(|j| j.client_id.clone()))
+        .collect();
+    for c in &mut round.candidates {
+        let in_round = c.member_id.as_ref().is_some_and(|m| members.contains(m))
+            || c.client_id.as_ref().is_some_and(|id| clients.contains(id));
+        if c.kind == Kind::MemberJoined && !in_round {
+            c.confidence = Confidence::Low;
+            c.detail.push_str(" (answered only in a later generation)");
+        }
+    }
+    for m in newcomers {
+        let Some(j) = round.joins.get(m) else {
+            continue;
+        };
+        let named = round.candidates.iter().any(|c| {
+            c.kind == Kind::MemberJoined
+                && c.confidence == Confidence::High
+                && (c.member_id.as_ref() == Some(m)
+                    || c.client_id.is_some() && c.client_id == j.client_id)
+        });
+        if !named {
+            round.candidates.push(Candidate {
+                kind: Kind::MemberJoined,
+                confidence: Confidence::High,
+                member_id: Some(m.clone()),
+                client_id: j.client_id.clone(),
+                detail: "new member: first answered in this generation (its JoinGroup was parked during the previous round)".into(),
+                at: j.requested_at,
+                deferred: Deferred::No,
+            });
         }
     }
 }

@@ -110,6 +110,8 @@ pub struct Round {
     pub expected_reason: Option<String>,
     /// The group's state when the round began (`Unknown` when not yet seen).
     pub state_before: String,
+    /// The inputs begin inside this round: who is new cannot be told.
+    pub opened_mid_round: bool,
 }
 
 impl Round {
