@@ -185,11 +185,17 @@ impl Connection {
 
     fn on_request(&mut self, f: SplitFrame, ctx: &mut Ctx) {
         let Read::Done(peek) = header::peek_request(&f.bytes) else {
+            let why = if f.complete {
+                "truncated"
+            } else {
+                "lost in a capture gap"
+            };
+            let detail = format!("request header {why}");
             self.diag(
                 ctx,
                 DiagnosticKind::UndecodableMessage,
                 Some(f.frame),
-                "request header truncated".into(),
+                detail,
             );
             return;
         };
@@ -299,11 +305,17 @@ impl Connection {
 
     fn on_response(&mut self, f: SplitFrame, ctx: &mut Ctx) {
         let Some(corr) = header::peek_correlation_id(&f.bytes) else {
+            let why = if f.complete {
+                "truncated"
+            } else {
+                "lost in a capture gap"
+            };
+            let detail = format!("response header {why}");
             self.diag(
                 ctx,
                 DiagnosticKind::UndecodableMessage,
                 Some(f.frame),
-                "response header truncated".into(),
+                detail,
             );
             return;
         };
