@@ -32,26 +32,6 @@ const MAX_IN_FLIGHT: usize = 1024;
 /// guessing cannot dominate the run time.
 const MAX_GUESSES: u32 = 32;
 
-/// Why a request of `api_key` at `version` cannot be decoded, if it cannot:
-/// an API or version Kafka never had, or a group API version newer than
-/// kgtrace knows. Other APIs are never decoded and need no reason.
-fn undecodable(api_key: i16, version: i16) -> Option<String> {
-    if !apis::plausible_version(api_key, version) {
-        let what = if apis::is_known(api_key) {
-            "version"
-        } else {
-            "api key"
-        };
-        return Some(format!("unknown {what}: api_key {api_key} v{version}"));
-    }
-    (apis::is_group_api(api_key) && !apis::decodable(api_key, version)).then(|| {
-        format!(
-            "{} v{version} is newer than kgtrace decodes",
-            apis::api_name(api_key)
-        )
-    })
-}
-
 /// A request waiting for its response.
 pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
 
@@ -232,7 +212,7 @@ impl Connection {
         let correlation_id =
             header::peek_correlation_id(f.bytes.get(4..).unwrap_or_default()).unwrap_or_default();
         let (ts, frame) = (f.ts, f.frame);
-        let decoded = if let Some(why) = undecodable(api_key, version) {
+        let decoded = if let Some(why) = apis::why_undecodable(api_key, version) {
             self.diag(ctx, DiagnosticKind::UndecodableMessage, Some(frame), why);
             Decoded::default()
         } else if apis::is_group_api(api_key) && f.complete {

@@ -14,8 +14,9 @@
 
 use crate::time::Timestamp;
 
-use super::header::{self, Read};
+use super::header;
 use super::resync::{self, Scan};
+use super::rules::{FrameRules, Plan};
 
 /// Bytes kept while searching for a plausible header; older bytes are
 /// dropped (and counted as skipped).
@@ -24,42 +25,6 @@ pub(crate) const SEARCH_WINDOW: usize = 64 * 1024;
 /// Bytes of a frame kept when a gap hits its body: enough for any request
 /// header with its client id.
 const KEEP_AFTER_GAP: usize = header::REQUEST_FIXED + 1024;
-
-/// What to do with a frame whose first bytes have been read.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Plan {
-    /// Read at least this many body bytes before deciding.
-    NeedMore(usize),
-    /// Keep the whole body (a decoded API).
-    Buffer,
-    /// Skip the body, keeping only its first `keep` bytes.
-    Skip {
-        /// Prefix bytes to keep.
-        keep: usize,
-    },
-    /// The header is impossible: we are not at a frame boundary.
-    Lost,
-}
-
-/// Per-direction knowledge the splitter asks for.
-pub(crate) trait FrameRules {
-    /// Decides, from the body's first bytes and its size, what to keep.
-    fn plan(&self, head: &[u8], size: usize) -> Plan;
-    /// Whether `at` (4-byte size first) could start a frame here.
-    fn plausible(&self, at: &[u8]) -> Read<()>;
-    /// Whether a capture that begins mid-connection may be trusted to
-    /// begin at a frame boundary when [`resync::aligned_start`] says the
-    /// first bytes line up (responses: their correlation ids cannot be
-    /// checked before their requests are seen).
-    fn trust_aligned_start(&self) -> bool {
-        false
-    }
-    /// Whether `at` could start the frame after a plausible one (a weaker
-    /// test where the next frame's context is unknown).
-    fn plausible_next(&self, at: &[u8]) -> Read<()> {
-        self.plausible(at)
-    }
-}
 
 /// One frame's worth of bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -423,6 +388,7 @@ fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kafka::header::Read;
 
     /// Requests of API 12 are kept, everything else skipped keeping 10 bytes.
     struct Rules;
