@@ -180,6 +180,7 @@ impl Connection {
             return;
         };
         let (api_key, version) = (peek.api_key, peek.api_version);
+        let no_answer = api_key == 0 && header::produce_acks(&f.bytes, version) == Read::Done(0);
         let exchange = ctx.next_exchange();
         let decoded = self.decode_request(f, api_key, version, exchange, ctx);
         if let Some(s) = &decoded.decoded.software {
@@ -191,6 +192,12 @@ impl Connection {
             software: self.software.clone(),
             ..decoded
         };
+        if no_answer {
+            // acks=0: the broker never answers; nothing to wait for.
+            ctx.out
+                .push(exchange::build(self.ends, Some(req), None, (-1, -1, -1)));
+            return;
+        }
         if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
             self.unanswered(old, ctx);
         }

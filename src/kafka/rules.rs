@@ -64,6 +64,11 @@ impl FrameRules for RequestRules {
             Read::NeedMore(n) => Plan::NeedMore(n),
             Read::Invalid => Plan::Lost,
             Read::Done(p) if apis::is_group_api(p.api_key) => Plan::Buffer,
+            // Produce: read on to `acks` (0 = no response will come).
+            Read::Done(p) if p.api_key == 0 => match header::produce_acks(head, p.api_version) {
+                Read::NeedMore(n) if n <= header::PRODUCE_PEEK => Plan::NeedMore(n),
+                _ => Plan::Skip { keep: head.len() },
+            },
             Read::Done(_) => Plan::Skip { keep: head.len() },
         }
     }

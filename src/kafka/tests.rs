@@ -1255,3 +1255,29 @@ fn reads_an_api_versions_refusal_sent_in_the_v0_layout() {
     assert_eq!(sim.diags.total(), 0, "{:#?}", sim.diags);
     assert_eq!(sim.only().error, Some("UNSUPPORTED_VERSION"));
 }
+
+#[test]
+fn does_not_wait_for_answers_to_produce_requests_with_acks_zero() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    // Produce v3: null transactional id, acks 0, timeout, then records.
+    let mut body = vec![0xff, 0xff, 0, 0, 0, 0, 0x75, 0x30];
+    body.extend([7u8; 5000]);
+    sim.send_chunked(1, ToServer, &raw_request(0, 3, 1, "app", &body), 1000);
+    let (q, r) = heartbeat_exchange(2);
+    sim.send(1, ToServer, &q);
+    sim.send(1, ToClient, &r);
+    sim.finish();
+    assert_eq!(
+        sim.count(DiagnosticKind::UnansweredRequest),
+        0,
+        "{:#?}",
+        sim.diags
+    );
+    let apis: Vec<(&str, bool)> = sim
+        .out
+        .iter()
+        .map(|e| (e.api, e.response_frame.is_some()))
+        .collect();
+    assert_eq!(apis, vec![("Produce", false), ("Heartbeat", true)]);
+}
