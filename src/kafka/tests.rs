@@ -1281,3 +1281,23 @@ fn does_not_wait_for_answers_to_produce_requests_with_acks_zero() {
         .collect();
     assert_eq!(apis, vec![("Produce", false), ("Heartbeat", true)]);
 }
+
+#[test]
+fn continues_exchange_ids_across_decoders() {
+    let mut first = Sim::new();
+    first.open(1, true);
+    first.send(1, ToServer, &heartbeat_exchange(1).0);
+    first.finish();
+    let mut second = Sim::new();
+    second
+        .dec
+        .continue_exchange_ids(first.dec.last_exchange_id());
+    second.open(1, true);
+    second.send(1, ToServer, &heartbeat_exchange(1).0);
+    second.finish();
+    let id = |sim: &Sim| match sim.out[0].request {
+        Some(EventKind::HeartbeatRequest { exchange }) => exchange,
+        _ => panic!(),
+    };
+    assert_eq!((id(&first), id(&second)), (1, 2));
+}
