@@ -125,6 +125,26 @@ pub(crate) fn decodable(api_key: i16, version: i16) -> bool {
     is_group_api(api_key) && (legacy || known)
 }
 
+/// Why a request of `api_key` at `version` cannot be decoded, if it cannot:
+/// an API or version Kafka never had, or a group API version newer than
+/// kgtrace knows. Other APIs are never decoded and need no reason.
+pub(crate) fn why_undecodable(api_key: i16, version: i16) -> Option<String> {
+    if !plausible_version(api_key, version) {
+        let what = if is_known(api_key) {
+            "version"
+        } else {
+            "api key"
+        };
+        return Some(format!("unknown {what}: api_key {api_key} v{version}"));
+    }
+    (is_group_api(api_key) && !decodable(api_key, version)).then(|| {
+        format!(
+            "{} v{version} is newer than kgtrace decodes",
+            api_name(api_key)
+        )
+    })
+}
+
 /// Whether a request of this API comes from a group member taking part in
 /// the group (so a closing connection that carried it is a member's). Admin
 /// calls (DescribeGroups, ListGroups, OffsetFetch for lag) do not count;

@@ -32,26 +32,6 @@ const MAX_IN_FLIGHT: usize = 1024;
 /// guessing cannot dominate the run time.
 const MAX_GUESSES: u32 = 32;
 
-/// Why a request of `api_key` at `version` cannot be decoded, if it cannot:
-/// an API or version Kafka never had, or a group API version newer than
-/// kgtrace knows. Other APIs are never decoded and need no reason.
-fn undecodable(api_key: i16, version: i16) -> Option<String> {
-    if !apis::plausible_version(api_key, version) {
-        let what = if apis::is_known(api_key) {
-            "version"
-        } else {
-            "api key"
-        };
-        return Some(format!("unknown {what}: api_key {api_key} v{version}"));
-    }
-    (apis::is_group_api(api_key) && !apis::decodable(api_key, version)).then(|| {
-        format!(
-            "{} v{version} is newer than kgtrace decodes",
-            apis::api_name(api_key)
-        )
-    })
-}
-
 /// A request waiting for its response.
 pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
 
@@ -185,15 +165,22 @@ impl Connection {
 
     fn on_request(&mut self, f: SplitFrame, ctx: &mut Ctx) {
         let Read::Done(peek) = header::peek_request(&f.bytes) else {
+            let why = if f.complete {
+                "truncated"
+            } else {
+                "lost in a capture gap"
+            };
+            let detail = format!("request header {why}");
             self.diag(
                 ctx,
                 DiagnosticKind::UndecodableMessage,
                 Some(f.frame),
-                "request header truncated".into(),
+                detail,
             );
             return;
         };
         let (api_key, version) = (peek.api_key, peek.api_version);
+        let no_answer = api_key == 0 && header::produce_acks(&f.bytes, version) == Read::Done(0);
         let exchange = ctx.next_exchange();
         let decoded = self.decode_request(f, api_key, version, exchange, ctx);
         if let Some(s) = &decoded.decoded.software {
@@ -205,6 +192,12 @@ impl Connection {
             software: self.software.clone(),
             ..decoded
         };
+        if no_answer {
+            // acks=0: the broker never answers; nothing to wait for.
+            ctx.out
+                .push(exchange::build(self.ends, Some(req), None, (-1, -1, -1)));
+            return;
+        }
         if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
             self.unanswered(old, ctx);
         }
@@ -226,7 +219,7 @@ impl Connection {
         let correlation_id =
             header::peek_correlation_id(f.bytes.get(4..).unwrap_or_default()).unwrap_or_default();
         let (ts, frame) = (f.ts, f.frame);
-        let decoded = if let Some(why) = undecodable(api_key, version) {
+        let decoded = if let Some(why) = apis::why_undecodable(api_key, version) {
             self.diag(ctx, DiagnosticKind::UndecodableMessage, Some(frame), why);
             Decoded::default()
         } else if apis::is_group_api(api_key) && f.complete {
@@ -299,11 +292,17 @@ impl Connection {
 
     fn on_response(&mut self, f: SplitFrame, ctx: &mut Ctx) {
         let Some(corr) = header::peek_correlation_id(&f.bytes) else {
+            let why = if f.complete {
+                "truncated"
+            } else {
+                "lost in a capture gap"
+            };
+            let detail = format!("response header {why}");
             self.diag(
                 ctx,
                 DiagnosticKind::UndecodableMessage,
                 Some(f.frame),
-                "response header truncated".into(),
+                detail,
             );
             return;
         };

@@ -346,3 +346,83 @@ fn api_versions(r: ApiVersionsRequest, v: i16) -> Decoded {
         ..Decoded::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
+    use kafka_protocol::messages::leave_group_request::MemberIdentity;
+    use kafka_protocol::messages::GroupId;
+
+    use super::*;
+    use crate::kafka::testkit::{request as frame, s};
+
+    fn decode_frame(f: Vec<u8>, api_key: i16, version: i16) -> Decoded {
+        request(f[4..].to_vec(), api_key, version, 9).unwrap()
+    }
+
+    #[test]
+    fn leaves_non_consumer_metadata_alone() {
+        let req = JoinGroupRequest::default()
+            .with_group_id(GroupId(s("connect-cluster")))
+            .with_protocol_type(s("connect"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(s("sessioned"))
+                .with_metadata(Bytes::from_static(b"\x00\x01not a subscription"))]);
+        let d = decode_frame(frame(key::JOIN_GROUP, 7, 1, "w", &req), key::JOIN_GROUP, 7);
+        assert!(!d.bad_metadata);
+        let Some(EventKind::JoinGroupRequest {
+            protocols,
+            protocol_type,
+            ..
+        }) = d.kind
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (protocol_type.as_str(), protocols[0].name.as_str()),
+            ("connect", "sessioned")
+        );
+        assert!(protocols[0].topics.is_empty());
+    }
+
+    #[test]
+    fn lists_every_leaving_member_with_reasons_only_from_v5() {
+        let member = |m: &str| {
+            MemberIdentity::default()
+                .with_member_id(s(m))
+                .with_reason(Some(s("the consumer is being closed")))
+        };
+        for (version, reason) in [(4, None), (5, Some("the consumer is being closed"))] {
+            let req = LeaveGroupRequest::default()
+                .with_group_id(GroupId(s("g")))
+                .with_members(vec![member("a"), member("b")]);
+            let d = decode_frame(
+                frame(key::LEAVE_GROUP, version, 1, "c", &req),
+                key::LEAVE_GROUP,
+                version,
+            );
+            let Some(EventKind::LeaveGroupRequest { members, .. }) = d.kind else {
+                panic!()
+            };
+            let got: Vec<(&str, Option<&str>)> = members
+                .iter()
+                .map(|m| (m.member_id.as_str(), m.reason.as_deref()))
+                .collect();
+            assert_eq!(got, vec![("a", reason), ("b", reason)]);
+            assert_eq!(d.member_id.as_deref(), Some("a"));
+        }
+    }
+
+    #[test]
+    fn reads_the_client_software_from_api_versions_v3() {
+        let req = ApiVersionsRequest::default()
+            .with_client_software_name(s("apache-kafka-java"))
+            .with_client_software_version(s("3.7.0"));
+        let d = decode_frame(
+            frame(key::API_VERSIONS, 3, 1, "c", &req),
+            key::API_VERSIONS,
+            3,
+        );
+        assert_eq!(d.software.as_deref(), Some("apache-kafka-java/3.7.0"));
+    }
+}

@@ -384,3 +384,44 @@ fn consumer_group_describe(r: ConsumerGroupDescribeResponse, exchange: u64) -> D
         .collect();
     many(groups, first_error(r.groups.iter().map(|g| g.error_code)))
 }
+
+#[cfg(test)]
+mod tests {
+    use kafka_protocol::messages::offset_commit_response::{
+        OffsetCommitResponsePartition, OffsetCommitResponseTopic,
+    };
+    use kafka_protocol::messages::TopicName;
+
+    use super::*;
+    use crate::kafka::testkit::{response as frame, s};
+
+    #[test]
+    fn reports_the_first_failing_partition_of_an_offset_commit() {
+        let partition = |i: i32, e: i16| {
+            OffsetCommitResponsePartition::default()
+                .with_partition_index(i)
+                .with_error_code(e)
+        };
+        let resp =
+            OffsetCommitResponse::default().with_topics(vec![OffsetCommitResponseTopic::default()
+                .with_name(TopicName(s("t")))
+                .with_partitions(vec![partition(0, 0), partition(1, 27), partition(2, 22)])]);
+        let f = frame(key::OFFSET_COMMIT, 8, 1, &resp);
+        let d = response(f[4..].to_vec(), key::OFFSET_COMMIT, 8, 3).unwrap();
+        assert_eq!(d.error_code, Some(27));
+        assert_eq!(
+            d.kind,
+            Some(EventKind::OffsetCommitResponse {
+                exchange: 3,
+                error: Some(ErrorCode(27))
+            })
+        );
+    }
+
+    #[test]
+    fn an_offset_commit_answer_without_partitions_has_no_error_code() {
+        let f = frame(key::OFFSET_COMMIT, 8, 1, &OffsetCommitResponse::default());
+        let d = response(f[4..].to_vec(), key::OFFSET_COMMIT, 8, 3).unwrap();
+        assert_eq!(d.error_code, None);
+    }
+}

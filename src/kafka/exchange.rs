@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
+use crate::diagnostic::Diagnostics;
 use crate::event::EventKind;
 use crate::time::Timestamp;
 
@@ -229,6 +230,23 @@ pub(crate) fn build(
             .filter(|_| keys_are_groups)
             .map(|d| d.groups.clone())
             .unwrap_or_default(),
+    }
+}
+
+/// Where a connection puts its results.
+pub(crate) struct Ctx<'a> {
+    /// Diagnostics.
+    pub diags: &'a mut Diagnostics,
+    /// Finished exchanges.
+    pub out: &'a mut Vec<Exchange>,
+    /// The decoder-wide exchange counter.
+    pub exchange_ids: &'a mut u64,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn next_exchange(&mut self) -> u64 {
+        *self.exchange_ids += 1;
+        *self.exchange_ids
     }
 }
 

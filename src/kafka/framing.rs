@@ -14,48 +14,17 @@
 
 use crate::time::Timestamp;
 
-use super::header::{self, Read};
+use super::header;
 use super::resync::{self, Scan};
+use super::rules::{FrameRules, Plan};
 
 /// Bytes kept while searching for a plausible header; older bytes are
 /// dropped (and counted as skipped).
 pub(crate) const SEARCH_WINDOW: usize = 64 * 1024;
 
-/// What to do with a frame whose first bytes have been read.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Plan {
-    /// Read at least this many body bytes before deciding.
-    NeedMore(usize),
-    /// Keep the whole body (a decoded API).
-    Buffer,
-    /// Skip the body, keeping only its first `keep` bytes.
-    Skip {
-        /// Prefix bytes to keep.
-        keep: usize,
-    },
-    /// The header is impossible: we are not at a frame boundary.
-    Lost,
-}
-
-/// Per-direction knowledge the splitter asks for.
-pub(crate) trait FrameRules {
-    /// Decides, from the body's first bytes and its size, what to keep.
-    fn plan(&self, head: &[u8], size: usize) -> Plan;
-    /// Whether `at` (4-byte size first) could start a frame here.
-    fn plausible(&self, at: &[u8]) -> Read<()>;
-    /// Whether a capture that begins mid-connection may be trusted to
-    /// begin at a frame boundary when [`resync::aligned_start`] says the
-    /// first bytes line up (responses: their correlation ids cannot be
-    /// checked before their requests are seen).
-    fn trust_aligned_start(&self) -> bool {
-        false
-    }
-    /// Whether `at` could start the frame after a plausible one (a weaker
-    /// test where the next frame's context is unknown).
-    fn plausible_next(&self, at: &[u8]) -> Read<()> {
-        self.plausible(at)
-    }
-}
+/// Bytes of a frame kept when a gap hits its body: enough for any request
+/// header with its client id.
+const KEEP_AFTER_GAP: usize = header::REQUEST_FIXED + 1024;
 
 /// One frame's worth of bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -186,24 +155,47 @@ impl FrameSplitter {
         }
     }
 
-    /// `missing` bytes were lost. Inside a skipped body the loss is
-    /// harmless (we were not reading it) and sync is kept; anywhere else the
-    /// splitter searches for the next plausible header.
+    /// `missing` bytes were lost. A hole inside the current frame keeps
+    /// sync: the frame boundary is still known, only its content is lost,
+    /// so the rest of the frame is skipped and the frame is handed on as
+    /// incomplete (its header, if read, still pairs it). A hole that runs
+    /// past the frame's end, or hits a size prefix, loses sync: the frame
+    /// read so far is handed on and the splitter searches for a header.
     pub(crate) fn gap(&mut self, missing: u64, ts: Timestamp, frame: u64, out: &mut Vec<Piece>) {
-        if let State::Skip { size, remaining } = self.state {
-            if missing <= remaining as u64 {
-                let remaining = remaining - missing as usize;
-                self.state = State::Skip { size, remaining };
-                if remaining == 0 {
-                    self.skip(&[], size, 0, ts, frame, out);
-                }
-                return;
+        let (size, left) = match self.state {
+            State::Skip { size, remaining } => (size, remaining as u64),
+            State::Head { size, .. } | State::Body { size } => {
+                (size, size.saturating_sub(self.buf.len()) as u64)
             }
+            State::Size | State::Search { .. } => (0, 0),
+        };
+        if size > 0 && missing < left {
+            // Keep only what a header needs; the body will not be decoded.
+            self.buf.truncate(KEEP_AFTER_GAP);
+            let remaining = (left - missing) as usize;
+            self.state = State::Skip { size, remaining };
+            return;
         }
+        if size > 0 {
+            let bytes = std::mem::take(&mut self.buf);
+            let f = SplitFrame {
+                size,
+                bytes,
+                complete: false,
+                ts,
+                frame,
+            };
+            out.push(Piece::Frame(f));
+        }
+        // A hole ending exactly at the frame's end leaves us at a boundary.
         self.buf.clear();
-        self.state = State::Search {
-            after_gap: true,
-            skipped: 0,
+        self.state = if size > 0 && missing == left {
+            State::Size
+        } else {
+            State::Search {
+                after_gap: true,
+                skipped: 0,
+            }
         };
     }
 
@@ -396,6 +388,7 @@ fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kafka::header::Read;
 
     /// Requests of API 12 are kept, everything else skipped keeping 10 bytes.
     struct Rules;
@@ -530,6 +523,24 @@ mod tests {
             }
         );
         assert_eq!(frames(&out).len(), 1);
+    }
+
+    #[test]
+    fn a_gap_inside_a_buffered_body_keeps_the_header_and_the_sync() {
+        let big = frame(12, 1, 3000);
+        let next = frame(12, 2, 1);
+        let mut s = FrameSplitter::new(true, 1 << 20);
+        let mut out = Vec::new();
+        s.push(&big[..1000], Timestamp(0), 1, &Rules, &mut out);
+        s.gap(500, Timestamp(0), 2, &mut out);
+        assert!(s.buffered_bytes() <= KEEP_AFTER_GAP);
+        let mut rest = big[1500..].to_vec();
+        rest.extend(&next);
+        s.push(&rest, Timestamp(0), 3, &Rules, &mut out);
+        let got = frames(&out);
+        assert_eq!(got, vec![(3012, false, 3), (13, true, 3)]);
+        let Piece::Frame(f) = &out[0] else { panic!() };
+        assert_eq!(&f.bytes[..12], &big[4..16]);
     }
 
     #[test]

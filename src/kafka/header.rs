@@ -144,6 +144,70 @@ pub(crate) fn plausible_response(at: &[u8], in_flight: impl Fn(i32) -> bool) -> 
     }
 }
 
+/// Bytes a Produce request's `acks` may lie beyond its start (a long
+/// transactional id); past this the request is assumed to want an answer.
+pub(crate) const PRODUCE_PEEK: usize = 4096;
+
+/// An unsigned varint at `at`: `(value, next offset)`.
+fn varint_at(b: &[u8], mut at: usize) -> Read<(u64, usize)> {
+    let mut value = 0u64;
+    for shift in (0..35).step_by(7) {
+        let Some(&byte) = b.get(at) else {
+            return Read::NeedMore(at + 1);
+        };
+        at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Read::Done((value, at));
+        }
+    }
+    Read::Invalid
+}
+
+/// The `acks` of a Produce request, from its body's first bytes. With
+/// `acks` 0 the broker sends no response at all (`ProduceRequest.json`), so
+/// such a request must not wait for one. Layout after the request header
+/// (v2 from Produce v9, with tagged fields): `transactional_id` (v3+,
+/// compact from v9), then INT16 `acks`.
+pub(crate) fn produce_acks(body: &[u8], version: i16) -> Read<i16> {
+    macro_rules! read {
+        ($e:expr) => {
+            match $e {
+                Read::Done(v) => v,
+                Read::NeedMore(n) => return Read::NeedMore(n),
+                Read::Invalid => return Read::Invalid,
+            }
+        };
+    }
+    let Some(len) = i16_at(body, 8) else {
+        return Read::NeedMore(REQUEST_FIXED);
+    };
+    let mut at = REQUEST_FIXED + usize::try_from(len).unwrap_or(0);
+    if version >= 9 {
+        let (fields, next) = read!(varint_at(body, at));
+        at = next;
+        for _ in 0..fields.min(64) {
+            let (_tag, next) = read!(varint_at(body, at));
+            let (size, next) = read!(varint_at(body, next));
+            at = next.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+        }
+    }
+    if version >= 9 {
+        let (n, next) = read!(varint_at(body, at));
+        at = next.saturating_add(usize::try_from(n.saturating_sub(1)).unwrap_or(usize::MAX));
+    } else if version >= 3 {
+        let Some(n) = i16_at(body, at) else {
+            return Read::NeedMore(at + 2);
+        };
+        at += 2 + usize::try_from(n).unwrap_or(0);
+    }
+    match i16_at(body, at) {
+        Some(acks) => Read::Done(acks),
+        None if at > PRODUCE_PEEK => Read::Invalid,
+        None => Read::NeedMore(at + 2),
+    }
+}
+
 /// Whether a stream starts like a TLS record (handshake 0x16 or application
 /// data 0x17, version 0x03 0x00..0x04). As a Kafka size these would claim
 /// frames of over 360 MiB, so no real Kafka stream starts this way.
@@ -200,6 +264,25 @@ mod tests {
         assert_eq!(plausible_response(&r, |c| c == 9), Read::Done(()));
         assert_eq!(plausible_response(&r, |c| c == 8), Read::Invalid);
         assert_eq!(plausible_response(&r[..6], |_| true), Read::NeedMore(8));
+    }
+
+    #[test]
+    fn finds_the_acks_of_produce_requests_of_every_layout() {
+        // The header alone: api, version, correlation id, client id "p".
+        let head = |v: i16| request(0, v, 1, "p")[4..15].to_vec();
+        // v2: acks first.
+        let mut v2 = head(2);
+        v2.extend([0, 0, 0, 0, 0x75, 0x30]);
+        assert_eq!(produce_acks(&v2, 2), Read::Done(0));
+        // v3: null transactional id, then acks -1.
+        let mut v3 = head(3);
+        v3.extend([0xff, 0xff, 0xff, 0xff]);
+        assert_eq!(produce_acks(&v3, 3), Read::Done(-1));
+        assert_eq!(produce_acks(&v3[..13], 3), Read::NeedMore(15));
+        // v9: header tagged fields (one, 2 bytes), compact id "tx", acks 1.
+        let mut v9 = head(9);
+        v9.extend([1, 5, 2, 0xaa, 0xbb, 3, b't', b'x', 0, 1]);
+        assert_eq!(produce_acks(&v9, 9), Read::Done(1));
     }
 
     #[test]

@@ -58,7 +58,7 @@ use crate::time::Timestamp;
 
 use connection::Connection;
 use detect::{Pending, Verdict};
-use exchange::Ends;
+use exchange::{Ctx, Ends};
 
 /// How to find and read Kafka.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -115,6 +115,20 @@ impl KafkaDecoder {
             exchange_ids: 0,
             closed: Vec::new(),
         }
+    }
+
+    /// The last exchange id handed out. Ids (the `exchange` of each wire
+    /// [`crate::event::EventKind`]) are unique within one decoder; when
+    /// several inputs are decoded one after another, start each decoder
+    /// with [`KafkaDecoder::continue_exchange_ids`] from the previous one's
+    /// last id to keep them unique over the run.
+    pub fn last_exchange_id(&self) -> u64 {
+        self.exchange_ids
+    }
+
+    /// Makes the next exchange id `after + 1`.
+    pub fn continue_exchange_ids(&mut self, after: u64) {
+        self.exchange_ids = self.exchange_ids.max(after);
     }
 
     /// Handles one event from the TCP layer.
@@ -373,23 +387,6 @@ impl KafkaDecoder {
                 );
             }
         }
-    }
-}
-
-/// Where a connection puts its results.
-pub(crate) struct Ctx<'a> {
-    /// Diagnostics.
-    pub diags: &'a mut Diagnostics,
-    /// Finished exchanges.
-    pub out: &'a mut Vec<Exchange>,
-    /// The decoder-wide exchange counter.
-    pub exchange_ids: &'a mut u64,
-}
-
-impl Ctx<'_> {
-    pub(crate) fn next_exchange(&mut self) -> u64 {
-        *self.exchange_ids += 1;
-        *self.exchange_ids
     }
 }
 

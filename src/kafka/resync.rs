@@ -9,8 +9,8 @@
 //! candidate frame ends inside the window, what follows must plausibly
 //! start the next frame too.
 
-use super::framing::FrameRules;
 use super::header::{self, Read};
+use super::rules::FrameRules;
 
 /// The result of one scan of the window.
 #[derive(Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ fn judge(rules: &dyn FrameRules, rest: &[u8]) -> Read<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kafka::framing::Plan;
+    use crate::kafka::rules::Plan;
 
     struct Requests;
 

@@ -2,7 +2,8 @@
 //! frame start.
 //!
 //! Takes: the first bytes of a frame (and, for responses, the requests in
-//! flight). Gives: [`FrameRules`] for the splitter. Requests of the group
+//! flight). Gives: the [`FrameRules`] the splitter asks, and their
+//! implementation per direction. Requests of the group
 //! APIs are buffered whole; every other request keeps only its header.
 //! Responses are buffered when they answer a group-API request, or when
 //! their request was not captured and they are small enough to guess from
@@ -11,8 +12,43 @@
 
 use super::apis;
 use super::connection::InFlight;
-use super::framing::{FrameRules, Plan};
 use super::header::{self, Read};
+
+/// What to do with a frame whose first bytes have been read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// Read at least this many body bytes before deciding.
+    NeedMore(usize),
+    /// Keep the whole body (a decoded API).
+    Buffer,
+    /// Skip the body, keeping only its first `keep` bytes.
+    Skip {
+        /// Prefix bytes to keep.
+        keep: usize,
+    },
+    /// The header is impossible: we are not at a frame boundary.
+    Lost,
+}
+
+/// Per-direction knowledge the splitter asks for.
+pub(crate) trait FrameRules {
+    /// Decides, from the body's first bytes and its size, what to keep.
+    fn plan(&self, head: &[u8], size: usize) -> Plan;
+    /// Whether `at` (4-byte size first) could start a frame here.
+    fn plausible(&self, at: &[u8]) -> Read<()>;
+    /// Whether a capture that begins mid-connection may be trusted to
+    /// begin at a frame boundary when [`resync::aligned_start`] says the
+    /// first bytes line up (responses: their correlation ids cannot be
+    /// checked before their requests are seen).
+    fn trust_aligned_start(&self) -> bool {
+        false
+    }
+    /// Whether `at` could start the frame after a plausible one (a weaker
+    /// test where the next frame's context is unknown).
+    fn plausible_next(&self, at: &[u8]) -> Read<()> {
+        self.plausible(at)
+    }
+}
 
 /// Responses without a captured request are buffered up to this size so
 /// that their shape can hint at the API; larger ones are skipped (guessing
@@ -28,6 +64,11 @@ impl FrameRules for RequestRules {
             Read::NeedMore(n) => Plan::NeedMore(n),
             Read::Invalid => Plan::Lost,
             Read::Done(p) if apis::is_group_api(p.api_key) => Plan::Buffer,
+            // Produce: read on to `acks` (0 = no response will come).
+            Read::Done(p) if p.api_key == 0 => match header::produce_acks(head, p.api_version) {
+                Read::NeedMore(n) if n <= header::PRODUCE_PEEK => Plan::NeedMore(n),
+                _ => Plan::Skip { keep: head.len() },
+            },
             Read::Done(_) => Plan::Skip { keep: head.len() },
         }
     }

@@ -552,7 +552,7 @@ fn splits_several_frames_sent_in_one_packet() {
 }
 
 #[test]
-fn resyncs_after_a_gap_and_reports_the_skipped_bytes() {
+fn keeps_sync_across_a_gap_inside_a_frame() {
     let mut sim = Sim::new();
     sim.open(1, true);
     let (q1, r1) = heartbeat_exchange(1);
@@ -560,8 +560,8 @@ fn resyncs_after_a_gap_and_reports_the_skipped_bytes() {
     let (q3, r3) = heartbeat_exchange(3);
     sim.send(1, ToServer, &q1);
     sim.send(1, ToClient, &r1);
-    // Lose the middle of request 2: its head arrives, then a hole, then its
-    // tail glued to request 3.
+    // Lose the middle of request 2 (its header with it): the frame's size
+    // is known, so the splitter skips to its end and stays in sync.
     sim.send(1, ToServer, &q2[..6]);
     sim.gap(1, ToServer, 10);
     let mut rest = q2[16..].to_vec();
@@ -569,18 +569,8 @@ fn resyncs_after_a_gap_and_reports_the_skipped_bytes() {
     sim.send(1, ToServer, &rest);
     sim.send(1, ToClient, &r3);
     sim.finish();
-    assert_eq!(sim.count(DiagnosticKind::Resynced), 1, "{:#?}", sim.diags);
-    let skipped = &sim
-        .diags
-        .examples
-        .iter()
-        .find(|d| d.kind == DiagnosticKind::Resynced)
-        .unwrap()
-        .detail;
-    assert!(
-        skipped.contains(&format!("skipping {} bytes", q2.len() - 16)),
-        "{skipped}"
-    );
+    assert_eq!(sim.count(DiagnosticKind::Resynced), 0, "{:#?}", sim.diags);
+    assert_eq!(sim.count(DiagnosticKind::UndecodableMessage), 1);
     let answered: Vec<i32> = sim
         .out
         .iter()
@@ -588,6 +578,45 @@ fn resyncs_after_a_gap_and_reports_the_skipped_bytes() {
         .map(|e| e.correlation_id)
         .collect();
     assert_eq!(answered, vec![1, 3]);
+}
+
+#[test]
+fn resyncs_after_a_gap_across_frames_and_reports_the_skipped_bytes() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    let (q2, _) = heartbeat_exchange(2);
+    let (q3, _) = heartbeat_exchange(3);
+    let (q4, r4) = heartbeat_exchange(4);
+    // The hole takes the end of request 2 and the start of request 3.
+    sim.send(1, ToServer, &q2[..20]);
+    sim.gap(1, ToServer, (q2.len() - 20 + 5) as u64);
+    let mut rest = q3[5..].to_vec();
+    rest.extend(&q4);
+    sim.send(1, ToServer, &rest);
+    sim.send(1, ToClient, &r4);
+    sim.finish();
+    assert_eq!(sim.count(DiagnosticKind::Resynced), 1, "{:#?}", sim.diags);
+    let detail = &sim
+        .diags
+        .examples
+        .iter()
+        .find(|d| d.kind == DiagnosticKind::Resynced)
+        .unwrap()
+        .detail;
+    assert!(
+        detail.contains(&format!(
+            "after a gap after skipping {} bytes",
+            q3.len() - 5
+        )),
+        "{detail}"
+    );
+    // Request 2's header arrived before the hole: it is still reported.
+    let seen: Vec<(i32, bool)> = sim
+        .out
+        .iter()
+        .map(|e| (e.correlation_id, e.response.is_some()))
+        .collect();
+    assert_eq!(seen, vec![(4, true), (2, false)]);
 }
 
 #[test]
@@ -1225,4 +1254,50 @@ fn reads_an_api_versions_refusal_sent_in_the_v0_layout() {
     sim.send(1, ToClient, &response(key::API_VERSIONS, 0, 1, &refusal));
     assert_eq!(sim.diags.total(), 0, "{:#?}", sim.diags);
     assert_eq!(sim.only().error, Some("UNSUPPORTED_VERSION"));
+}
+
+#[test]
+fn does_not_wait_for_answers_to_produce_requests_with_acks_zero() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    // Produce v3: null transactional id, acks 0, timeout, then records.
+    let mut body = vec![0xff, 0xff, 0, 0, 0, 0, 0x75, 0x30];
+    body.extend([7u8; 5000]);
+    sim.send_chunked(1, ToServer, &raw_request(0, 3, 1, "app", &body), 1000);
+    let (q, r) = heartbeat_exchange(2);
+    sim.send(1, ToServer, &q);
+    sim.send(1, ToClient, &r);
+    sim.finish();
+    assert_eq!(
+        sim.count(DiagnosticKind::UnansweredRequest),
+        0,
+        "{:#?}",
+        sim.diags
+    );
+    let apis: Vec<(&str, bool)> = sim
+        .out
+        .iter()
+        .map(|e| (e.api, e.response_frame.is_some()))
+        .collect();
+    assert_eq!(apis, vec![("Produce", false), ("Heartbeat", true)]);
+}
+
+#[test]
+fn continues_exchange_ids_across_decoders() {
+    let mut first = Sim::new();
+    first.open(1, true);
+    first.send(1, ToServer, &heartbeat_exchange(1).0);
+    first.finish();
+    let mut second = Sim::new();
+    second
+        .dec
+        .continue_exchange_ids(first.dec.last_exchange_id());
+    second.open(1, true);
+    second.send(1, ToServer, &heartbeat_exchange(1).0);
+    second.finish();
+    let id = |sim: &Sim| match sim.out[0].request {
+        Some(EventKind::HeartbeatRequest { exchange }) => exchange,
+        _ => panic!(),
+    };
+    assert_eq!((id(&first), id(&second)), (1, 2));
 }
