@@ -43,6 +43,12 @@ def first_line(cmd):
         return "unknown"
 
 
+def tcpdump_version():
+    r = subprocess.run(["tcpdump", "--version"], capture_output=True, text=True, timeout=20)
+    lines = (r.stdout or r.stderr).strip().splitlines()
+    return ", ".join(lines[:2]) if lines else "unknown"
+
+
 def client_desc(kind):
     if kind == "ck":
         import confluent_kafka
@@ -100,19 +106,20 @@ def run_one(name):
 
 def finish(name):
     """Writes the truth and the tshark decode of one kept run (no broker needed)."""
-    _, kind, cap_kind = SCENARIOS[name]
+    fn, kind, cap_kind = SCENARIOS[name]
     run_dir = os.path.join(RUNS, name)
     with open(os.path.join(run_dir, "meta.json")) as f:
         meta = json.load(f)
     ext = ".pcapng" if cap_kind == "pcapng" else ".pcap"
     dest = os.path.join(FIXTURES, name + ext)
     tool = first_line(["dumpcap", "--version"]) if cap_kind == "pcapng" else \
-        first_line(["tcpdump", "--version"])
-    cap = {"file": name + ext, "link_type": link_type(dest), "tool": tool,
+        tcpdump_version()
+    cap = {"file": name + ext, "format": ext[1:], "link_type": link_type(dest), "tool": tool,
            "command": meta.get("capture_cmd"), "bytes": os.path.getsize(dest)}
     broker = f"{meta.get('broker')} ({meta.get('broker_binary')})"
     t = truth.build(run_dir, client_desc(kind), cap, broker, NOTES.get(name, ()))
     t["scenario"] = name
+    t["scenario_doc"] = " ".join((fn.__doc__ or "").split())
     with open(os.path.join(FIXTURES, name + ".truth.json"), "w") as f:
         json.dump(t, f, indent=1)
         f.write("\n")

@@ -215,10 +215,19 @@ class Lab:
             return any(e["event"] == "assigned" and (after_ts is None or e["ts"] > after_ts)
                        for e in self.events(cid))
 
+        def crashed():
+            return [cid for cid in client_ids
+                    if self.procs[cid][0].poll() not in (None, 0, -signal.SIGKILL)]
+
         def done():
+            if crashed():
+                return "crashed"
             hits = [assigned(cid) for cid in client_ids]
             return any(hits) if any_of else all(hits)
+
         ok = wait_until(done, timeout, 0.25)
+        if ok == "crashed":
+            raise RuntimeError(f"members exited with an error: {crashed()} (see their .err)")
         if not ok:
             print(f"  (wait_assigned timed out for {client_ids})", flush=True)
         return ok

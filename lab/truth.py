@@ -11,12 +11,13 @@ Rebalances are the clusters of those joins; their trigger is the driver action t
 the change of membership between one cluster and the one before it.
 """
 
-import datetime
 import json
 import os
 import re
 
 from labkit import read_events
+from signals import signals
+from truth_time import iso_from_epoch, secs
 
 CK_JOIN = re.compile(r"^%\d\|(\d+\.\d+)\|JOINGROUP\|[^|]*\|.*JoinGroup response: GenerationId "
                      r"(-?\d+), Protocol ([^,]*), LeaderId ([^,]*), my MemberId ([^,]+),")
@@ -26,16 +27,6 @@ ARRIVAL = {"start": "member_joined", "resume": "member_joined",
            "resume_polling": "member_joined", "restart_static": "static_member_replaced"}
 # joins of one generation that tansu answers this far apart still belong together
 SAME_REBALANCE_S = 8.0
-
-
-def iso_from_epoch(s):
-    t = datetime.datetime.fromtimestamp(float(s), datetime.timezone.utc)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
-
-
-def secs(ts):
-    return datetime.datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-        tzinfo=datetime.timezone.utc).timestamp()
 
 
 CK_MEMBER = re.compile(r'^%\d\|[^|]*\|ASSIGN\|[^|]*\|.*\]:  Member "([^"]+)"(?: \(me\))? with \d+ owned')
@@ -123,7 +114,7 @@ def cluster_joins(joins):
             c["view"] = {id_map.get(m, m): m for m in listed}
             c["from_leader"] = True
         else:
-            c["view"] = {cid: j["member_id"] for cid, j in c["members"].items()}
+            c["view"] = None  # explain() fills it in from the previous view and the joins
             c["from_leader"] = False
     return clusters
 
@@ -144,6 +135,16 @@ def explain(c, prev, actions, used):
     membership no driver action explains go to c["unexplained"]."""
     causes, odd = [], []
     before = prev["view"] if prev else {}
+    if c["view"] is None:
+        # no leader list: members that did not answer are still members unless the driver
+        # made them go before this round
+        view = dict(before)
+        for cid in list(view):
+            if cid not in c["members"] and pending_for(actions, used, cid, DEPARTURE,
+                                                       c["first_ts"]) is not None:
+                del view[cid]
+        view.update({cid: j["member_id"] for cid, j in c["members"].items()})
+        c["view"] = view
     for cid, mid in sorted(c["view"].items()):
         if before.get(cid) == mid:
             continue
@@ -165,7 +166,12 @@ def explain(c, prev, actions, used):
     return sorted(causes)
 
 
-def rebalance_record(group, c, prev, causes, actions, follow_up_of):
+def window_signals(sigs, lo, c):
+    return [x for x in sigs if lo <= x["ts"] <= c["last_ts"]]
+
+
+def rebalance_record(group, c, prev, causes, actions, sigs, follow_up_of, lo):
+    """One rebalance of the truth: the action that caused it, else the clients' own signals."""
     rec = {"group": group, "from_generation": prev["generation"] if prev else None,
            "to_generation": c["generation"], "first_join_ts": c["first_ts"],
            "members_after": sorted(c["view"]),
@@ -176,6 +182,11 @@ def rebalance_record(group, c, prev, causes, actions, follow_up_of):
            "expected": False}
     if c.get("unexplained"):
         rec["membership_changes_without_action"] = c["unexplained"]
+    seen = window_signals(sigs, prev["first_ts"] if prev else "", c)
+    # a failed SyncGroup explains the next round and the one after (tansu first re-forms the
+    # group without the failed member, then takes its rejoin in a later generation)
+    failed = [x for x in window_signals(sigs, lo, c) if x["kind"] == "sync_failed"
+              and x["ts"] <= c["first_ts"]]
     if causes:
         i, kind, cid, mid = causes[0]
         rec.update(trigger=kind, client_id=cid, member_id=mid, action=actions[i]["action"],
@@ -188,21 +199,59 @@ def rebalance_record(group, c, prev, causes, actions, follow_up_of):
                    member_id=follow_up_of.get("member_id"), expected=True,
                    note="cooperative-sticky follow-up round: same members rejoin after "
                         "revoking partitions (KIP-429)")
+    elif failed:
+        f = failed[-1]
+        rec.update(trigger="previous_rebalance_failed", client_id=f["client_id"],
+                   member_id=(prev["view"].get(f["client_id"]) if prev else None),
+                   note=f"{f['client_id']}'s SyncGroup failed ({f['text']}) and it rejoined: "
+                        "no driver action, the previous round did not complete")
     else:
         rec.update(trigger="unknown", client_id=None, member_id=None,
-                   note="no driver action explains this generation")
+                   note="no driver action and no failed SyncGroup explains this generation")
+    if seen:
+        rec["client_signals"] = seen
     return rec
 
 
-def group_rebalances(group, joins, actions, used, cooperative):
+def same_generation_rejoin(c, prev, actions, used):
+    """A round that changed nothing (same generation, same members, same member ids), e.g. a
+    static member that tansu let back in with its old member id: not a rebalance. Gives the
+    record for the truth's same_generation_rejoins, consuming a restart_static action."""
+    if prev is None or c["generation"] != prev["generation"] or c["view"] != prev["view"]:
+        return None
+    rec = {"group": c["members"][next(iter(c["members"]))]["group"],
+           "generation": c["generation"],
+           "joins_logged": [{"client_id": j["client_id"], "member_id": j["member_id"],
+                             "ts": j["ts"]} for j in c["members"].values()]}
+    for cid in c["members"]:
+        i = pending_for(actions, used, cid, ("restart_static",), c["last_ts"])
+        if i is not None:
+            used.add(i)
+            rec.update(action="restart_static", client_id=cid, action_ts=actions[i]["ts"],
+                       note="restarted static member got its old member id and generation "
+                            "back; the other members did not rejoin (no rebalance)")
+    return rec
+
+
+def group_rebalances(group, joins, actions, used, cooperative, sigs, rejoins):
     out = []
     prev = None
+    kept = []  # the clusters that became rebalances
     for c in cluster_joins(joins):
         causes = explain(c, prev, actions, used)
+        if not causes:
+            same = same_generation_rejoin(c, prev, actions, used)
+            if same is not None:
+                rejoins.append(same)
+                continue
         for i, *_ in causes:
             used.add(i)
-        follow = out[-1] if (not causes and cooperative and out) else None
-        out.append(rebalance_record(group, c, prev, causes, actions, follow))
+        # one follow-up round per rebalance a driver action caused (KIP-429)
+        follow = out[-1] if (not causes and cooperative and out and "action" in out[-1]
+                             and c["view"] == prev["view"]) else None
+        lo = kept[-2]["first_ts"] if len(kept) >= 2 else ""
+        out.append(rebalance_record(group, c, prev, causes, actions, sigs, follow, lo))
+        kept.append(c)
         prev = c
     return out
 
@@ -226,15 +275,20 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
     for a in actions:
         if a["action"] in ("start", "restart_static") and a.get("group"):
             members.setdefault(a["client_id"], a)
-    joins = []
+    joins, sigs = [], []
     for a in members.values():
         joins.extend(member_joins(run_dir, a))
+        sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
+                            a["client_id"]))
+    sigs.sort(key=lambda x: x["ts"])
+    group_of = {cid: a["group"] for cid, a in members.items()}
     cooperative = any("cooperative" in (a.get("detail") or "") for a in members.values())
     used = set()
-    rebalances = []
+    rebalances, rejoins = [], []
     for group in sorted({a["group"] for a in members.values()}):
-        rebalances.extend(group_rebalances(group, [j for j in joins if j["group"] == group],
-                                           actions, used, cooperative))
+        rebalances.extend(group_rebalances(
+            group, [j for j in joins if j["group"] == group], actions, used, cooperative,
+            [x for x in sigs if group_of.get(x["client_id"]) == group], rejoins))
     for r in rebalances:
         r["in_capture"] = in_window(r["first_join_ts"], window)
     gens = sorted(joins, key=lambda j: j["ts"])
@@ -249,6 +303,7 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
                     for a in actions],
         "generations": gens,
         "rebalances": rebalances,
+        "same_generation_rejoins": rejoins,
         "unexplained_actions": [
             {k: a.get(k) for k in ("ts", "action", "group", "client_id")}
             for i, a in enumerate(actions)
