@@ -52,7 +52,7 @@ def tcpdump_version():
 def client_desc(kind):
     if kind == "ck":
         import confluent_kafka
-        return (f"confluent-kafka {confluent_kafka.version()[0]} "
+        return (f"confluent-kafka {confluent_kafka.__version__} "
                 f"(librdkafka {confluent_kafka.libversion()[0]})")
     if kind == "kp":
         import kafka

@@ -125,7 +125,7 @@ def cooperative(lab):
 
 
 def killed(lab):
-    """g1-c2 is killed with SIGKILL: no LeaveGroup, its TCP connections are reset."""
+    """g1-c2 is killed with SIGKILL: no LeaveGroup; the kernel closes its sockets."""
     prologue(lab)
     ids = start_g1(lab, 3)
     lab.wait_assigned(ids + ["g2-c1", "g2-c2"], 40)

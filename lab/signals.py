@@ -19,7 +19,7 @@ CK_RULES = [
     ("heartbeat_rebalancing", re.compile(r"heartbeat error response .*rebalance in progress")),
     ("unknown_member", re.compile(r"heartbeat error response .*Unknown member")),
     ("poll_timeout", re.compile(r"[Aa]pplication maximum poll interval .* exceeded")),
-    ("session_lost", re.compile(r"session timed out")),
+    ("session_lost", re.compile(r"^Consumer group session timed out")),
 ]
 # KafkaJS (our logCreator): "<iso> LEVEL [namespace] message {json}"
 KJS_LINE = re.compile(r"^(\S+Z) (ERROR|WARN|INFO) \[(\w+)\] (.*)$")

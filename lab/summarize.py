@@ -45,8 +45,10 @@ def tshark_summary(cap):
                 versions[int(rk)].add(int(ver))
         if sk and err and err != "0" and int(sk) in API:
             errors[(API[int(sk)], int(err))] += 1
-        if grp:
-            groups.add(grp)
+        for g in grp.split(","):
+            if g.strip():
+                # tshark 4.0 misdecodes some versions into unprintable "group ids"
+                groups.add(g.strip() if g.isprintable() else repr(g) + " (misdecoded)")
         if bad:
             malformed += 1
     return rows, req, versions, errors, groups, malformed
