@@ -81,6 +81,18 @@ NOTES = {
         "Only the first follow-up round after a driver-caused rebalance is marked expected "
         "(KIP-429); later rounds are previous_rebalance_failed where a member's SyncGroup had "
         "just failed, else unknown.",
+        "The wire also answers generation 13 to g1-c1 (16:36:22.597) after its close() began "
+        "(16:36:22.148): librdkafka dropped that answer without logging it and left the group, "
+        "so the truth's generations do not list it (lab/crosscheck.py reports it as info).",
+    ],
+    "ck_static_expired": [
+        COMMON,
+        "Static member g1-c2 (g1-static-2) was SIGKILLed at 16:42:08.328. Only g1-c1 was told "
+        "REBALANCE_IN_PROGRESS, at 16:42:16.168 (about the 8 s session timeout later), and got "
+        "generation 2 again at 16:42:19.170; g1-c3 was not made to rejoin.",
+        "The new process with the same instance id, started after the eviction "
+        "(16:42:22.356), got a NEW member id and generation 3: the broker had forgotten the "
+        "instance, so the truth names it member_joined rather than static_member_replaced.",
     ],
     "kjs_killed": [
         COMMON,

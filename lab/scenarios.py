@@ -108,6 +108,28 @@ def static_restart(lab):
     lab.sleep(5)
 
 
+def static_expired(lab):
+    """Static members; g1-c2 is SIGKILLed and restarted with the same instance id only after
+    its session timeout expired (the broker has to evict it first)."""
+    prologue(lab)
+    static_session = 8000
+    for i in (1, 2, 3):
+        lab.start("g1", f"g1-c{i}", session_ms=static_session, max_poll_ms=static_session,
+                  instance_id=f"g1-static-{i}")
+    lab.wait_assigned(["g1-c1", "g1-c2", "g1-c3", "g2-c1", "g2-c2"], 40)
+    lab.sleep(4)
+    lab.signal("g1-c2", "kill", f"SIGKILL of static member; session.timeout.ms={static_session}")
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c1", "g1-c3"], 25, after_ts=mark, any_of=True)
+    lab.sleep(max(0.0, static_session / 1000 + 6 - lab.seconds_since(mark)))
+    lab.start("g1", "g1-c2", session_ms=static_session, max_poll_ms=static_session,
+              instance_id="g1-static-2", action="restart_static",
+              note="same group.instance.id g1-static-2, after the session expired")
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c2"], 30, after_ts=mark)
+    lab.sleep(6)
+
+
 def cooperative(lab):
     """cooperative-sticky in both groups: g1-c3 joins a settled pair, later g1-c1 leaves."""
     opts = {"assignor": "cooperative-sticky"}
@@ -178,6 +200,7 @@ SCENARIOS = {
     "ck_max_poll": (max_poll, "ck", "pcapng"),
     "ck_static_restart": (static_restart, "ck", "pcapng"),
     "kp_static_restart": (static_restart, "kp", "lo"),
+    "ck_static_expired": (static_expired, "ck", "lo"),
     "ck_cooperative_sticky": (cooperative, "ck", "lo"),
     "kjs_killed": (killed, "kjs", "lo"),
     "ck_killed": (killed, "ck", "any"),

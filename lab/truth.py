@@ -150,7 +150,11 @@ def explain(c, prev, actions, used):
             continue
         i = pending_for(actions, used, cid, ARRIVAL, c["last_ts"])
         if i is not None:
-            causes.append((i, ARRIVAL[actions[i]["action"]], cid, mid))
+            kind = ARRIVAL[actions[i]["action"]]
+            if kind == "static_member_replaced" and cid not in before:
+                # its old member was already gone (evicted): the broker sees a new member
+                kind = "member_joined"
+            causes.append((i, kind, cid, mid))
         else:
             odd.append({"client_id": cid, "change": "new member id" if cid in before
                         else "appeared", "old_member_id": before.get(cid), "member_id": mid})
