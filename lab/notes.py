@@ -7,9 +7,11 @@ before committing new captures (tansu's timing varies from run to run).
 """
 
 COMMON = (
-    "tansu parks a JoinGroup about 3 s before answering, answers the members of one generation "
-    "at different times (see joins_logged), and skips generation numbers: a generation no "
-    "member logged was never answered to any member."
+    "tansu often answers a JoinGroup only about 3 s after it arrives (not always: bursts of "
+    "joins at start-up are answered within milliseconds), answers the members of one "
+    "generation at different times (see joins_logged), and skips generation numbers: no "
+    "member logged the skipped ones and the wire shows no JoinGroup answer carrying them "
+    "(lab/crosscheck.py)."
 )
 
 NOTES = {
