@@ -21,7 +21,8 @@ from notes import NOTES
 from scenarios import SCENARIOS
 
 REPO = os.path.dirname(labkit.HERE)
-FIXTURES = os.path.join(REPO, "fixtures", "lab")
+# KGTRACE_LAB_FIXTURES lets a trial rerun write elsewhere than the committed fixtures
+FIXTURES = os.environ.get("KGTRACE_LAB_FIXTURES", os.path.join(REPO, "fixtures", "lab"))
 RUNS = os.environ.get("KGTRACE_LAB_RUNS", "/tmp/kgtrace-lab")
 # OffsetCommit 8, OffsetFetch 9, FindCoordinator 10, JoinGroup 11, Heartbeat 12,
 # LeaveGroup 13, SyncGroup 14 (tshark 4.0 wants a range or commas in a set)

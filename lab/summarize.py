@@ -85,9 +85,11 @@ def entry(truth_path):
              "- rebalances in the truth:"]
     for r in t["rebalances"]:
         where = "" if r["in_capture"] else " (before/after the capture)"
+        also = ", ".join(f"`{a['trigger']}` {a['client_id']}" for a in r.get("also", []))
         lines.append(f"  - {r['group']} generation {r['from_generation']} → {r['to_generation']}: "
                      f"`{r['trigger']}` {r.get('client_id') or ''}"
-                     f"{' (expected)' if r.get('expected') else ''}{where}")
+                     f"{' (expected)' if r.get('expected') else ''}"
+                     f"{'; also ' + also if also else ''}{where}")
     for s in t.get("same_generation_rejoins", []):
         lines.append(f"  - not a rebalance: {s['group']} generation {s['generation']} answered "
                      f"again to {', '.join(j['client_id'] for j in s['joins_logged'])}"
