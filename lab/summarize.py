@@ -1,0 +1,142 @@
+"""Writes fixtures/README.md: one entry per lab fixture, from its truth file and tshark.
+
+Takes fixtures/lab/*.truth.json and the captures beside them; gives the markdown describing how
+each capture was made (tools, versions, commands, scenario, client, link type, size), what
+Debian's tshark sees in it (request counts per group API with versions, group ids, error codes
+in answers, malformed frames) and the rebalances of its truth.
+
+    python3 lab/summarize.py        # (needs tshark; does not need the broker or KGTRACE_LAB)
+"""
+
+import collections
+import glob
+import json
+import os
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+FIX = os.path.join(REPO, "fixtures")
+API = {8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 11: "JoinGroup",
+       12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
+
+
+def tshark_rows(cap):
+    cmd = ["tshark", "-n", "-r", cap, "-Y", "kafka", "-T", "fields", "-E", "occurrence=f",
+           "-e", "kafka.request_key", "-e", "kafka.response_key", "-e", "kafka.api_version",
+           "-e", "kafka.consumer_group", "-e", "kafka.error", "-e", "_ws.malformed"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    return [line.split("\t") for line in r.stdout.splitlines()]
+
+
+def tshark_summary(cap):
+    req = collections.Counter()
+    versions = collections.defaultdict(set)
+    errors = collections.Counter()
+    groups = set()
+    malformed = 0
+    rows = tshark_rows(cap)
+    for row in rows:
+        row += [""] * (6 - len(row))
+        rk, sk, ver, grp, err, bad = row[:6]
+        if rk:
+            req[int(rk)] += 1
+            if ver:
+                versions[int(rk)].add(int(ver))
+        if sk and err and err != "0" and int(sk) in API:
+            errors[(API[int(sk)], int(err))] += 1
+        for g in grp.split(","):
+            if g.strip():
+                # tshark 4.0 misdecodes some versions into unprintable "group ids"
+                groups.add(g.strip() if g.isprintable() else repr(g) + " (misdecoded)")
+        if bad:
+            malformed += 1
+    return rows, req, versions, errors, groups, malformed
+
+
+def fmt_requests(req, versions):
+    parts = []
+    for k in (11, 14, 12, 13, 8, 9, 10):
+        if req.get(k):
+            vs = "/".join(f"v{v}" for v in sorted(versions[k]))
+            parts.append(f"{API[k]} {req[k]} ({vs})")
+    return ", ".join(parts) or "none"
+
+
+def entry(truth_path):
+    t = json.load(open(truth_path))
+    name = t["scenario"]
+    cap = t["capture"]
+    cap_path = os.path.join(FIX, "lab", cap["file"])
+    rows, req, versions, errors, groups, malformed = tshark_summary(cap_path)
+    win = t["capture_window"]
+    lines = [f"### {name}", "",
+             f"- files: `lab/{cap['file']}` ({os.path.getsize(cap_path)} bytes, {cap['format']}, "
+             f"link type {cap['link_type']}), `lab/{name}.truth.json`, `lab/{name}.tshark.tsv`",
+             f"- scenario: {t['scenario_doc']}",
+             f"- client: {t['client']}; broker: {t['broker']}",
+             f"- capture: {cap['tool']}: `{cap['command']}` from {win['start']} to {win['stop']}",
+             f"- made by: `KGTRACE_LAB=1 python3 lab/lab.py {name}`",
+             f"- tshark 4.0.17 (`-Y kafka`, {len(rows)} Kafka PDUs): requests {fmt_requests(req, versions)}; "
+             f"groups {', '.join(sorted(groups)) or 'none'}; "
+             f"error codes in answers: "
+             + (", ".join(f"{a} {e}×{n}" for (a, e), n in sorted(errors.items())) or "none")
+             + f"; {malformed} PDUs marked malformed",
+             "- rebalances in the truth:"]
+    for r in t["rebalances"]:
+        where = "" if r["in_capture"] else " (before/after the capture)"
+        also = ", ".join(f"`{a['trigger']}` {a['client_id']}" for a in r.get("also", []))
+        lines.append(f"  - {r['group']} generation {r['from_generation']} → {r['to_generation']}: "
+                     f"`{r['trigger']}` {r.get('client_id') or ''}"
+                     f"{' (expected)' if r.get('expected') else ''}"
+                     f"{'; also ' + also if also else ''}{where}")
+    for s in t.get("same_generation_rejoins", []):
+        lines.append(f"  - not a rebalance: {s['group']} generation {s['generation']} answered "
+                     f"again to {', '.join(j['client_id'] for j in s['joins_logged'])}"
+                     f"{' after ' + s['action'] if s.get('action') else ''}")
+    for n in t.get("notes", []):
+        lines.append(f"- note: {n}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+HEADER = """# Test fixtures
+
+## lab/ — real captures from kgtrace's real-broker lab
+
+Each fixture is a capture of real clients against a real tansu 0.6.0 broker on 127.0.0.1:9092,
+made by `lab/lab.py` (see `lab/README.md`), with:
+
+- `<name>.pcap` / `<name>.pcapng`: the capture (`tcp port 9092` only, each under 1 MB),
+- `<name>.truth.json`: the ground truth written from what the lab did (driver actions, UTC) and
+  what the clients logged (generations, member ids), never from the capture,
+- `<name>.tshark.tsv`: Debian tshark 4.0.17's field decode of the group APIs (API keys 8–14:
+  `tshark -n -r FILE -Y 'kafka.request_key in {8..14} || kafka.response_key in {8..14}' -T fields
+  -E header=y -E occurrence=a -E aggregator=, -e frame.number -e frame.time_epoch -e tcp.srcport
+  -e tcp.dstport -e kafka.request_key -e kafka.response_key -e kafka.api_version
+  -e kafka.correlation_id -e kafka.request_frame -e kafka.client_id -e kafka.consumer_group
+  -e kafka.consumer_group_instance -e kafka.member_id -e kafka.generation_id
+  -e kafka.group_leader_id -e kafka.protocol_name -e kafka.session_timeout
+  -e kafka.rebalance_timeout -e kafka.error -e _ws.malformed`). tshark 4.0 misdecodes several
+  versions these clients send (it flags them `_ws.malformed`, and then often cannot pair the
+  answer): agreeing with it is necessary where it decodes, never sufficient.
+
+Every run has two groups side by side (`g1`, acted on; `g2`, two steady background members)
+and a producer `p1` writing one message every 0.5 s to topic `lab` (12 partitions). Member
+client ids read `g1-c2` etc.; static members' instance ids `g1-static-N`. Regenerate this file
+with `python3 lab/summarize.py`.
+
+"""
+
+
+def main():
+    truths = sorted(glob.glob(os.path.join(FIX, "lab", "*.truth.json")))
+    with open(os.path.join(FIX, "README.md"), "w") as f:
+        f.write(HEADER)
+        for p in truths:
+            f.write(entry(p) + "\n")
+    print(f"wrote fixtures/README.md with {len(truths)} fixtures")
+
+
+if __name__ == "__main__":
+    main()

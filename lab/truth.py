@@ -1,0 +1,316 @@
+"""Ground truth of one lab run, from what the driver DID and what the clients LOGGED.
+
+Takes a run directory written by labkit.Lab (actions.jsonl, meta.json, <client_id>.out with
+JSON-line events, <client_id>.err with the client's log); gives the truth dict written as
+fixtures/lab/<name>.truth.json.
+
+Generations come only from the clients' own words: librdkafka's "JoinGroup response:
+GenerationId N ... my MemberId M" debug line (its own timestamp), kafka-python's "Successfully
+joined group" record and KafkaJS's logged JoinGroup response (both via the member's events).
+Rebalances are the clusters of those joins; their trigger is the driver action that explains
+the change of membership between one cluster and the one before it.
+"""
+
+import json
+import os
+import re
+
+from labkit import read_events
+from signals import signals
+from truth_time import iso_from_epoch, secs
+
+CK_JOIN = re.compile(r"^%\d\|(\d+\.\d+)\|JOINGROUP\|[^|]*\|.*JoinGroup response: GenerationId "
+                     r"(-?\d+), Protocol ([^,]*), LeaderId ([^,]*), my MemberId ([^,]+),")
+DEPARTURE = {"leave": "member_left", "freeze": "session_timeout", "kill": "session_timeout",
+             "stop_polling": "poll_timeout"}
+ARRIVAL = {"start": "member_joined", "resume": "member_joined",
+           "resume_polling": "member_joined", "restart_static": "static_member_replaced"}
+# joins of one generation that tansu answers this far apart still belong together
+SAME_REBALANCE_S = 8.0
+
+
+CK_MEMBER = re.compile(r'^%\d\|[^|]*\|ASSIGN\|[^|]*\|.*\]:  Member "([^"]+)"(?: \(me\))? with \d+ owned')
+
+
+def ck_joins(err_path, client_id, group):
+    """Joins from librdkafka's debug log; a leader's join also gets the members it assigned."""
+    out = []
+    try:
+        lines = open(err_path, encoding="utf-8", errors="replace").read().splitlines()
+    except FileNotFoundError:
+        return out
+    last = None
+    for line in lines:
+        m = CK_JOIN.match(line)
+        if m:
+            last = None
+            if int(m.group(2)) < 0:
+                continue
+            leader = m.group(4).replace(" (me)", "").strip()
+            last = {"ts": iso_from_epoch(m.group(1)), "group": group, "client_id": client_id,
+                    "generation": int(m.group(2)), "member_id": m.group(5).strip(),
+                    "leader_id": leader, "protocol": m.group(3)}
+            out.append(last)
+            continue
+        a = CK_MEMBER.match(line)
+        if a and last is not None and last["leader_id"] == last["member_id"]:
+            last.setdefault("members", [])
+            if a.group(1) not in last["members"]:
+                last["members"].append(a.group(1))
+    return out
+
+
+def member_joins(run_dir, action):
+    cid, group = action["client_id"], action["group"]
+    base = os.path.join(run_dir, cid)
+    if action.get("client") == "ck":
+        return ck_joins(base + ".err", cid, group)
+    out = []
+    for e in read_events(base + ".out"):
+        if e["event"] == "joined" and e.get("generation", -1) >= 0:
+            out.append({"ts": e["ts"], "group": group, "client_id": cid,
+                        "generation": e["generation"], "member_id": e["member_id"],
+                        "leader_id": e.get("leader_id"), "protocol": e.get("protocol")})
+            if e.get("members"):
+                out[-1]["members"] = e["members"]
+        elif e["event"] == "leader_assign" and out and out[-1]["generation"] == e["generation"]:
+            out[-1]["members"] = e["members"]
+            out[-1]["leader_id"] = e["leader_id"]
+    return out
+
+
+def load_actions(run_dir):
+    acts = read_events(os.path.join(run_dir, "actions.jsonl"))
+    seen = set()
+    for a in list(acts):
+        cid = a.get("client_id")
+        if a["action"] in ("start", "restart_static") and cid not in seen and a.get("group"):
+            seen.add(cid)
+            # the member ends its own stall; its log says when (the lab scheduled it)
+            for e in read_events(os.path.join(run_dir, cid + ".out")):
+                if e["event"] == "stall_end":
+                    acts.append({"ts": e["ts"], "action": "resume_polling", "group": a["group"],
+                                 "client_id": cid, "detail": "member polls again"})
+    return sorted(acts, key=lambda a: a["ts"])
+
+
+def cluster_joins(joins):
+    """Groups one group's joins into rebalances (see module doc) and gives each its view:
+    client_id -> member_id, from the leader's member list when the leader logged one (the
+    only complete one: tansu answers some members a generation late), else from the joins."""
+    id_map = {j["member_id"]: j["client_id"] for j in joins}
+    clusters = []
+    for j in sorted(joins, key=lambda j: j["ts"]):
+        c = clusters[-1] if clusters else None
+        if (c is None or j["generation"] != c["generation"] or j["client_id"] in c["members"]
+                or secs(j["ts"]) - secs(c["first_ts"]) > SAME_REBALANCE_S):
+            c = {"generation": j["generation"], "first_ts": j["ts"], "members": {}}
+            clusters.append(c)
+        c["members"][j["client_id"]] = j
+        c["last_ts"] = j["ts"]
+    for c in clusters:
+        listed = [m for j in c["members"].values() for m in j.get("members", [])]
+        if listed:
+            c["view"] = {id_map.get(m, m): m for m in listed}
+            c["from_leader"] = True
+        else:
+            c["view"] = None  # explain() fills it in from the previous view and the joins
+            c["from_leader"] = False
+    return clusters
+
+
+def pending_for(actions, used, cid, kinds, before_ts):
+    """The latest unused action of kinds by cid before before_ts, or None."""
+    best = None
+    for i, a in enumerate(actions):
+        if i in used or a.get("client_id") != cid or a["action"] not in kinds:
+            continue
+        if a["ts"] <= before_ts:
+            best = i
+    return best
+
+
+def explain(c, prev, actions, used):
+    """Causes of cluster c (list of (action index, kind, client_id, member_id)); changes of
+    membership no driver action explains go to c["unexplained"]."""
+    causes, odd = [], []
+    before = prev["view"] if prev else {}
+    if c["view"] is None:
+        # no leader list: members that did not answer are still members unless the driver
+        # made them go before this round
+        view = dict(before)
+        for cid in list(view):
+            if cid not in c["members"] and pending_for(actions, used, cid, DEPARTURE,
+                                                       c["first_ts"]) is not None:
+                del view[cid]
+        view.update({cid: j["member_id"] for cid, j in c["members"].items()})
+        c["view"] = view
+    for cid, mid in sorted(c["view"].items()):
+        if before.get(cid) == mid:
+            continue
+        i = pending_for(actions, used, cid, ARRIVAL, c["last_ts"])
+        if i is not None:
+            kind = ARRIVAL[actions[i]["action"]]
+            if kind == "static_member_replaced" and cid not in before:
+                # its old member was already gone (evicted): the broker sees a new member
+                kind = "member_joined"
+            causes.append((i, kind, cid, mid))
+        else:
+            odd.append({"client_id": cid, "change": "new member id" if cid in before
+                        else "appeared", "old_member_id": before.get(cid), "member_id": mid})
+    for cid, mid in sorted(before.items()):
+        if cid in c["view"]:
+            continue
+        i = pending_for(actions, used, cid, DEPARTURE, c["first_ts"])
+        if i is not None:
+            causes.append((i, DEPARTURE[actions[i]["action"]], cid, mid))
+        else:
+            odd.append({"client_id": cid, "change": "disappeared", "old_member_id": mid})
+    c["unexplained"] = odd
+    return sorted(causes)
+
+
+def window_signals(sigs, lo, c):
+    return [x for x in sigs if lo <= x["ts"] <= c["last_ts"]]
+
+
+def rebalance_record(group, c, prev, causes, actions, sigs, follow_up_of, lo):
+    """One rebalance of the truth: the action that caused it, else the clients' own signals."""
+    rec = {"group": group, "from_generation": prev["generation"] if prev else None,
+           "to_generation": c["generation"], "first_join_ts": c["first_ts"],
+           "members_after": sorted(c["view"]),
+           "member_ids_after": dict(sorted(c["view"].items())),
+           "membership_from": "leader's member list" if c["from_leader"] else "members' joins",
+           "joins_logged": [{"client_id": j["client_id"], "ts": j["ts"]}
+                            for j in sorted(c["members"].values(), key=lambda j: j["ts"])],
+           "expected": False}
+    if c.get("unexplained"):
+        rec["membership_changes_without_action"] = c["unexplained"]
+    seen = window_signals(sigs, prev["first_ts"] if prev else "", c)
+    # a failed SyncGroup explains the next round and the one after (tansu first re-forms the
+    # group without the failed member, then takes its rejoin in a later generation)
+    failed = [x for x in window_signals(sigs, lo, c) if x["kind"] == "sync_failed"
+              and x["ts"] <= c["first_ts"]]
+    if causes:
+        i, kind, cid, mid = causes[0]
+        rec.update(trigger=kind, client_id=cid, member_id=mid, action=actions[i]["action"],
+                   action_ts=actions[i]["ts"])
+        if len(causes) > 1:
+            rec["also"] = [{"trigger": k, "client_id": ci, "member_id": m,
+                            "action": actions[ii]["action"]} for ii, k, ci, m in causes[1:]]
+    elif follow_up_of is not None:
+        rec.update(trigger=follow_up_of["trigger"], client_id=follow_up_of.get("client_id"),
+                   member_id=follow_up_of.get("member_id"), expected=True,
+                   note="cooperative-sticky follow-up round: same members rejoin after "
+                        "revoking partitions (KIP-429)")
+    elif failed:
+        f = failed[-1]
+        rec.update(trigger="previous_rebalance_failed", client_id=f["client_id"],
+                   member_id=(prev["view"].get(f["client_id"]) if prev else None),
+                   note=f"{f['client_id']}'s SyncGroup failed ({f['text']}) and it rejoined: "
+                        "no driver action, the previous round did not complete")
+    else:
+        rec.update(trigger="unknown", client_id=None, member_id=None,
+                   note="no driver action and no failed SyncGroup explains this generation")
+    if seen:
+        rec["client_signals"] = seen
+    return rec
+
+
+def same_generation_rejoin(c, prev, actions, used):
+    """A round that changed nothing (same generation, same members, same member ids), e.g. a
+    static member that tansu let back in with its old member id: not a rebalance. Gives the
+    record for the truth's same_generation_rejoins, consuming a restart_static action."""
+    if prev is None or c["generation"] != prev["generation"] or c["view"] != prev["view"]:
+        return None
+    rec = {"group": c["members"][next(iter(c["members"]))]["group"],
+           "generation": c["generation"],
+           "joins_logged": [{"client_id": j["client_id"], "member_id": j["member_id"],
+                             "ts": j["ts"]} for j in c["members"].values()]}
+    for cid in c["members"]:
+        i = pending_for(actions, used, cid, ("restart_static",), c["last_ts"])
+        if i is not None:
+            used.add(i)
+            rec.update(action="restart_static", client_id=cid, action_ts=actions[i]["ts"],
+                       note="restarted static member got its old member id and generation "
+                            "back; the other members did not rejoin (no rebalance)")
+    return rec
+
+
+def group_rebalances(group, joins, actions, used, cooperative, sigs, rejoins):
+    out = []
+    prev = None
+    kept = []  # the clusters that became rebalances
+    for c in cluster_joins(joins):
+        causes = explain(c, prev, actions, used)
+        if not causes:
+            same = same_generation_rejoin(c, prev, actions, used)
+            if same is not None:
+                rejoins.append(same)
+                continue
+        for i, *_ in causes:
+            used.add(i)
+        # one follow-up round per rebalance a driver action caused (KIP-429)
+        follow = out[-1] if (not causes and cooperative and out and "action" in out[-1]
+                             and c["view"] == prev["view"]) else None
+        lo = kept[-2]["first_ts"] if len(kept) >= 2 else ""
+        out.append(rebalance_record(group, c, prev, causes, actions, sigs, follow, lo))
+        kept.append(c)
+        prev = c
+    return out
+
+
+def in_window(ts, window):
+    start, stop = window
+    return (start is None or ts >= start) and (stop is None or ts <= stop)
+
+
+def capture_window(actions):
+    start = next((a["ts"] for a in actions if a["action"] == "capture_start"), None)
+    stop = next((a["ts"] for a in actions if a["action"] == "capture_stop"), None)
+    return start, stop
+
+
+def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
+    """The truth dict of one run (see module doc)."""
+    actions = load_actions(run_dir)
+    window = capture_window(actions)
+    members = {}
+    for a in actions:
+        if a["action"] in ("start", "restart_static") and a.get("group"):
+            members.setdefault(a["client_id"], a)
+    joins, sigs = [], []
+    for a in members.values():
+        joins.extend(member_joins(run_dir, a))
+        sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
+                            a["client_id"]))
+    sigs.sort(key=lambda x: x["ts"])
+    group_of = {cid: a["group"] for cid, a in members.items()}
+    cooperative = any("cooperative" in (a.get("detail") or "") for a in members.values())
+    used = set()
+    rebalances, rejoins = [], []
+    for group in sorted({a["group"] for a in members.values()}):
+        rebalances.extend(group_rebalances(
+            group, [j for j in joins if j["group"] == group], actions, used, cooperative,
+            [x for x in sigs if group_of.get(x["client_id"]) == group], rejoins))
+    for r in rebalances:
+        r["in_capture"] = in_window(r["first_join_ts"], window)
+    gens = sorted(joins, key=lambda j: j["ts"])
+    for g in gens:
+        g["in_capture"] = in_window(g["ts"], window)
+    return {
+        "scenario": os.path.basename(run_dir.rstrip("/")),
+        "client": client_desc, "broker": broker_desc, "capture": capture_desc,
+        "capture_window": {"start": window[0], "stop": window[1]},
+        "groups": sorted({a["group"] for a in members.values()}),
+        "actions": [{k: a.get(k) for k in ("ts", "action", "group", "client_id", "detail")}
+                    for a in actions],
+        "generations": gens,
+        "rebalances": rebalances,
+        "same_generation_rejoins": rejoins,
+        "unexplained_actions": [
+            {k: a.get(k) for k in ("ts", "action", "group", "client_id")}
+            for i, a in enumerate(actions)
+            if i not in used and a["action"] in set(DEPARTURE) | set(ARRIVAL)],
+        "notes": list(notes),
+    }
