@@ -42,6 +42,8 @@ pub struct Collected {
     pub inputs: Vec<InputSummary>,
     /// Every anomaly.
     pub diagnostics: Diagnostics,
+    /// Last exchange id handed out, so ids stay unique over all captures.
+    pub last_exchange_id: u64,
 }
 
 /// Reads every input.
@@ -190,6 +192,7 @@ fn read_capture<R: std::io::Read>(
     };
     let mut reassembler = Reassembler::new(tcp_config, source.clone());
     let mut decoder = KafkaDecoder::new(kafka_config, source.clone());
+    decoder.continue_exchange_ids(out.last_exchange_id);
     let (mut d_capture, mut d_tcp, mut d_kafka) = (
         Diagnostics::default(),
         Diagnostics::default(),
@@ -215,6 +218,7 @@ fn read_capture<R: std::io::Read>(
     });
     decoder.finish(&mut d_kafka, &mut sink.pending);
     sink.drain(&mut decoder);
+    out.last_exchange_id = decoder.last_exchange_id();
     for d in [d_capture, d_tcp, d_kafka] {
         out.diagnostics.merge(d);
     }
