@@ -45,6 +45,8 @@ pub enum CliCommand {
     /// Raw Kafka request/response exchanges, one row each.
     Decode(Common),
     /// The `__consumer_offsets` partition (and broker, if the inputs show it) that coordinates GROUP.
+    // Inputs are optional here only: the partition needs no traffic.
+    #[command(mut_arg("inputs", |a| a.required(false)))]
     Coordinator {
         /// The group id.
         group: String,
@@ -68,7 +70,9 @@ pub enum CliCommand {
 #[derive(Debug, Args)]
 pub struct Common {
     /// Captures (pcap, pcapng), logs (server.log, rotated, .gz), directories of logs, or `-` for stdin.
-    #[arg(value_name = "INPUT")]
+    // Required: without it a run would read nothing and exit 1 as if
+    // nothing had matched.
+    #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<PathBuf>,
     /// Only groups matching REGEX (repeatable: any may match).
     #[arg(short = 'g', long = "group", value_name = "REGEX")]
