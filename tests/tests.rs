@@ -3,3 +3,12 @@
 
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
+
+// Shared helpers: run the binary, parse what it prints.
+mod util;
+
+// The binary as a user drives it: subcommands, formats, filters, exit codes.
+mod cli;
+
+// Snapshots of every format on every lab capture.
+mod snapshots;
