@@ -86,17 +86,21 @@ fn describe_wire(kind: &EventKind) -> Described {
             protocol_name,
             ..
         } => {
-            let mut s = format!("leader={leader}");
+            // Error answers (MEMBER_ID_REQUIRED...) carry an empty leader.
+            let mut parts = Vec::new();
+            if !leader.is_empty() {
+                parts.push(format!("leader={leader}"));
+            }
             if let Some(p) = protocol_name {
-                s.push_str(&format!(" protocol={p}"));
+                parts.push(format!("protocol={p}"));
             }
             if !members.is_empty() {
-                s.push_str(&format!(" members={}", members.len()));
+                parts.push(format!("members={}", members.len()));
             }
             if let Some(p) = parked_ms {
-                s.push_str(&format!(" parked={p:.0}ms"));
+                parts.push(format!("parked={p:.0}ms"));
             }
-            d("JoinGroup response", "join", err(error), s)
+            d("JoinGroup response", "join", err(error), parts.join(" "))
         }
         K::SyncGroupRequest { assignments, .. } => d(
             "SyncGroup request",

@@ -159,9 +159,30 @@ pub(crate) fn member_label(member_id: Option<&str>, client_id: Option<&str>) -> 
     match (client, member) {
         (Some(c), Some(m)) => format!("{} / {}", one_line(c), short_member(m, Some(c))),
         (Some(c), None) => one_line(c),
-        (None, Some(m)) => short_member(m, None),
+        (None, Some(m)) => match split_client_uuid(m) {
+            Some((client, _)) => {
+                format!("{} / {}", one_line(client), short_member(m, Some(client)))
+            }
+            None => short_member(m, None),
+        },
         (None, None) => "-".to_string(),
     }
+}
+
+/// A classic member id is `client_id + "-" + UUID` (Kafka's
+/// `GroupCoordinator`/`ClassicGroup` build it from `UUID.randomUUID()`), so a
+/// broker log line that names only the member still tells its client:
+/// without this every member of a log-only group would show as the same
+/// first eight characters (`consumer…`).
+fn split_client_uuid(member_id: &str) -> Option<(&str, &str)> {
+    let cut = member_id.len().checked_sub(37)?;
+    let (client, rest) = member_id.split_at_checked(cut)?;
+    let uuid = rest.strip_prefix('-')?;
+    let uuid_shaped = uuid.char_indices().all(|(i, c)| match i {
+        8 | 13 | 18 | 23 => c == '-',
+        _ => c.is_ascii_hexdigit(),
+    });
+    (uuid_shaped && !client.is_empty()).then_some((client, uuid))
 }
 
 /// `file#frame`, `file:line`, or just the file.
@@ -282,6 +303,15 @@ mod tests {
             Some("nonode@nohost/<0.1083.0>"),
         );
         assert_eq!(label, "nonode@nohost/<0.1083.0> / 9db8");
+        let from_log = member_label(
+            Some("consumer-orders-1-3f1e7c2a-0d9b-4c8e-9a55-6c1d2e3f4a5b"),
+            None,
+        );
+        assert_eq!(from_log, "consumer-orders-1 / 3f1e7c2a…");
+        assert_eq!(
+            member_label(Some("gjWzAEmmRlOfypB2_GB_9Q"), None),
+            "gjWzAEmm…"
+        );
         assert_eq!(one_line("a\u{1b}[31mb\nc"), "a\\u{1b}[31mb c");
     }
 

@@ -100,10 +100,15 @@ fn leader_label(g: &GroupSummary, leader: &str) -> String {
 }
 
 fn totals(g: &GroupSummary) -> Line {
+    // No rate when the inputs are too short to give one: "3 (-)" reads as
+    // a typo.
+    let rate = match g.rebalances_per_hour {
+        Some(r) if r.is_finite() => format!(" ({})", human::rate(Some(r))),
+        _ => String::new(),
+    };
     let mut text = format!(
-        "{} ({}), {} rebalancing in total",
+        "{}{rate}, {} rebalancing in total",
         g.rebalance_count,
-        human::rate(g.rebalances_per_hour),
         human::duration(g.rebalancing_ms)
     );
     if g.storm {
