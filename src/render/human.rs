@@ -144,6 +144,8 @@ pub(crate) fn short_member(member_id: &str, client_id: Option<&str>) -> String {
         .and_then(|c| member_id.strip_prefix(c))
         .and_then(|r| r.strip_prefix('-'))
         .filter(|r| !r.is_empty())
+        // A static member's id starts with its group.instance.id instead.
+        .or_else(|| split_client_uuid(member_id).map(|(_, uuid)| uuid))
         .unwrap_or(member_id);
     if rest.chars().count() <= 12 {
         return one_line(rest);
@@ -169,11 +171,12 @@ pub(crate) fn member_label(member_id: Option<&str>, client_id: Option<&str>) -> 
     }
 }
 
-/// A classic member id is `client_id + "-" + UUID` (Kafka's
-/// `GroupCoordinator`/`ClassicGroup` build it from `UUID.randomUUID()`), so a
-/// broker log line that names only the member still tells its client:
-/// without this every member of a log-only group would show as the same
-/// first eight characters (`consumer…`).
+/// A classic member id is `client_id + "-" + UUID`, or
+/// `group.instance.id + "-" + UUID` for a static member (Kafka's
+/// `GroupMetadata.generateMemberId`), so a broker log line that names only
+/// the member still tells who it is: without this every member of a
+/// log-only group would show as the same first eight characters
+/// (`consumer…`).
 fn split_client_uuid(member_id: &str) -> Option<(&str, &str)> {
     let cut = member_id.len().checked_sub(37)?;
     let (client, rest) = member_id.split_at_checked(cut)?;
@@ -311,6 +314,11 @@ mod tests {
         assert_eq!(
             member_label(Some("gjWzAEmmRlOfypB2_GB_9Q"), None),
             "gjWzAEmm…"
+        );
+        let static_id = "g1-static-2-29919797-d9f3-4d75-aa2d-5498dc942a00";
+        assert_eq!(
+            member_label(Some(static_id), Some("g1-c2")),
+            "g1-c2 / 29919797…"
         );
         assert_eq!(one_line("a\u{1b}[31mb\nc"), "a\\u{1b}[31mb c");
     }
