@@ -71,6 +71,9 @@ pub fn assemble(
             .into_iter()
             .filter(|x| filter.exchange(x, first))
             .collect();
+        // Exchanges complete in response order; a listing reads in request
+        // time. The sort is stable: ties keep the capture's order.
+        report.exchanges.sort_by_key(|x| x.ts);
     }
     let matched = match view {
         View::Timeline => report.timeline.len(),

@@ -551,3 +551,13 @@ fn two_captures_read_together_show_both_inputs() {
         .collect();
     assert_eq!(paths, [KILLED, other.as_str()]);
 }
+
+#[test]
+fn decode_lists_exchanges_in_time_order() {
+    let out = run(&["decode", "-q", KILLED, "--format", "ndjson"]).expect_code(0);
+    let times: Vec<kgtrace::Timestamp> = ndjson(&out.stdout)
+        .iter()
+        .map(|x| kgtrace::Timestamp::parse_rfc3339(x["ts"].as_str().unwrap()).unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]));
+}
