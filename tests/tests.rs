@@ -3,3 +3,4 @@
 
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
+mod log_and_capture;
