@@ -37,11 +37,18 @@ fn facts(r: &Rebalance, style: TimeStyle) -> Vec<(&'static str, Line)> {
         fields.push(("Why", vec![Span::plain(human::one_line(&r.trigger.detail))]));
     }
     if !r.other_triggers.is_empty() {
-        let others = r
-            .other_triggers
-            .iter()
-            .map(|t| grids::trigger_span(&t.kind));
-        fields.push(("Other causes", others.collect()));
+        let mut others = Vec::new();
+        for (i, t) in r.other_triggers.iter().enumerate() {
+            if i > 0 {
+                others.push(Span::plain("; "));
+            }
+            others.push(grids::trigger_span(&t.kind));
+            if let Some(who) = t.client_id.as_ref().or(t.member_id.as_ref()) {
+                others.push(Span::plain(" by "));
+                others.push(Span::code(who.clone()));
+            }
+        }
+        fields.push(("Other causes", others));
     }
     if r.expected {
         let why = r.expected_reason.as_deref().unwrap_or("expected");
