@@ -172,7 +172,7 @@ fn record(
     let (best, others) = round::choose(&r.candidates);
     out.trigger = match best {
         Some(c) => round::trigger_of(c),
-        None => round::unknown_trigger("nothing in the inputs explains this rebalance (its cause happened before the inputs begin, or on a connection that was not captured)"),
+        None => round::unknown_trigger(unexplained(r)),
     };
     if out.trigger.member_id.is_some() && out.trigger.client_id.is_none() {
         out.trigger.client_id = out
@@ -203,6 +203,22 @@ fn record(
     (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
     (out.expected, out.expected_reason) = expectation(r, &out, previous, assignors);
     out
+}
+
+/// Words for a round nothing explains, saying what was seen and where the
+/// cause may be found.
+fn unexplained(r: &Round) -> &'static str {
+    let told = r.evidence.iter().any(|e| {
+        e.text.contains("REBALANCE_IN_PROGRESS") || e.text.to_ascii_lowercase().contains("already rebalancing")
+    });
+    if told {
+        "members were told the group is rebalancing (REBALANCE_IN_PROGRESS), but its cause is not in the inputs: \
+         another member's join or leave, or the coordinator's own decision; add the broker's server.log or \
+         capture the other members' connections"
+    } else {
+        "nothing in the inputs explains this rebalance: its cause happened before the inputs begin, or on a \
+         connection that was not captured"
+    }
 }
 
 fn moved_partitions(r: &Round) -> (Vec<String>, Vec<String>) {
