@@ -79,8 +79,10 @@ fn read_one(
         let head = reader.fill_buf().map_err(read_err)?.to_vec();
         return if capture::is_capture_magic(&head) {
             read_capture(reader, source, opts, keep, out)
-        } else {
+        } else if head.is_empty() || logs::looks_like_log(&head) {
             read_log(reader, source, opts, out)
+        } else {
+            Err(unknown_input(path, &head))
         };
     }
     if path.is_dir() {
@@ -88,9 +90,13 @@ fn read_one(
     }
     let mut file = File::open(path).map_err(read_err)?;
     let len = file.metadata().ok().map(|m| m.len());
-    let mut head = [0u8; 4];
+    let mut head = vec![0u8; 64 * 1024];
     let n = read_head(&mut file, &mut head).map_err(read_err)?;
-    if capture::is_capture_magic(&head[..n]) {
+    let head = &head[..n];
+    if !capture::is_capture_magic(head) && !head.is_empty() && !logs::looks_like_log(head) {
+        return Err(unknown_input(path, head));
+    }
+    if capture::is_capture_magic(head) {
         let file = File::open(path).map_err(read_err)?;
         let reader = crate::progress::wrap(file, len, &name, quiet);
         return read_capture(
@@ -102,6 +108,20 @@ fn read_one(
         );
     }
     read_log_path(path, source, opts, out)
+}
+
+/// Neither a capture nor a log: name the file and show its first bytes.
+fn unknown_input(path: &Path, head: &[u8]) -> Error {
+    let magic = head
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Error::UnknownInput {
+        path: path.to_path_buf(),
+        magic,
+    }
 }
 
 fn read_head(file: &mut File, head: &mut [u8]) -> std::io::Result<usize> {

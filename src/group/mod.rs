@@ -209,7 +209,8 @@ fn record(
 /// cause may be found.
 fn unexplained(r: &Round) -> &'static str {
     let told = r.evidence.iter().any(|e| {
-        e.text.contains("REBALANCE_IN_PROGRESS") || e.text.to_ascii_lowercase().contains("already rebalancing")
+        e.text.contains("REBALANCE_IN_PROGRESS")
+            || e.text.to_ascii_lowercase().contains("already rebalancing")
     });
     if told {
         "members were told the group is rebalancing (REBALANCE_IN_PROGRESS), but its cause is not in the inputs: \
