@@ -71,9 +71,10 @@ pub fn assemble(
             .into_iter()
             .filter(|x| filter.exchange(x, first))
             .collect();
-        // Exchanges complete in response order; a listing reads in request
-        // time. The sort is stable: ties keep the capture's order.
-        report.exchanges.sort_by_key(|x| x.ts);
+        // Exchanges complete in response order; people read them in request order.
+        report
+            .exchanges
+            .sort_by_key(|x| (x.ts, x.request_frame.or(x.response_frame)));
     }
     let matched = match view {
         View::Timeline => report.timeline.len(),

@@ -358,8 +358,72 @@ fn describe_broker(line: &BrokerLine) -> Described {
         ),
         B::SubscriptionChanged { detail } => s("SubscriptionChanged", "state", detail.clone()),
         B::Other { message } => s("Other", "other", message.clone()),
-        #[allow(unreachable_patterns)]
-        _ => s("line", "other", String::new()),
+        B::RebalanceTimeoutRemoved { members } => s(
+            "RebalanceTimeoutRemoved",
+            "leave",
+            format!(
+                "removed for not rejoining within the rebalance timeout: {}",
+                members.join(", ")
+            ),
+        ),
+        B::StaticMemberFenced {
+            current_member_id,
+            operation,
+        } => s(
+            "StaticMemberFenced",
+            "heartbeat_failed",
+            format!(
+                "{} fenced{}",
+                current_member_id.as_deref().unwrap_or("static member"),
+                operation
+                    .as_ref()
+                    .map(|o| format!(" on {o}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        B::StaticMemberTemporarilyLeft => s("StaticMemberTemporarilyLeft", "leave", String::new()),
+        B::TargetAssignmentComputed { epoch, assignor } => s(
+            "TargetAssignmentComputed",
+            "sync",
+            format!(
+                "epoch {epoch}{}",
+                assignor
+                    .as_ref()
+                    .map(|a| format!(" by {a}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        B::RequestCompleted {
+            api,
+            api_version,
+            error,
+            total_time_ms,
+            remote_time_ms,
+            reason,
+            ..
+        } => s(
+            &format!("request log: {api}"),
+            if api == "JoinGroup" {
+                "join"
+            } else if api == "SyncGroup" {
+                "sync"
+            } else if api == "LeaveGroup" {
+                "leave"
+            } else {
+                "heartbeat"
+            },
+            format!(
+                "v{api_version} total={total_time_ms:.0}ms remote={remote_time_ms:.0}ms{}{}",
+                error
+                    .as_ref()
+                    .map(|e| format!(" error={e}"))
+                    .unwrap_or_default(),
+                reason
+                    .as_ref()
+                    .map(|r| format!(" reason=\"{r}\""))
+                    .unwrap_or_default()
+            ),
+        ),
     }
 }
 
@@ -407,8 +471,45 @@ fn describe_client(line: &ClientLine) -> Described {
             s("CoordinatorUnavailable", "coordinator", detail.clone())
         }
         C::Other { message } => s("Other", "other", message.clone()),
-        #[allow(unreachable_patterns)]
-        _ => s("line", "other", String::new()),
+        C::RejoinRequested { reason } => s("RejoinRequested", "join", format!("due to: {reason}")),
+        C::AssignmentFinished { members } => s(
+            "AssignmentFinished",
+            "sync",
+            format!("leader assigned {members} members"),
+        ),
+        C::AssignmentReceived { partitions } => {
+            s("AssignmentReceived", "sync", partitions.join(", "))
+        }
+        C::GenerationReset { reason } => s("GenerationReset", "leave", reason.clone()),
+        C::PollTimeoutExpired { exceeded_ms } => s(
+            "PollTimeoutExpired",
+            "leave",
+            exceeded_ms
+                .map(|ms| format!("poll timeout exceeded by {ms} ms"))
+                .unwrap_or_default(),
+        ),
+        C::RequestFailed { request, error } => s(
+            "RequestFailed",
+            "heartbeat_failed",
+            format!("{request}: {error}"),
+        ),
+        C::MemberStateChanged { from, to } => {
+            s("MemberStateChanged", "state", format!("{from} → {to}"))
+        }
+        C::Reconciling {
+            assigned,
+            added,
+            revoked,
+        } => s(
+            "Reconciling",
+            "sync",
+            format!(
+                "assigned {} (added {}, revoked {})",
+                assigned.len(),
+                added.len(),
+                revoked.len()
+            ),
+        ),
     }
 }
 

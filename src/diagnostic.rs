@@ -50,6 +50,16 @@ pub enum DiagnosticKind {
     TruncatedLog,
 }
 
+impl DiagnosticKind {
+    /// The kind's name in every output (`stream_gap`).
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_else(|| format!("{self:?}"))
+    }
+}
+
 /// One anomaly and where it happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {

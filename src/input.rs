@@ -77,9 +77,12 @@ fn read_one(
         let stdin = std::io::stdin();
         let mut reader = BufReader::with_capacity(1 << 20, stdin.lock());
         let head = reader.fill_buf().map_err(read_err)?.to_vec();
-        return match sniff(path, &head)? {
-            Sniffed::Capture => read_capture(reader, source, opts, keep, out),
-            Sniffed::Log => read_log(reader, source, opts, out),
+        return if capture::is_capture_magic(&head) {
+            read_capture(reader, source, opts, keep, out)
+        } else if head.is_empty() || logs::looks_like_log(&head) {
+            read_log(reader, source, opts, out)
+        } else {
+            Err(unknown_input(path, &head))
         };
     }
     if path.is_dir() {
@@ -87,9 +90,13 @@ fn read_one(
     }
     let mut file = File::open(path).map_err(read_err)?;
     let len = file.metadata().ok().map(|m| m.len());
-    let mut head = vec![0u8; SNIFF_LEN];
+    let mut head = vec![0u8; 64 * 1024];
     let n = read_head(&mut file, &mut head).map_err(read_err)?;
-    if sniff(path, &head[..n])? == Sniffed::Capture {
+    let head = &head[..n];
+    if !capture::is_capture_magic(head) && !head.is_empty() && !logs::looks_like_log(head) {
+        return Err(unknown_input(path, head));
+    }
+    if capture::is_capture_magic(head) {
         let file = File::open(path).map_err(read_err)?;
         let reader = crate::progress::wrap(file, len, &name, quiet);
         return read_capture(
@@ -103,32 +110,17 @@ fn read_one(
     read_log_path(path, source, opts, out)
 }
 
-/// Bytes looked at to tell a capture from a log: enough for a few hundred
-/// log lines, so a log opening with a long stack trace still reads as one.
-const SNIFF_LEN: usize = 64 << 10;
-
-/// What an input's first bytes say it is.
-#[derive(Debug, PartialEq, Eq)]
-enum Sniffed {
-    Capture,
-    Log,
-}
-
-/// A capture by its magic, a log when a log line (or gzip) starts it, and
-/// otherwise an [`Error::UnknownInput`]: reading garbage as a log would
-/// find nothing and exit 1 as if nothing had matched. An empty input is an
-/// (empty) log: a freshly rotated `server.log` is not an error.
-fn sniff(path: &Path, head: &[u8]) -> Result<Sniffed> {
-    if capture::is_capture_magic(head) {
-        Ok(Sniffed::Capture)
-    } else if head.is_empty() || logs::looks_like_log(head) {
-        Ok(Sniffed::Log)
-    } else {
-        let magic: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        Err(Error::UnknownInput {
-            path: path.to_path_buf(),
-            magic: magic.join(" "),
-        })
+/// Neither a capture nor a log: name the file and show its first bytes.
+fn unknown_input(path: &Path, head: &[u8]) -> Error {
+    let magic = head
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    Error::UnknownInput {
+        path: path.to_path_buf(),
+        magic,
     }
 }
 

@@ -129,7 +129,21 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
 pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     let keep_exchanges = opts.view == View::Decode;
     let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
+    let mut collected = collected;
     let timeline = timeline::merge(collected.captured, collected.logged);
+    for (source, ms) in &timeline.clock_offsets {
+        if ms.abs() >= 300_000.0 {
+            collected.diagnostics.add(
+                DiagnosticKind::Reconstruction,
+                source,
+                "clock",
+                format!(
+                    "this log's clock is {:.1} min off the capture's: is --log-tz right?",
+                    ms / 60_000.0
+                ),
+            );
+        }
+    }
     let histories = group::reconstruct(&timeline.events);
     let (report, matched) = assemble::assemble(
         collected.inputs,

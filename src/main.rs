@@ -66,15 +66,7 @@ fn summarise(d: &kgtrace::Diagnostics) {
     let parts: Vec<String> = d
         .counts
         .iter()
-        .map(|(k, n)| {
-            format!(
-                "{n} {}",
-                serde_json::to_value(k)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default()
-            )
-        })
+        .map(|(k, n)| format!("{n} {}", k.name()))
         .collect();
     let _ = writeln!(
         io::stderr(),

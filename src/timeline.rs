@@ -93,9 +93,16 @@ fn is_log_join(ev: &GroupEvent) -> bool {
 /// Pairs more than an hour apart are not the same event (generations repeat).
 fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<Arc<str>, f64> {
     let wire = generation_marks(captured, is_join_answer);
+    // The broker logs "Stabilized" when it sends the generation's first
+    // JoinGroup answers; later answers of the same generation (tansu parks
+    // some for seconds) are not that moment. Generations can repeat, so keep
+    // the first answer of each run of the same generation.
     let mut first_answer: BTreeMap<(&str, i32), Vec<Timestamp>> = BTreeMap::new();
+    let mut last_gen: BTreeMap<&str, i32> = BTreeMap::new();
     for (key, ts, _) in wire {
-        first_answer.entry(key).or_default().push(ts);
+        if last_gen.insert(key.0, key.1) != Some(key.1) {
+            first_answer.entry(key).or_default().push(ts);
+        }
     }
     let mut diffs: BTreeMap<Arc<str>, Vec<f64>> = BTreeMap::new();
     for (key, ts, source) in generation_marks(logged, is_log_join) {

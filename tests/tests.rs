@@ -3,6 +3,7 @@
 
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
+mod log_and_capture;
 
 // Shared helpers: run the binary, parse what it prints.
 mod util;

@@ -655,7 +655,9 @@ impl Classic {
     }
 
     fn on_error_answer(&mut self, ev: &GroupEvent, error: Option<ErrorCode>) {
-        let Some(error) = error else { return };
+        let Some(error) = error else {
+            return self.confirm_member(ev);
+        };
         match error.name() {
             "REBALANCE_IN_PROGRESS" => {
                 let opened = self.round.is_none();
@@ -672,6 +674,26 @@ impl Classic {
                 }
             }
             name => self.coordinator_error(ev, name),
+        }
+    }
+
+    /// A member answered without error in the generation the last round
+    /// produced is in the group, even if the round did not show it rejoin
+    /// (tansu lets members keep their generation without rejoining).
+    fn confirm_member(&mut self, ev: &GroupEvent) {
+        let Some(m) = ev.member_id.as_ref().filter(|m| !m.is_empty()) else {
+            return;
+        };
+        if self.round.is_some() || self.current.contains(m) {
+            return;
+        }
+        let Some(last) = self.done.last_mut() else {
+            return;
+        };
+        if last.generation.is_some() && last.generation == ev.generation_id {
+            last.removed.remove(m);
+            last.expected.insert(m.clone());
+            self.current.insert(m.clone());
         }
     }
 

@@ -87,6 +87,17 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
             );
             suspect(g, ev, Kind::StaticMemberReplaced, Confidence::High, detail);
         }
+        BrokerLine::RebalanceTimeoutRemoved { members } => {
+            let r = g.round_for(ev);
+            r.cite(ev);
+            for m in members {
+                r.removed.insert(m.clone(), "rebalance_timeout".into());
+            }
+        }
+        BrokerLine::StaticMemberFenced { .. } => {
+            let detail = "broker: static member fenced (FENCED_INSTANCE_ID: another process uses its group.instance.id)".to_string();
+            suspect(g, ev, Kind::StaticMemberFenced, Confidence::High, detail);
+        }
         BrokerLine::GroupEmpty => emptied(g, ev),
         BrokerLine::GroupDead => {
             cite_if_open(g, ev);
@@ -276,11 +287,43 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 }
             }
         },
+        ClientLine::RejoinRequested { reason } => match trigger::from_client_reason(reason) {
+            Some(kind) => suspect(
+                g,
+                ev,
+                kind,
+                Confidence::High,
+                format!("client: rejoin requested due to: {reason}"),
+            ),
+            None => {
+                let r = g.round_for(ev);
+                r.cite(ev);
+                r.needs_cause = true;
+            }
+        },
+        ClientLine::PollTimeoutExpired { exceeded_ms } => {
+            mark_removed(g, ev, "left");
+            let by = exceeded_ms
+                .map(|ms| format!(" (exceeded by {ms} ms)"))
+                .unwrap_or_default();
+            suspect(
+                g,
+                ev,
+                Kind::PollTimeout,
+                Confidence::High,
+                format!("client: consumer poll timeout has expired{by}"),
+            );
+        }
         ClientLine::Joined { .. } => joined(g, ev),
         ClientLine::Synced => {
+            // One client's log shows one member: its sync ends its round.
             if let Some(r) = g.round.as_mut() {
                 r.cite(ev);
                 r.completed_at = Some(ev.ts);
+                if r.expected.len() <= 1 {
+                    g.close();
+                    g.enter(ev.ts, "Stable");
+                }
             }
         }
         ClientLine::Leaving { reason } => {

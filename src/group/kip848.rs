@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::event::{BrokerLine, EventKind, GroupEvent};
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::report::{GroupSummary, StateChange};
 use crate::time::Timestamp;
 
@@ -103,6 +103,7 @@ impl Consumer {
                 self.activity.push(activity(ev, ActivityKind::Close))
             }
             EventKind::Broker(line) => self.on_broker(ev, line),
+            EventKind::Client(line) => self.on_client(ev, line),
             _ => self.cite(ev),
         }
     }
@@ -322,6 +323,57 @@ impl Consumer {
                         r.completed_at = Some(ev.ts);
                     }
                 }
+            }
+            _ => self.cite(ev),
+        }
+    }
+
+    /// The KIP-848 Java client logs its own epochs ("Reconciling assignment
+    /// with local epoch E") and state changes (`MembershipManagerImpl`):
+    /// from one member's log, each new epoch is a group epoch bump it took
+    /// part in.
+    fn on_client(&mut self, ev: &GroupEvent, line: &ClientLine) {
+        match line {
+            ClientLine::Reconciling { assigned, .. } => {
+                // Local epoch 0 is the member still joining: no group epoch yet.
+                let Some(epoch) = ev.generation_id.filter(|e| *e > 0) else {
+                    return self.cite(ev);
+                };
+                if self.epoch.is_none_or(|e| epoch > e) {
+                    self.bump(ev, epoch);
+                }
+                let member = ev.member_id.clone().unwrap_or_default();
+                if let Some(r) = self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
+                    r.cite(ev);
+                    r.synced.insert(member.clone());
+                    r.assignment_after.insert(member, assigned.clone());
+                    r.completed_at = Some(ev.ts);
+                }
+            }
+            ClientLine::MemberStateChanged { to, .. } if to.eq_ignore_ascii_case("JOINING") => self
+                .suspect(
+                    ev,
+                    Kind::MemberJoined,
+                    Confidence::High,
+                    "client: member joining the group".into(),
+                ),
+            ClientLine::MemberStateChanged { to, .. }
+                if to.to_ascii_uppercase().contains("FENCED") =>
+            {
+                self.suspect(
+                    ev,
+                    Kind::SessionTimeout,
+                    Confidence::Medium,
+                    format!("client: member {to}"),
+                )
+            }
+            ClientLine::Leaving { reason } => {
+                let detail = format!(
+                    "client: leaving the group ({})",
+                    reason.as_deref().unwrap_or("no reason")
+                );
+                self.suspect(ev, Kind::MemberLeft, Confidence::High, detail);
+                self.cite(ev);
             }
             _ => self.cite(ev),
         }

@@ -43,7 +43,11 @@ impl Member {
         MemberSummary {
             member_id: self.member_id.clone(),
             group_instance_id: self.group_instance_id.clone(),
-            client_id: self.client.client_id.clone(),
+            client_id: self
+                .client
+                .client_id
+                .clone()
+                .or_else(|| client_id_in_member_id(&self.member_id)),
             client_host: self.client.address.clone(),
             client_software: self.client.software.clone(),
             assignment: self.assignment.clone(),
@@ -112,9 +116,11 @@ impl MemberBook {
             .collect()
     }
 
-    /// The client id of a member, if known.
+    /// The client id of a member: as seen, else as its id spells it.
     pub fn client_id(&self, member_id: &str) -> Option<String> {
-        self.get(member_id).and_then(|m| m.client.client_id.clone())
+        self.get(member_id)
+            .and_then(|m| m.client.client_id.clone())
+            .or_else(|| client_id_in_member_id(member_id))
     }
 }
 
@@ -129,6 +135,27 @@ pub fn merge_client(into: &mut ClientRef, from: &ClientRef) {
     fill(&mut into.address, &from.address);
     fill(&mut into.software, &from.software);
     fill(&mut into.broker, &from.broker);
+}
+
+/// The client id inside a Java client's member id: the Java client names
+/// its members `<client.id>-<UUID>` (`AbstractCoordinator`, via the
+/// broker's `clientId + "-" + UUID`), so logs that name only the member still
+/// tell the client. `None` when the id does not end in a UUID.
+pub fn client_id_in_member_id(member_id: &str) -> Option<String> {
+    let (prefix, uuid) = member_id
+        .len()
+        .checked_sub(37)
+        .map(|i| member_id.split_at(i))?;
+    let uuid = uuid.strip_prefix('-')?;
+    let shape_ok = uuid.len() == 36
+        && uuid.char_indices().all(|(i, c)| {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                c == '-'
+            } else {
+                c.is_ascii_hexdigit()
+            }
+        });
+    (shape_ok && !prefix.is_empty()).then(|| prefix.to_string())
 }
 
 /// `topic-partition` strings, sorted, for reports.
@@ -148,6 +175,23 @@ pub fn partition_names(tps: &[TopicPartitions]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn java_member_ids_carry_their_client_id() {
+        let m = "consumer-cons3-1-e76f6acd-afb1-4a59-9a8b-5b9b7e2f8c11";
+        assert_eq!(
+            client_id_in_member_id(m).as_deref(),
+            Some("consumer-cons3-1")
+        );
+        assert_eq!(
+            client_id_in_member_id("nonode@nohost/<0.1083.0>-9db8"),
+            None
+        );
+        assert_eq!(
+            client_id_in_member_id("-e76f6acd-afb1-4a59-9a8b-5b9b7e2f8c11"),
+            None
+        );
+    }
 
     #[test]
     fn partition_names_are_sorted_topic_dash_partition() {

@@ -18,7 +18,7 @@ pub mod trigger;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::event::{BrokerLine, EventKind, GroupEvent};
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::report::{GroupSummary, Rebalance, Trigger};
 
 use members::MemberBook;
@@ -26,9 +26,10 @@ use round::Round;
 use trigger::Kind;
 
 /// A storm: at least this many unexpected rebalances ...
-const STORM_COUNT: usize = 4;
+const STORM_COUNT: usize = 5;
 /// ... within this window (ns). Netdata's guide calls more than two or three
-/// an hour unstable; four in ten minutes is a loop, not bad luck.
+/// an hour unstable; five in ten minutes is a loop or a rolling restart
+/// without static membership, not bad luck.
 const STORM_WINDOW_NS: i64 = 10 * 60 * 1_000_000_000;
 /// A round starting this soon after the previous one completed, in a
 /// cooperative group, is KIP-429's follow-up round.
@@ -70,6 +71,9 @@ fn is_kip848(ev: &GroupEvent) -> bool {
             | EventKind::ConsumerGroupHeartbeatResponse { .. }
             | EventKind::Broker(BrokerLine::GroupEpochBumped { .. })
             | EventKind::Broker(BrokerLine::MemberAssignmentState { .. })
+            | EventKind::Broker(BrokerLine::TargetAssignmentComputed { .. })
+            | EventKind::Client(ClientLine::Reconciling { .. })
+            | EventKind::Client(ClientLine::MemberStateChanged { .. })
     )
 }
 
@@ -106,6 +110,14 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
             previous = Some(r);
             continue;
         }
+        if is_tail_of_unseen_round(r, &rounds_after(&rounds, r)) {
+            g.notes.push(format!(
+                "the inputs begin at the end of a rebalance to generation {} (its start and cause were not seen)",
+                r.generation.map_or("?".into(), |x| x.to_string())
+            ));
+            previous = Some(r);
+            continue;
+        }
         if is_quiet_static_restart(r) {
             g.notes.push(static_restart_note(r));
             continue;
@@ -124,6 +136,18 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
         summary,
         rebalances,
     }
+}
+
+/// Whether any round follows `r`.
+fn rounds_after(rounds: &[Round], r: &Round) -> bool {
+    rounds.last().is_some_and(|last| !std::ptr::eq(last, r))
+}
+
+/// A round of which the inputs show only a "Stabilized" or JoinGroup answer
+/// at their very start, superseded before it completed: it describes the
+/// group's state when the inputs begin, not a rebalance anyone can judge.
+fn is_tail_of_unseen_round(r: &Round, followed: &bool) -> bool {
+    r.opened_mid_round && r.completed_at.is_none() && *followed
 }
 
 /// A round in which everybody left and nobody joined: the group emptied,
@@ -148,7 +172,7 @@ fn record(
     let (best, others) = round::choose(&r.candidates);
     out.trigger = match best {
         Some(c) => round::trigger_of(c),
-        None => round::unknown_trigger("nothing in the inputs explains this rebalance (its cause happened before the inputs begin, or on a connection that was not captured)"),
+        None => round::unknown_trigger(unexplained(r)),
     };
     if out.trigger.member_id.is_some() && out.trigger.client_id.is_none() {
         out.trigger.client_id = out
@@ -179,6 +203,23 @@ fn record(
     (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
     (out.expected, out.expected_reason) = expectation(r, &out, previous, assignors);
     out
+}
+
+/// Words for a round nothing explains, saying what was seen and where the
+/// cause may be found.
+fn unexplained(r: &Round) -> &'static str {
+    let told = r.evidence.iter().any(|e| {
+        e.text.contains("REBALANCE_IN_PROGRESS")
+            || e.text.to_ascii_lowercase().contains("already rebalancing")
+    });
+    if told {
+        "members were told the group is rebalancing (REBALANCE_IN_PROGRESS), but its cause is not in the inputs: \
+         another member's join or leave, or the coordinator's own decision; add the broker's server.log or \
+         capture the other members' connections"
+    } else {
+        "nothing in the inputs explains this rebalance: its cause happened before the inputs begin, or on a \
+         connection that was not captured"
+    }
 }
 
 fn moved_partitions(r: &Round) -> (Vec<String>, Vec<String>) {

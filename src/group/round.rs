@@ -201,14 +201,17 @@ pub fn choose(candidates: &[Candidate]) -> (Option<&Candidate>, Vec<&Candidate>)
     let Some((best_i, best)) = best else {
         return (None, Vec::new());
     };
+    // The same kind by the same client is one cause, whether or not its
+    // member id was known yet when it was seen.
+    let who = |c: &Candidate| c.client_id.clone().or_else(|| c.member_id.clone());
     let mut seen = BTreeSet::new();
-    seen.insert((best.kind, best.member_id.clone()));
+    seen.insert((best.kind, who(best)));
     let others = candidates
         .iter()
         .enumerate()
         .filter(|(i, _)| *i != best_i)
         .map(|(_, c)| c)
-        .filter(|c| seen.insert((c.kind, c.member_id.clone())))
+        .filter(|c| seen.insert((c.kind, who(c))))
         .collect();
     (Some(best), others)
 }

@@ -470,7 +470,7 @@ fn a_log_only_rebalance_takes_its_cause_from_the_broker_reason() {
 #[test]
 fn many_rebalances_in_minutes_are_a_storm() {
     let mut events = Vec::new();
-    for i in 0..6 {
+    for i in 0..7 {
         let t = i as f64 * 30.0;
         events.push(log_event(
             t,
@@ -508,7 +508,7 @@ fn many_rebalances_in_minutes_are_a_storm() {
         ));
     }
     let h = reconstruct(&events);
-    assert_eq!(h[0].rebalances.len(), 6);
+    assert_eq!(h[0].rebalances.len(), 7);
     assert!(h[0].summary.storm);
 }
 

@@ -37,7 +37,18 @@ fn facts(r: &Rebalance, style: TimeStyle) -> Vec<(&'static str, Line)> {
         fields.push(("Why", vec![Span::plain(human::one_line(&r.trigger.detail))]));
     }
     if !r.other_triggers.is_empty() {
-        fields.push(("Other causes", other_causes(r)));
+        let mut others = Vec::new();
+        for (i, t) in r.other_triggers.iter().enumerate() {
+            if i > 0 {
+                others.push(Span::plain("; "));
+            }
+            others.push(grids::trigger_span(&t.kind));
+            if let Some(who) = t.client_id.as_ref().or(t.member_id.as_ref()) {
+                others.push(Span::plain(" by "));
+                others.push(Span::code(who.clone()));
+            }
+        }
+        fields.push(("Other causes", others));
     }
     if r.expected {
         let why = r.expected_reason.as_deref().unwrap_or("expected");
@@ -89,26 +100,6 @@ fn when(r: &Rebalance, style: TimeStyle) -> Line {
         text.push_str(&format!("; join phase ended {}", style.show(join)));
     }
     vec![Span::plain(text)]
-}
-
-/// Each other cause with who it was, comma-separated: the kinds alone
-/// would read `member_joined` twice with nothing between them.
-fn other_causes(r: &Rebalance) -> Line {
-    let mut line = Vec::new();
-    for (i, t) in r.other_triggers.iter().enumerate() {
-        if i > 0 {
-            line.push(Span::plain(", "));
-        }
-        line.push(grids::trigger_span(&t.kind));
-        if t.member_id.is_some() || t.client_id.is_some() {
-            line.push(Span::plain(" by "));
-            line.push(Span::code(human::member_label(
-                t.member_id.as_deref(),
-                t.client_id.as_deref(),
-            )));
-        }
-    }
-    line
 }
 
 fn trigger(r: &Rebalance) -> Line {
