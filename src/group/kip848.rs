@@ -394,7 +394,9 @@ impl Consumer {
             generations_seen: self.epochs.iter().copied().collect(),
             members: self.book.summaries(&self.current),
             rebalance_count: rebalances.len() as u64,
-            rebalancing_ms: rebalances.iter().filter_map(|r| r.duration_ms).sum(),
+            rebalancing_ms: super::round::round_us(
+                rebalances.iter().filter_map(|r| r.duration_ms).sum(),
+            ),
             storm: rebalances.iter().any(|r| r.storm),
             states: self.states.clone(),
             first_seen: first,

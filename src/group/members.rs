@@ -168,8 +168,21 @@ pub fn partition_names(tps: &[TopicPartitions]) -> Vec<String> {
                 .map(move |p| format!("{}-{p}", tp.topic))
         })
         .collect();
-    out.sort();
+    sort_partitions(&mut out);
     out
+}
+
+/// Sorts `topic-partition` names by topic, then partition number, so that
+/// `lab-2` comes before `lab-10`.
+pub fn sort_partitions(names: &mut [String]) {
+    names.sort_by_cached_key(|n| match n.rsplit_once('-') {
+        Some((topic, p)) => (
+            topic.to_string(),
+            p.parse::<i64>().unwrap_or(i64::MAX),
+            n.clone(),
+        ),
+        None => (n.clone(), i64::MAX, n.clone()),
+    });
 }
 
 #[cfg(test)]
@@ -200,6 +213,9 @@ mod tests {
             partitions: vec![2, 0],
         }];
         assert_eq!(partition_names(&tps), vec!["orders-0", "orders-2"]);
+        let mut names = vec!["lab-10".to_string(), "lab-2".into(), "a-1".into()];
+        sort_partitions(&mut names);
+        assert_eq!(names, vec!["a-1", "lab-2", "lab-10"]);
     }
 
     #[test]

@@ -244,10 +244,11 @@ fn moved_partitions(r: &Round) -> (Vec<String>, Vec<String>) {
         .difference(&before)
         .map(|(_, p)| (*p).clone())
         .collect();
-    (
-        revoked.into_iter().collect(),
-        assigned.into_iter().collect(),
-    )
+    let mut revoked: Vec<String> = revoked.into_iter().collect();
+    let mut assigned: Vec<String> = assigned.into_iter().collect();
+    members::sort_partitions(&mut revoked);
+    members::sort_partitions(&mut assigned);
+    (revoked, assigned)
 }
 
 fn expectation(
@@ -389,7 +390,7 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
         coordinator: g.coordinator.clone(),
         rebalance_count: rebalances.len() as u64,
         rebalances_per_hour: hours.map(|h| rebalances.len() as f64 / h),
-        rebalancing_ms: rebalances.iter().filter_map(|r| r.duration_ms).sum(),
+        rebalancing_ms: round::round_us(rebalances.iter().filter_map(|r| r.duration_ms).sum()),
         storm: rebalances.iter().any(|r| r.storm),
         states: g.states.clone(),
         first_seen: first,

@@ -192,6 +192,11 @@ impl Round {
     }
 }
 
+/// Milliseconds rounded to whole microseconds, so sums print without float noise.
+pub fn round_us(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
+}
+
 /// Picks the cause: the most confident candidate, the earliest among equals.
 pub fn choose(candidates: &[Candidate]) -> (Option<&Candidate>, Vec<&Candidate>) {
     let best = candidates
@@ -283,7 +288,9 @@ pub fn skeleton(group: &str, protocol: &str, r: &Round) -> Rebalance {
         started_at: r.started_at,
         join_completed_at: r.join_completed_at,
         completed_at: r.completed_at,
-        duration_ms: r.completed_at.map(|c| c.millis_since(r.started_at)),
+        duration_ms: r
+            .completed_at
+            .map(|c| round_us(c.millis_since(r.started_at))),
         straggler: straggler(&joins),
         joins,
         evidence: r.evidence.clone(),

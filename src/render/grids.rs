@@ -228,7 +228,10 @@ fn exchange_row(x: &ExchangeRow, style: TimeStyle) -> Vec<Span> {
         Span::plain(frames),
         Span::plain(human::maybe_duration(x.latency_ms)),
         code_or_dash(x.group_id.as_deref()),
-        member_span(x.member_id.as_deref(), x.client_id.as_deref()),
+        match x.member_id.as_deref() {
+            Some(m) => member_span(Some(m), x.client_id.as_deref()),
+            None => code_or_dash(None),
+        },
         Span::plain(x.generation_id.map(|g| g.to_string()).unwrap_or_default()),
         error_span(x.error.as_deref()),
     ]

@@ -188,8 +188,11 @@ fn storms(report: &Report) -> Line {
 }
 
 fn worst_stall(rebalances: &[Rebalance], style: TimeStyle) -> Line {
+    // Expected rounds (a group forming, KIP-429 follow-ups) are not the
+    // stall an incident is about.
     let worst = rebalances
         .iter()
+        .filter(|r| !r.expected)
         .filter_map(|r| r.duration_ms.map(|d| (d, r)))
         .fold(None::<(f64, &Rebalance)>, |best, (d, r)| match best {
             Some((b, _)) if b >= d => best,
