@@ -3,3 +3,12 @@
 
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
+
+// What the lab-fixture tests share: fixture paths, kgtrace runs, file readers.
+mod util;
+
+// kgtrace against each lab fixture's ground truth (issue 5's done criteria).
+mod lab_truth;
+
+// kgtrace's decode against tshark's stored decode of the lab captures.
+mod tshark_agreement;
