@@ -45,13 +45,16 @@ struct Known {
 /// Every disagreement kgtrace has with the truth today. Keep it true: the
 /// tests fail when an entry stops happening (delete it) or changes.
 const KNOWN_DIFFERENCES: &[Known] = &[
-    // --- ck_cooperative_sticky: a tansu storm (generations 6 to 13 in 4 s) ---
-    // tansu answered each parked JoinGroup with a fresh generation about 3 s
-    // after it arrived, while the leader g1-c2 kept being answered at once.
-    // No driver action happened between generation 6 (16:36:13.548) and
-    // g1-c1's close (16:36:22.049); which member "caused" each of 7..13 is a
-    // judgement call. The truth names the member whose SyncGroup had just
-    // failed (lab/truth.py rule); kgtrace finds no cause it can prove.
+    // --- ck_cooperative_sticky: a tansu storm (generations 6 to 16 in 10 s) ---
+    // tansu answered the leader g1-c2 at once but parked every other member's
+    // JoinGroup for about 3 s and then answered it with a NEW generation, so
+    // g1-c1 and g1-c3 kept arriving one generation late, their SyncGroups
+    // failed and they rejoined. No driver action happened between g1-c3's
+    // start (16:36:12.791) and g1-c1's close (16:36:22.049): which member
+    // "caused" each of 7..13 is a judgement call. The truth names the member
+    // whose SyncGroup failed last before the generation's first logged join
+    // (lab/truth.py; log times have millisecond resolution, so a failure in
+    // the same millisecond as the answer counts as "before").
     Known {
         fixture: "ck_cooperative_sticky",
         group: "g1",
@@ -59,13 +62,14 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(7),
         truth: "previous_rebalance_failed g1-c1",
         kgtrace: "unknown",
-        why: "Generation 7 is g1-c1's parked JoinGroup (frame 767, sent \
-              16:36:13.593 after a REBALANCE_IN_PROGRESS heartbeat, while the \
-              3->5->6 round completed without it) answered at 16:36:16.594 \
-              (frame 939). The SyncGroup failure the truth cites (frame 942) \
-              comes AFTER generation 7 was answered: the truth's rule compares \
-              millisecond-rounded log times. The real cause is g1-c1 missing \
-              the previous round, which kgtrace could name (see report).",
+        why: "Generation 7 is g1-c1's JoinGroup of frame 767 (16:36:13.593, \
+              sent after a REBALANCE_IN_PROGRESS heartbeat; generations 5 and \
+              6 were formed without waiting for it) answered in frame 939 \
+              (16:36:16.594). The SyncGroup failure the truth cites is frame \
+              942, AFTER that answer (same millisecond in the client log). \
+              The provable cause is g1-c1 missing the previous round; kgtrace \
+              has no rule for 'a known member's parked rejoin forms the next \
+              generation' and says unknown.",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -74,11 +78,13 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(8),
         truth: "previous_rebalance_failed g1-c1",
         kgtrace: "unknown",
-        why: "g1-c1's SyncGroup of generation 7 was answered \
-              REBALANCE_IN_PROGRESS (frame 942, 16:36:16.594) and it rejoined \
-              (frame 943) before generation 8 was answered to g1-c2 (frame \
-              1000, 16:36:17.552): the truth is right and kgtrace's \
-              failed-SyncGroup rule should have named g1-c1 here.",
+        why: "Truth is right and kgtrace could be: g1-c1's SyncGroup of \
+              generation 7 failed (frame 942) and it rejoined (frame 943, \
+              16:36:16.594) before generation 8 was answered to g1-c2 (frame \
+              1000, 16:36:17.552). kgtrace drops the candidate because \
+              resolve.rs keeps a failed SyncGroup only if its member was \
+              ANSWERED in the round, and tansu answered that rejoin only in \
+              generation 10 (frame 1119).",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -88,10 +94,10 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         truth: "previous_rebalance_failed g1-c1",
         kgtrace: "unknown",
         why: "Generation 9 (frame 1110, 16:36:19.554) is the leader's rejoin \
-              after a REBALANCE_IN_PROGRESS heartbeat; the only failed \
-              SyncGroup before it is still g1-c1's of generation 7 (frame \
-              942), whose rejoin (frame 943) was parked until 16:36:19.595. \
-              Defensible either way.",
+              after a REBALANCE_IN_PROGRESS heartbeat (frame 1108), listing \
+              only g1-c2 and g1-c3; g1-c1's rejoin (frame 943) was still \
+              parked. The truth's cause is the same failed SyncGroup as 7->8 \
+              (frame 942). Defensible either way.",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -100,12 +106,13 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(11),
         truth: "previous_rebalance_failed g1-c3",
         kgtrace: "unknown",
-        why: "Generation 11 is g1-c3's JoinGroup of 16:36:16.870 (frame 950) \
-              answered at 16:36:19.871 (frame 1130); the g1-c3 SyncGroup \
-              failure the truth cites (frame 1133) comes after that answer \
-              (same millisecond in the log). g1-c1's failed SyncGroup of \
-              generation 10 (frame 1126, 16:36:19.596) does precede it: \
-              previous_rebalance_failed g1-c1 would be the provable verdict.",
+        why: "Generation 11 is g1-c3's JoinGroup of frame 950 (16:36:16.870) \
+              answered in frame 1130 (16:36:19.871); the g1-c3 SyncGroup \
+              failure the truth cites (frame 1133) comes after that answer. \
+              g1-c1's failed SyncGroup of generation 10 (frame 1126, \
+              16:36:19.596, rejoin frame 1127 answered only in generation 13) \
+              does precede it: previous_rebalance_failed g1-c1 is what the \
+              wire supports.",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -114,13 +121,14 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(12),
         truth: "previous_rebalance_failed g1-c3",
         kgtrace: "member_joined g1-c2",
-        why: "kgtrace is wrong: g1-c2 is the leader and in the group since \
-              generation 0 (leader member lists of generations 8 and 9, \
-              frames 1000 and 1110). Generations 10 and 11 were only answered \
-              to followers (no member list), so kgtrace's idea of generation \
-              11's members lacks g1-c2 and its rejoin (frame 1180) reads as a \
-              new member. The truth's cause (g1-c3's failed SyncGroup, frame \
-              1133, then rejoin, frame 1134) precedes generation 12.",
+        why: "kgtrace is wrong: g1-c2 is the leader, in the group since \
+              generation 0 (member lists of generations 8 and 9, frames 1000 \
+              and 1110). Generations 9->10 and 10->11 were answered only to \
+              followers, and Round::members_after (expected + joins + synced) \
+              then replaces the group's members with just the answered one, \
+              so g1-c2's rejoin (frame 1180) reads as a new member id. The \
+              truth's cause (g1-c3's failed SyncGroup, frame 1133, rejoin \
+              frame 1134) precedes generation 12 (frame 1181).",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -130,11 +138,13 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         truth: "previous_rebalance_failed g1-c3",
         kgtrace: "member_left g1-c1",
         why: "kgtrace is wrong: generation 13 was answered to g1-c2 at \
-              16:36:20.557 (frame 1189), 2 s BEFORE g1-c1's LeaveGroup (frame \
-              1317, 16:36:22.598; the driver's SIGTERM was 16:36:22.049). \
-              A cause cannot follow its effect. 12->13 is g1-c2's immediate \
-              cooperative follow-up of 11->12 (KIP-429); the truth's \
-              g1-c3 is its rule's nearest failed SyncGroup.",
+              16:36:20.557 (frame 1189), 2 s BEFORE g1-c1's LeaveGroup \
+              (frame 1317, 16:36:22.598; the driver's SIGTERM was at \
+              16:36:22.049). The round 12->13 was still open (g1-c1 was \
+              answered 13 only in frame 1314) so the leave was filed under \
+              it. 12->13 is g1-c2's immediate cooperative follow-up of \
+              11->12; the truth's g1-c3 is its rule's latest failed \
+              SyncGroup (frame 1133).",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -143,13 +153,14 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(16),
         truth: "member_left g1-c1",
         kgtrace: "previous_rebalance_failed g1-c3",
-        why: "Knock-on of 12->13: kgtrace used g1-c1's LeaveGroup for 12->13 \
-              and then called 13->15 its cooperative follow-up, so 15->16 is \
-              left to g1-c3's failed SyncGroup (frame 1335). With the leave \
-              on 13->15 (as the truth has, and kgtrace agrees on kind and \
-              client there), 15->16 is its follow-up round (expected).",
+        why: "Knock-on of 12->13: with the leave filed under 12->13, kgtrace \
+              calls 13->15 its cooperative follow-up (kind and client still \
+              match the truth there) and gives 15->16 to g1-c3's failed \
+              SyncGroup (frame 1335, rejoin frame 1336). With the leave on \
+              13->15, 15->16 is its follow-up round (expected), as the truth \
+              says.",
     },
-    // --- kjs_join_one_by_one: background group g2, tansu repeating a generation ---
+    // --- kjs_join_one_by_one: background group g2 re-formed at generation 1 ---
     Known {
         fixture: "kjs_join_one_by_one",
         group: "g2",
@@ -157,12 +168,14 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(1),
         truth: "previous_rebalance_failed g2-c2",
         kgtrace: "none",
-        why: "g2-c2's SyncGroup of generation 1 failed REBALANCE_IN_PROGRESS \
-              and tansu answered its rejoin with generation 1 again (the \
-              number repeated). kgtrace sees the same generation answered \
-              twice to one member and, like a same-generation rejoin, does not \
-              count it as a rebalance; the truth does because a SyncGroup \
-              failed in between (see report).",
+        why: "kgtrace is wrong: after a REBALANCE_IN_PROGRESS heartbeat \
+              (frame 155) the leader g2-c1 rejoined (frame 167) and tansu \
+              answered generation 1 AGAIN (frame 168) with a member list of 1 \
+              where the first generation-1 answer (frame 126) listed 2: g2-c2 \
+              was dropped (its generation-1 SyncGroup failed in frame 75 and \
+              its rejoin, frame 83, was parked). kgtrace's round 0->1 was \
+              still open (g2-c2 never synced 1), so the second answer was \
+              recorded as part of it instead of a new round 1->1.",
     },
     // --- kp_ten_members: twelve members started within 0.12 s ---
     Known {
@@ -172,11 +185,13 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(7),
         truth: "none",
         kgtrace: "member_joined g1-c12",
-        why: "kgtrace splits generation 7 in two: a JoinGroup answer with \
-              generation 7 reaching g1-c12 after others already synced 7 is \
-              read as a new round 7->7. The truth (clients' logs) has one \
-              generation 7; tansu answers one generation's members seconds \
-              apart. kgtrace is wrong here (see report).",
+        why: "kgtrace is wrong: generation 7 was answered to the leader g1-c1 \
+              (frame 495, 8 members, g1-c2 among them); g1-c12's first \
+              JoinGroup (frame 498) then closed that round (a join after the \
+              join phase starts the next one) and opened a new round that \
+              took generation 7 from the LATE answer to g1-c2 (frame 506), \
+              a member of generation 7's list. Late answers are attached to \
+              the closed round only when no round is open.",
     },
     Known {
         fixture: "kp_ten_members",
@@ -185,9 +200,13 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(8),
         truth: "previous_rebalance_failed g1-c1",
         kgtrace: "unknown",
-        why: "Judgement call inside a 12-join burst answered within 3 s: the \
-              truth names g1-c1, whose SyncGroup failed just before; kgtrace \
-              consumed the joins of this burst for 7->7 and finds no cause.",
+        why: "Judgement call. Generation 8 was answered only to g1-c11 \
+              (frame 508, 16:37:57.1856; its JoinGroup frame 493 came before \
+              generation 7). Between 7 and 8 the wire shows only g1-c12's \
+              first JoinGroup (frame 498) and g1-c8's MEMBER_ID_REQUIRED \
+              (frame 507); g1-c1's failed SyncGroup of generation 7 is frame \
+              514, after generation 8. kgtrace's candidates went to the \
+              phantom 7->7 round; it says unknown.",
     },
     Known {
         fixture: "kp_ten_members",
@@ -196,10 +215,14 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(10),
         truth: "member_joined g1-c9",
         kgtrace: "previous_rebalance_failed g1-c1",
-        why: "Which of the burst's joins made tansu bump 9->10 is a \
-              judgement call: the truth credits the member first seen in \
-              generation 10's member list (g1-c9), kgtrace the member whose \
-              SyncGroup failed just before. Both happen within 150 ms.",
+        why: "Both true, one is the root: g1-c1's SyncGroup of generation 9 \
+              failed (frame 541), it rejoined (frame 543) and got generation \
+              10 at once (frame 544), whose member list is the first to \
+              include g1-c9 (11 members; g1-c9's JoinGroup frames 522/545). \
+              The failed SyncGroup is itself the consequence of g1-c9's \
+              join, the driver's action. kgtrace credits newcomers by the \
+              generation they are first ANSWERED (g1-c9: 11), not by the \
+              first leader member list that names them.",
     },
 ];
 
