@@ -3,9 +3,11 @@
 
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
+
+// Broker logs and captures of the same events merge; several brokers' logs.
 mod log_and_capture;
 
-// Shared helpers: run the binary, parse what it prints.
+// Shared helpers: run the binary, parse what it prints, read lab fixtures.
 mod util;
 
 // The binary as a user drives it: subcommands, formats, filters, exit codes.
@@ -13,3 +15,9 @@ mod cli;
 
 // Snapshots of every format on every lab capture.
 mod snapshots;
+
+// kgtrace against each lab fixture's ground truth (issue 5's done criteria).
+mod lab_truth;
+
+// kgtrace's decode against tshark's stored decode of the lab captures.
+mod tshark_agreement;

@@ -15,6 +15,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+mod lab_fixtures;
+pub use lab_fixtures::*;
+
 /// The committed lab captures, relative to the crate root.
 pub const LAB: &str = "fixtures/lab";
 
