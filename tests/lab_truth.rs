@@ -61,7 +61,7 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         from: Some(6),
         to: Some(7),
         truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "unknown",
+        kgtrace: "member_joined g1-c3",
         why: "Generation 7 is g1-c1's JoinGroup of frame 767 (16:36:13.593, \
               sent after a REBALANCE_IN_PROGRESS heartbeat; generations 5 and \
               6 were formed without waiting for it) answered in frame 939 \
@@ -69,35 +69,8 @@ const KNOWN_DIFFERENCES: &[Known] = &[
               942, AFTER that answer (same millisecond in the client log). \
               The provable cause is g1-c1 missing the previous round; kgtrace \
               has no rule for 'a known member's parked rejoin forms the next \
-              generation' and says unknown.",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(7),
-        to: Some(8),
-        truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "unknown",
-        why: "Truth is right and kgtrace could be: g1-c1's SyncGroup of \
-              generation 7 failed (frame 942) and it rejoined (frame 943, \
-              16:36:16.594) before generation 8 was answered to g1-c2 (frame \
-              1000, 16:36:17.552). kgtrace drops the candidate because \
-              resolve.rs keeps a failed SyncGroup only if its member was \
-              ANSWERED in the round, and tansu answered that rejoin only in \
-              generation 10 (frame 1119).",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(8),
-        to: Some(9),
-        truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "unknown",
-        why: "Generation 9 (frame 1110, 16:36:19.554) is the leader's rejoin \
-              after a REBALANCE_IN_PROGRESS heartbeat (frame 1108), listing \
-              only g1-c2 and g1-c3; g1-c1's rejoin (frame 943) was still \
-              parked. The truth's cause is the same failed SyncGroup as 7->8 \
-              (frame 942). Defensible either way.",
+              generation', so (low confidence) it carries on the cause of the \
+              rounds before it, g1-c3 joining.",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -105,7 +78,7 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         from: Some(10),
         to: Some(11),
         truth: "previous_rebalance_failed g1-c3",
-        kgtrace: "unknown",
+        kgtrace: "previous_rebalance_failed g1-c1",
         why: "Generation 11 is g1-c3's JoinGroup of frame 950 (16:36:16.870) \
               answered in frame 1130 (16:36:19.871); the g1-c3 SyncGroup \
               failure the truth cites (frame 1133) comes after that answer. \
@@ -113,38 +86,6 @@ const KNOWN_DIFFERENCES: &[Known] = &[
               16:36:19.596, rejoin frame 1127 answered only in generation 13) \
               does precede it: previous_rebalance_failed g1-c1 is what the \
               wire supports.",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(11),
-        to: Some(12),
-        truth: "previous_rebalance_failed g1-c3",
-        kgtrace: "member_joined g1-c2",
-        why: "kgtrace is wrong: g1-c2 is the leader, in the group since \
-              generation 0 (member lists of generations 8 and 9, frames 1000 \
-              and 1110). Generations 9->10 and 10->11 were answered only to \
-              followers, and Round::members_after (expected + joins + synced) \
-              then replaces the group's members with just the answered one, \
-              so g1-c2's rejoin (frame 1180) reads as a new member id. The \
-              truth's cause (g1-c3's failed SyncGroup, frame 1133, rejoin \
-              frame 1134) precedes generation 12 (frame 1181).",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(12),
-        to: Some(13),
-        truth: "previous_rebalance_failed g1-c3",
-        kgtrace: "member_left g1-c1",
-        why: "kgtrace is wrong: generation 13 was answered to g1-c2 at \
-              16:36:20.557 (frame 1189), 2 s BEFORE g1-c1's LeaveGroup \
-              (frame 1317, 16:36:22.598; the driver's SIGTERM was at \
-              16:36:22.049). The round 12->13 was still open (g1-c1 was \
-              answered 13 only in frame 1314) so the leave was filed under \
-              it. 12->13 is g1-c2's immediate cooperative follow-up of \
-              11->12; the truth's g1-c3 is its rule's latest failed \
-              SyncGroup (frame 1133).",
     },
     Known {
         fixture: "ck_cooperative_sticky",
@@ -161,68 +102,46 @@ const KNOWN_DIFFERENCES: &[Known] = &[
               says.",
     },
     // --- kjs_join_one_by_one: background group g2 re-formed at generation 1 ---
-    Known {
-        fixture: "kjs_join_one_by_one",
-        group: "g2",
-        from: Some(1),
-        to: Some(1),
-        truth: "previous_rebalance_failed g2-c2",
-        kgtrace: "none",
-        why: "kgtrace is wrong: after a REBALANCE_IN_PROGRESS heartbeat \
-              (frame 155) the leader g2-c1 rejoined (frame 167) and tansu \
-              answered generation 1 AGAIN (frame 168) with a member list of 1 \
-              where the first generation-1 answer (frame 126) listed 2: g2-c2 \
-              was dropped (its generation-1 SyncGroup failed in frame 75 and \
-              its rejoin, frame 83, was parked). kgtrace's round 0->1 was \
-              still open (g2-c2 never synced 1), so the second answer was \
-              recorded as part of it instead of a new round 1->1.",
-    },
     // --- kp_ten_members: twelve members started within 0.12 s ---
-    Known {
-        fixture: "kp_ten_members",
-        group: "g1",
-        from: Some(7),
-        to: Some(7),
-        truth: "none",
-        kgtrace: "member_joined g1-c12",
-        why: "kgtrace is wrong: generation 7 was answered to the leader g1-c1 \
-              (frame 495, 8 members, g1-c2 among them); g1-c12's first \
-              JoinGroup (frame 498) then closed that round (a join after the \
-              join phase starts the next one) and opened a new round that \
-              took generation 7 from the LATE answer to g1-c2 (frame 506), \
-              a member of generation 7's list. Late answers are attached to \
-              the closed round only when no round is open.",
-    },
     Known {
         fixture: "kp_ten_members",
         group: "g1",
         from: Some(7),
         to: Some(8),
         truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "unknown",
-        why: "Judgement call. Generation 8 was answered only to g1-c11 \
-              (frame 508, 16:37:57.1856; its JoinGroup frame 493 came before \
-              generation 7). Between 7 and 8 the wire shows only g1-c12's \
-              first JoinGroup (frame 498) and g1-c8's MEMBER_ID_REQUIRED \
-              (frame 507); g1-c1's failed SyncGroup of generation 7 is frame \
-              514, after generation 8. kgtrace's candidates went to the \
-              phantom 7->7 round; it says unknown.",
+        kgtrace: "member_joined g1-c12",
+        why: "The failed SyncGroup the truth cites (frame 514) comes after \
+              generation 8 was answered (frame 508), so kgtrace cannot credit \
+              it; its only candidate is g1-c12's join (frame 498), kept at low \
+              confidence because tansu answered it only in a later generation. \
+              A judgement call inside a 12-member burst.",
     },
     Known {
-        fixture: "kp_ten_members",
+        fixture: "kjs_join_one_by_one",
+        group: "g2",
+        from: Some(1),
+        to: Some(2),
+        truth: "previous_rebalance_failed g2-c2",
+        kgtrace: "unknown",
+        why: "kgtrace now splits the re-formed generation 1 (the leader answered \
+              generation 1 again with another member list, frame 168) into a \
+              round of its own, as the truth does, and credits g2-c2's failed \
+              SyncGroup to that round (1->1, matched). For 1->2 it finds no \
+              cause of its own: the members were only told \
+              REBALANCE_IN_PROGRESS. The truth repeats the same failed \
+              SyncGroup for both rounds.",
+    },
+    Known {
+        fixture: "ck_cooperative_sticky",
         group: "g1",
         from: Some(9),
         to: Some(10),
-        truth: "member_joined g1-c9",
+        truth: "unknown",
         kgtrace: "previous_rebalance_failed g1-c1",
-        why: "Both true, one is the root: g1-c1's SyncGroup of generation 9 \
-              failed (frame 541), it rejoined (frame 543) and got generation \
-              10 at once (frame 544), whose member list is the first to \
-              include g1-c9 (11 members; g1-c9's JoinGroup frames 522/545). \
-              The failed SyncGroup is itself the consequence of g1-c9's \
-              join, the driver's action. kgtrace credits newcomers by the \
-              generation they are first ANSWERED (g1-c9: 11), not by the \
-              first leader member list that names them.",
+        why: "No cause of its own on the wire; it starts 41 ms after 8->9, \
+              whose cause (g1-c1's failed SyncGroup, frame 942) kgtrace carries \
+              on at low confidence as the same churn. The truth says unknown. \
+              A judgement call inside the storm.",
     },
 ];
 

@@ -230,10 +230,24 @@ impl Classic {
     }
 
     fn close_round(&mut self) {
-        let Some(r) = self.round.take() else { return };
+        let Some(mut r) = self.round.take() else {
+            return;
+        };
         if r.generation.is_some() || !r.tentative {
             let after = r.members_after();
-            if !after.is_empty() {
+            if !after.is_empty() && !r.saw_member_list {
+                // only followers were answered: the others are still members.
+                let book = &self.book;
+                let at = r.join_completed_at.unwrap_or(r.started_at);
+                self.current.retain(|m| {
+                    let alive = book.get(m).is_some_and(|x| {
+                        let st = i64::from(x.session_timeout_ms.unwrap_or(10_000)) * 1_000_000;
+                        x.last_seen.is_some_and(|t| t.0 + st >= at.0)
+                    });
+                    !r.removed.contains_key(m) && alive
+                });
+                self.current.extend(after);
+            } else if !after.is_empty() {
                 self.current = after;
             } else {
                 for m in r.removed.keys() {
@@ -249,6 +263,7 @@ impl Classic {
             };
             self.set_state(at, state);
         }
+        r.members_final = Some(self.current.clone());
         self.done.push(r);
     }
 
@@ -488,12 +503,17 @@ impl Classic {
             self.assignors.insert(p.clone());
         }
         // A late answer for a round already closed with this generation.
-        if self.round.is_none() && self.generation == Some(generation) {
-            if let Some(last) = self
-                .done
-                .last_mut()
-                .filter(|r| r.generation == Some(generation))
-            {
+        // also while a newer round waits for its generation, when the
+        // member was in the closed round's member list.
+        let fresh = self.round.as_ref().is_none_or(|r| r.generation.is_none());
+        let asked_at = request_ts(ev, *parked_ms);
+        if fresh && self.generation == Some(generation) {
+            if let Some(last) = self.done.last_mut().filter(|r| {
+                r.generation == Some(generation)
+                    && (self.round.is_none()
+                        || r.expected.contains(&member_id)
+                            && r.join_completed_at.is_some_and(|d| asked_at <= d))
+            }) {
                 last.record_join(
                     &member_id,
                     ev.client.client_id.clone(),
@@ -504,10 +524,22 @@ impl Classic {
                 return;
             }
         }
-        if self
-            .round
-            .as_ref()
-            .is_some_and(|r| r.generation.is_some_and(|g| g != generation))
+        // the leader, already answered this generation in this round,
+        // is answered it again with another member list: the broker re-formed
+        // the generation (tansu repeats numbers): a new round.
+        let listed: BTreeSet<String> = members.iter().map(|m| m.member_id.clone()).collect();
+        let reformed = self.round.as_ref().is_some_and(|r| {
+            r.generation == Some(generation)
+                && !listed.is_empty()
+                && r.joins.contains_key(&member_id)
+                && r.saw_member_list
+                && listed != r.expected
+        });
+        if reformed
+            || self
+                .round
+                .as_ref()
+                .is_some_and(|r| r.generation.is_some_and(|g| g != generation))
         {
             self.close_round();
         }
@@ -540,6 +572,7 @@ impl Classic {
         );
         r.expected.insert(member_id.clone());
         if !members.is_empty() {
+            r.saw_member_list = true;
             r.expected
                 .extend(members.iter().map(|m| m.member_id.clone()));
             for m in members {
@@ -684,15 +717,19 @@ impl Classic {
         let Some(m) = ev.member_id.as_ref().filter(|m| !m.is_empty()) else {
             return;
         };
-        if self.round.is_some() || self.current.contains(m) {
+        if self.round.is_some() {
             return;
         }
         let Some(last) = self.done.last_mut() else {
             return;
         };
-        if last.generation.is_some() && last.generation == ev.generation_id {
+        let listed = last.members_final.as_ref().is_some_and(|f| f.contains(m));
+        if last.generation.is_some() && last.generation == ev.generation_id && !listed {
             last.removed.remove(m);
             last.expected.insert(m.clone());
+            if let Some(f) = last.members_final.as_mut() {
+                f.insert(m.clone());
+            }
             self.current.insert(m.clone());
         }
     }
@@ -759,6 +796,11 @@ impl Classic {
                 .map(|m| (m.member_id.clone(), m.reason.clone()))
                 .collect()
         };
+        if self.round.as_ref().is_some_and(|r| r.generation.is_some()) {
+            // a LeaveGroup once the generation is decided sends the
+            // group back to PreparingRebalance: it causes the next round.
+            self.close_round();
+        }
         let everyone_leaves = leavers.iter().all(|(m, _)| self.current.contains(m))
             && self.current.len() == leavers.len();
         for (member_id, reason) in leavers {

@@ -96,11 +96,17 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for r in &mut rounds {
         seen.extend(r.members_before.iter().cloned());
+        // a member first named by the leader's member list is new here
+        // too, even when it is answered only generations later.
+        let listed = r.expected.iter().filter(|_| r.saw_member_list);
         let newcomers: Vec<String> = r
             .joins
             .keys()
+            .chain(listed)
             .filter(|m| !seen.contains(*m))
             .cloned()
+            .collect::<BTreeSet<String>>()
+            .into_iter()
             .collect();
         seen.extend(newcomers.iter().cloned());
         resolve::resolve(r, &g.book, &g.activity, &newcomers);
@@ -182,7 +188,7 @@ fn record(
             .and_then(|m| book.client_id(m));
     }
     out.other_triggers = others.into_iter().map(round::trigger_of).collect();
-    let after = r.members_after();
+    let after = r.members_final.clone().unwrap_or_else(|| r.members_after());
     out.members_before = book.summaries(&r.members_before);
     out.members_after = book.summaries(&after);
     for m in &mut out.members_after {
@@ -290,11 +296,24 @@ fn follow_up(
     let soon_after =
         ended.is_some_and(|c| r.started_at >= c && r.started_at.0 - c.0 <= FOLLOW_UP_NS);
     let causeless = matches!(rec.trigger.kind.as_str(), "leader_rejoined" | "unknown");
-    if !(cooperative && soon_after && causeless) || prev.expected || prev.trigger.kind == "unknown"
-    {
+    if !(cooperative && soon_after && causeless) || prev.trigger.kind == "unknown" {
         return;
     }
     rec.other_triggers.insert(0, rec.trigger.clone());
+    if prev.expected || prev.trigger.kind == "previous_rebalance_failed" {
+        // Rounds after a failed or follow-up round: the same churn goes on
+        // (a member still catching up), but it is no longer the protocol's
+        // planned second round, so nothing here is expected.
+        rec.trigger = Trigger {
+            detail: format!(
+                "right after the {} round at {}, with no cause of its own: the same members still catching up",
+                prev.trigger.kind, prev.started_at
+            ),
+            confidence: "low".into(),
+            ..prev.trigger.clone()
+        };
+        return;
+    }
     rec.trigger = Trigger {
         detail: format!(
             "cooperative follow-up round (KIP-429) of the {} rebalance at {}: members rejoin to hand over revoked partitions",

@@ -30,11 +30,21 @@ pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity], newc
         }
     }
     // A failed SyncGroup explains a round only if its member rejoined in it.
+    // ... or if its rejoin was sent before this generation was
+    // decided (tansu parks it and answers it generations later).
+    let decided = round.join_completed_at;
+    let joins = &round.joins;
     round.candidates.retain(|c| {
         c.kind != Kind::PreviousRebalanceFailed
-            || c.member_id
-                .as_ref()
-                .is_some_and(|m| round.joins.contains_key(m))
+            || c.member_id.as_ref().is_some_and(|m| {
+                joins.contains_key(m)
+                    || activity.iter().any(|a| {
+                        a.what == ActivityKind::Join
+                            && a.member_id.as_deref() == Some(m.as_str())
+                            && a.at >= c.at
+                            && decided.is_some_and(|d| a.at <= d)
+                    })
+            })
     });
     let explained = round
         .candidates
@@ -75,23 +85,28 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
         }
     }
     for m in newcomers {
-        let Some(j) = round.joins.get(m) else {
-            continue;
+        let client_id = match round.joins.get(m) {
+            Some(j) => j.client_id.clone(),
+            None => book.client_id(m),
         };
+        let at = round
+            .joins
+            .get(m)
+            .map_or(round.started_at, |j| j.requested_at);
         let named = round.candidates.iter().any(|c| {
             c.kind == Kind::MemberJoined
                 && c.confidence == Confidence::High
                 && (c.member_id.as_ref() == Some(m)
-                    || c.client_id.is_some() && c.client_id == j.client_id)
+                    || c.client_id.is_some() && c.client_id == client_id)
         });
         if !named {
             round.candidates.push(Candidate {
                 kind: Kind::MemberJoined,
                 confidence: Confidence::High,
                 member_id: Some(m.clone()),
-                client_id: j.client_id.clone(),
-                detail: "new member: first answered in this generation (its JoinGroup was parked during the previous round)".into(),
-                at: j.requested_at,
+                client_id,
+                detail: "new member: first in this generation (its JoinGroup was parked during the previous round)".into(),
+                at,
                 deferred: Deferred::No,
             });
         }

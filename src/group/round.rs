@@ -112,6 +112,11 @@ pub struct Round {
     pub state_before: String,
     /// The inputs begin inside this round: who is new cannot be told.
     pub opened_mid_round: bool,
+    /// a JoinGroup answer with the leader's member list was seen.
+    pub saw_member_list: bool,
+    /// The group's members once the round closed (including members the
+    /// round did not show rejoining but that are still alive).
+    pub members_final: Option<BTreeSet<String>>,
 }
 
 impl Round {
