@@ -2,8 +2,9 @@
 //!
 //! Takes: a case name and an input path. Gives: the [`Work`] done:
 //! `rebalances`/`decode` run `kgtrace::analyse` (the whole tool minus
-//! printing), `tcp` and `kafka` run the capture stages alone for
-//! attribution. Each stage is driven as `src/input.rs` drives it.
+//! printing), `tcp` and `kafka` run the capture stages alone and
+//! `logread` the log reader alone, for attribution. Each stage is driven as
+//! `src/input.rs` drives it.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use kgtrace::capture::read_capture;
 use kgtrace::kafka::{KafkaConfig, KafkaDecoder};
+use kgtrace::logs::{read_log_path, LogOptions};
 use kgtrace::options::Options;
 use kgtrace::render::{Format, View};
 use kgtrace::tcp::{Reassembler, StreamEvent, TcpConfig};
@@ -24,6 +26,7 @@ pub fn run(kind: &str, path: &Path) -> Sample {
     match kind {
         "tcp" => sample(|| stage_tcp(path)),
         "kafka" => sample(|| stage_kafka(path)),
+        "logread" => sample(|| stage_log_read(path)),
         "decode" => sample(|| analyse(path, View::Decode)),
         _ => sample(|| analyse(path, View::Rebalances)),
     }
@@ -34,6 +37,7 @@ pub fn found_label(kind: &str) -> &'static str {
     match kind {
         "rebalances" => "rebalances",
         "decode" | "kafka" => "exchanges",
+        "logread" => "events",
         _ => "connections",
     }
 }
@@ -121,5 +125,18 @@ fn stage_kafka(path: &Path) -> Work {
         bytes: file_len(path),
         records: summary.frames,
         found: exchanges,
+    }
+}
+
+/// The log reader alone (lines → events, the events kept as `analyse`
+/// keeps them, then dropped).
+fn stage_log_read(path: &Path) -> Work {
+    let (mut diags, mut events) = (Diagnostics::default(), Vec::new());
+    let summary =
+        read_log_path(path, &LogOptions::default(), &mut diags, &mut events).expect("log reads");
+    Work {
+        bytes: summary.bytes,
+        records: summary.lines,
+        found: events.len() as u64,
     }
 }

@@ -1,7 +1,7 @@
 //! kgtrace's throughput benchmark: the whole tool on realistic inputs.
 //!
 //! `cargo bench --bench throughput [-- CASE...]` (cases: `capture`,
-//! `stages`, `log`, `gz`, `tshark`; default all). Generates its inputs once
+//! `stages`, `log` (with the reader alone), `gz`, `tshark`; default all). Generates its inputs once
 //! under `target/bench-data/` (see [`inputs`]), reads each once to warm the
 //! page cache, then runs each case `KGTRACE_BENCH_RUNS` times (default 3),
 //! each run single-threaded in a fresh child process (this binary with
@@ -12,7 +12,8 @@
 //!   `kgtrace rebalances capture.pcap` does minus printing;
 //! - capture stages alone for attribution: pcap read + TCP reassembly, then
 //!   the same plus Kafka framing/decoding/pairing (exchanges dropped);
-//! - the 1 GiB broker log end to end, and its `.gz`;
+//! - the 1 GiB broker log end to end, the log reader alone (for
+//!   attribution), and the `.gz` end to end;
 //! - tshark on a 55 MB slice, if `tshark` is installed, next to kgtrace's
 //!   `decode` view on the same slice.
 //!
@@ -124,6 +125,8 @@ fn log_cases(wants: &dyn Fn(&str) -> bool, runs: usize, rows: &mut Vec<Measured>
             "lines",
             runs,
         ));
+        let name = "log: read only (lines -> events)";
+        rows.push(in_child(name, "logread", &log.path, "lines", runs));
     }
     if wants("gz") {
         let gz = inputs::log_gz(&log.path)?;
