@@ -25,6 +25,9 @@ use crate::wire::{ConnId, Fault};
 
 mod life;
 
+/// Rounds each group's script makes: start, a consumer joins, one leaves,
+/// one is expired.
+pub const ROUNDS_PER_GROUP: u64 = 4;
 /// Partitions of each group's topic.
 const PARTITIONS: i32 = 12;
 /// heartbeat.interval.ms

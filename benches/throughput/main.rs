@@ -92,13 +92,17 @@ fn capture_cases(wants: &dyn Fn(&str) -> bool, runs: usize, rows: &mut Vec<Measu
     inputs::warm(&capture.path)?;
     let path = &capture.path;
     if wants("capture") {
-        rows.push(in_child(
-            "capture end to end (rebalances)",
-            "rebalances",
-            path,
-            "pkts",
-            runs,
-        ));
+        let name = "capture end to end (rebalances)";
+        let m = in_child(name, "rebalances", path, "pkts", runs);
+        // The benchmark doubles as a check that the story was told and read.
+        let expected = inputs::CAPTURE.groups as u64 * groups::ROUNDS_PER_GROUP;
+        if m.work.found != expected {
+            eprintln!(
+                "warning: {} rebalances found, the script made {expected}",
+                m.work.found
+            );
+        }
+        rows.push(m);
     }
     if wants("stages") {
         rows.push(in_child("capture: read + tcp", "tcp", path, "pkts", runs));
