@@ -187,7 +187,13 @@ fn push_log_summary(
         last_ts: events.iter().map(|e| e.ts).max(),
         clock_offset_ms: None,
     });
-    out.logged.extend(events);
+    // Moving the first input's events in costs nothing; extending an
+    // empty vector would copy them all (a 1 GB log holds millions).
+    if out.logged.is_empty() {
+        out.logged = events;
+    } else {
+        out.logged.extend(events);
+    }
 }
 
 /// The capture pipeline: segments → streams → exchanges → events. Exchanges

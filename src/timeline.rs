@@ -32,8 +32,14 @@ pub fn merge(captured: Vec<GroupEvent>, mut logged: Vec<GroupEvent>) -> Timeline
             ev.ts = ev.ts.offset_by((ms * 1e6) as i64);
         }
     }
-    let mut events = captured;
-    events.append(&mut logged);
+    // Append the smaller to the larger: a log-only or capture-only run
+    // then moves its events instead of copying them all.
+    let (mut events, mut rest) = if captured.len() >= logged.len() {
+        (captured, logged)
+    } else {
+        (logged, captured)
+    };
+    events.append(&mut rest);
     events.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
     Timeline {
         events,

@@ -1,6 +1,5 @@
 //! A generator of synthetic multi-version Kafka logs, for the end-to-end
-//! tests and the throughput benchmark (`examples/gen_log.rs`,
-//! `examples/bench_logs.rs`).
+//! tests and the throughput benchmark (`benches/throughput/inputs.rs`).
 //!
 //! Takes: a byte budget and a seed. Gives: deterministic log text mixing
 //! every version family (0.10, 2.x, 3.2+ with client reasons, 3.8 new

@@ -1,0 +1,142 @@
+//! What one benchmark run does, in the child process that times it.
+//!
+//! Takes: a case name and an input path. Gives: the [`Work`] done:
+//! `rebalances`/`decode` run `kgtrace::analyse` (the whole tool minus
+//! printing), `tcp` and `kafka` run the capture stages alone and
+//! `logread` the log reader alone, for attribution. Each stage is driven as
+//! `src/input.rs` drives it.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+
+use kgtrace::capture::read_capture;
+use kgtrace::kafka::{KafkaConfig, KafkaDecoder};
+use kgtrace::logs::{read_log_path, LogOptions};
+use kgtrace::options::Options;
+use kgtrace::render::{Format, View};
+use kgtrace::tcp::{Reassembler, StreamEvent, TcpConfig};
+use kgtrace::Diagnostics;
+
+use crate::measure::{sample, Sample, Work};
+
+/// One timed run of case `kind` on `path`.
+pub fn run(kind: &str, path: &Path) -> Sample {
+    match kind {
+        "tcp" => sample(|| stage_tcp(path)),
+        "kafka" => sample(|| stage_kafka(path)),
+        "logread" => sample(|| stage_log_read(path)),
+        "decode" => sample(|| analyse(path, View::Decode)),
+        _ => sample(|| analyse(path, View::Rebalances)),
+    }
+}
+
+/// The label of what case `kind` counts in [`Work::found`].
+pub fn found_label(kind: &str) -> &'static str {
+    match kind {
+        "rebalances" => "rebalances",
+        "decode" | "kafka" => "exchanges",
+        "logread" => "events",
+        _ => "connections",
+    }
+}
+
+/// Size of `path` in bytes.
+pub fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// `kgtrace::analyse` on one input, the report dropped as `kgtrace` does
+/// at exit. Bytes: the file's size or, for a `.gz`, the unzipped bytes;
+/// records: packets or lines; found: rebalances (exchanges for `decode`).
+fn analyse(path: &Path, view: View) -> Work {
+    let opts = Options::analyse(vec![path.to_path_buf()], view, Format::Table);
+    let (report, _, _) = kgtrace::analyse(&opts).expect("analyse reads the bench input");
+    let input = &report.inputs[0];
+    let found = if view == View::Decode {
+        report.exchanges.len()
+    } else {
+        report.rebalances.len()
+    };
+    Work {
+        bytes: input.bytes.max(file_len(path)),
+        records: input.records,
+        found: found as u64,
+    }
+}
+
+fn open(path: &Path) -> BufReader<File> {
+    BufReader::with_capacity(1 << 20, File::open(path).expect("bench input opens"))
+}
+
+fn source(path: &Path) -> Arc<str> {
+    Arc::from(path.to_string_lossy().as_ref())
+}
+
+/// pcap reading and TCP reassembly; stream data counted and dropped.
+pub fn stage_tcp(path: &Path) -> Work {
+    let mut diags = Diagnostics::default();
+    let mut tcp = Reassembler::new(TcpConfig::default(), source(path));
+    let mut opened = 0u64;
+    let mut count =
+        |e: StreamEvent<'_>| opened += u64::from(matches!(e, StreamEvent::Opened { .. }));
+    let summary = read_capture(
+        open(path),
+        &source(path),
+        &mut Diagnostics::default(),
+        |s| tcp.push(&s, &mut diags, &mut count),
+    )
+    .expect("capture reads");
+    tcp.finish(&mut diags, &mut count);
+    Work {
+        bytes: file_len(path),
+        records: summary.frames,
+        found: opened,
+    }
+}
+
+/// The above plus Kafka framing, decoding and pairing; exchanges dropped.
+fn stage_kafka(path: &Path) -> Work {
+    let (mut diags, mut d_kafka) = (Diagnostics::default(), Diagnostics::default());
+    let mut tcp = Reassembler::new(TcpConfig::default(), source(path));
+    let mut dec = KafkaDecoder::new(KafkaConfig::default(), source(path));
+    let (mut out, mut exchanges) = (Vec::new(), 0u64);
+    let summary = read_capture(
+        open(path),
+        &source(path),
+        &mut Diagnostics::default(),
+        |s| {
+            tcp.push(&s, &mut diags, &mut |ev| {
+                dec.on_stream_event(&ev, &mut d_kafka, &mut out)
+            });
+            exchanges += out.len() as u64;
+            out.clear();
+            dec.take_closed();
+        },
+    )
+    .expect("capture reads");
+    tcp.finish(&mut diags, &mut |ev| {
+        dec.on_stream_event(&ev, &mut d_kafka, &mut out)
+    });
+    dec.finish(&mut d_kafka, &mut out);
+    exchanges += out.len() as u64;
+    Work {
+        bytes: file_len(path),
+        records: summary.frames,
+        found: exchanges,
+    }
+}
+
+/// The log reader alone (lines → events, the events kept as `analyse`
+/// keeps them, then dropped).
+fn stage_log_read(path: &Path) -> Work {
+    let (mut diags, mut events) = (Diagnostics::default(), Vec::new());
+    let summary =
+        read_log_path(path, &LogOptions::default(), &mut diags, &mut events).expect("log reads");
+    Work {
+        bytes: summary.bytes,
+        records: summary.lines,
+        found: events.len() as u64,
+    }
+}
