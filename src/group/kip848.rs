@@ -9,7 +9,7 @@
 //! it (KIP-848, `ConsumerGroupHeartbeatRequest.json`). A round here runs
 //! from the first cause to the last member answered with the new epoch.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::report::{GroupSummary, StateChange};
@@ -21,6 +21,9 @@ use super::round::{Candidate, Deferred, Round, Silence};
 use super::trigger::{Confidence, Kind};
 use super::GroupHistory;
 
+/// Causes kept while waiting for an epoch bump.
+const MAX_PENDING: usize = 64;
+
 #[derive(Default)]
 struct Consumer {
     book: MemberBook,
@@ -28,7 +31,7 @@ struct Consumer {
     epochs: BTreeSet<i32>,
     current: BTreeSet<String>,
     member_epoch: HashMap<String, i32>,
-    pending: Vec<(Candidate, GroupEvent)>,
+    pending: VecDeque<(Candidate, GroupEvent)>,
     round: Option<Round>,
     done: Vec<Round>,
     states: Vec<StateChange>,
@@ -124,7 +127,12 @@ impl Consumer {
             at: ev.ts,
             deferred: Deferred::No,
         };
-        self.pending.push((c, ev.clone()));
+        // Causes wait for the next epoch bump; a group that never bumps must
+        // not grow them without bound: keep the latest.
+        if self.pending.len() >= MAX_PENDING {
+            self.pending.pop_front();
+        }
+        self.pending.push_back((c, ev.clone()));
     }
 
     fn on_request(&mut self, ev: &GroupEvent, member_epoch: i32, topics: Option<&[String]>) {
@@ -216,7 +224,7 @@ impl Consumer {
     fn bump(&mut self, ev: &GroupEvent, epoch: i32) {
         self.close();
         let pending = std::mem::take(&mut self.pending);
-        let started = pending.first().map_or(ev.ts, |(c, _)| c.at);
+        let started = pending.front().map_or(ev.ts, |(c, _)| c.at);
         let mut r = Round::new(started, self.epoch);
         r.members_before = self
             .current
