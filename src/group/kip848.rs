@@ -25,13 +25,13 @@ use super::GroupHistory;
 const MAX_PENDING: usize = 64;
 
 #[derive(Default)]
-struct Consumer {
+struct Consumer<'a> {
     book: MemberBook,
     epoch: Option<i32>,
     epochs: BTreeSet<i32>,
     current: BTreeSet<String>,
     member_epoch: HashMap<String, i32>,
-    pending: VecDeque<(Candidate, GroupEvent)>,
+    pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
     done: Vec<Round>,
     states: Vec<StateChange>,
@@ -74,8 +74,8 @@ pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     }
 }
 
-impl Consumer {
-    fn apply(&mut self, ev: &GroupEvent) {
+impl<'a> Consumer<'a> {
+    fn apply(&mut self, ev: &'a GroupEvent) {
         match &ev.kind {
             EventKind::ConsumerGroupHeartbeatRequest {
                 member_epoch,
@@ -111,13 +111,13 @@ impl Consumer {
         }
     }
 
-    fn cite(&mut self, ev: &GroupEvent) {
+    fn cite(&mut self, ev: &'a GroupEvent) {
         if let Some(r) = self.round.as_mut() {
             r.cite(ev);
         }
     }
 
-    fn suspect(&mut self, ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
+    fn suspect(&mut self, ev: &'a GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
         let c = Candidate {
             kind,
             confidence,
@@ -132,10 +132,10 @@ impl Consumer {
         if self.pending.len() >= MAX_PENDING {
             self.pending.pop_front();
         }
-        self.pending.push_back((c, ev.clone()));
+        self.pending.push_back((c, ev));
     }
 
-    fn on_request(&mut self, ev: &GroupEvent, member_epoch: i32, topics: Option<&[String]>) {
+    fn on_request(&mut self, ev: &'a GroupEvent, member_epoch: i32, topics: Option<&[String]>) {
         let member = ev.member_id.clone().unwrap_or_default();
         match member_epoch {
             0 => {
@@ -186,7 +186,7 @@ impl Consumer {
 
     fn on_response(
         &mut self,
-        ev: &GroupEvent,
+        ev: &'a GroupEvent,
         member_epoch: i32,
         assignment: Option<&[crate::event::TopicPartitions]>,
     ) {
@@ -221,7 +221,7 @@ impl Consumer {
         }
     }
 
-    fn bump(&mut self, ev: &GroupEvent, epoch: i32) {
+    fn bump(&mut self, ev: &'a GroupEvent, epoch: i32) {
         self.close();
         let pending = std::mem::take(&mut self.pending);
         let started = pending.front().map_or(ev.ts, |(c, _)| c.at);
@@ -245,7 +245,7 @@ impl Consumer {
             });
         }
         for (c, cev) in pending {
-            r.cite(&cev);
+            r.cite(cev);
             if matches!(c.kind, Kind::MemberLeft) {
                 r.removed
                     .insert(c.member_id.clone().unwrap_or_default(), "left".into());
@@ -281,7 +281,7 @@ impl Consumer {
         }
     }
 
-    fn on_broker(&mut self, ev: &GroupEvent, line: &BrokerLine) {
+    fn on_broker(&mut self, ev: &'a GroupEvent, line: &BrokerLine) {
         match line {
             BrokerLine::GroupEpochBumped { epoch } if self.epoch.is_none_or(|e| *epoch > e) => {
                 self.bump(ev, *epoch)
@@ -340,7 +340,7 @@ impl Consumer {
     /// with local epoch E") and state changes (`MembershipManagerImpl`):
     /// from one member's log, each new epoch is a group epoch bump it took
     /// part in.
-    fn on_client(&mut self, ev: &GroupEvent, line: &ClientLine) {
+    fn on_client(&mut self, ev: &'a GroupEvent, line: &ClientLine) {
         match line {
             ClientLine::Reconciling { assigned, .. } => {
                 // Local epoch 0 is the member still joining: no group epoch yet.

@@ -126,8 +126,9 @@ impl MemberBook {
 
 /// Fills what `into` lacks from `from` (a later event may know more).
 pub fn merge_client(into: &mut ClientRef, from: &ClientRef) {
+    // Compare before cloning: most events repeat what is known.
     let fill = |a: &mut Option<String>, b: &Option<String>| {
-        if b.is_some() {
+        if b.is_some() && a != b {
             *a = b.clone();
         }
     };

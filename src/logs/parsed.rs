@@ -26,7 +26,7 @@ pub(crate) use regex;
 /// quotes into their ids.
 macro_rules! member {
     () => {
-        r#"((?:'[^']*'|"[^"]*"|[^\s'"])+)"#
+        r#"((?:[^\s'"]+|'[^']*'|"[^"]*")+)"#
     };
 }
 pub(crate) use member;

@@ -72,15 +72,41 @@ pub(crate) fn left_classic(msg: &[u8]) -> Option<Parsed> {
                 .instance(text(&caps, 1)),
         );
     }
-    let meta = regex!(
-        r"(?s-u)^Member MemberMetadata\(memberId=(.*?), groupInstanceId=(.*?), clientId=(.*?), clientHost=.*\) has left group (.+?) through explicit `LeaveGroup`(?: request)?(?:; client reason: (.*))?$"
-    );
-    let caps = meta.captures(msg)?;
-    let mut p = Parsed::new(left(text(&caps, 5)))
-        .member(text(&caps, 1))
-        .instance(text(&caps, 2))
-        .group(text(&caps, 4));
-    p.client_id = text(&caps, 3);
+    left_metadata(msg)
+}
+
+/// The 3.0+ form, read by hand: `MemberMetadata(...)` spans most of a long
+/// line, and a regex with lazy groups over it cost more than every other
+/// broker line together on big logs.
+fn left_metadata(msg: &[u8]) -> Option<Parsed> {
+    use memchr::memmem;
+    let split = |hay: &'_ [u8], needle: &[u8]| -> Option<(Vec<u8>, usize)> {
+        let at = memmem::find(hay, needle)?;
+        Some((hay[..at].to_vec(), at + needle.len()))
+    };
+    let rest = msg.strip_prefix(b"Member MemberMetadata(memberId=")?;
+    let (member, n) = split(rest, b", groupInstanceId=")?;
+    let rest = &rest[n..];
+    let (instance, n) = split(rest, b", clientId=")?;
+    let rest = &rest[n..];
+    let (client, n) = split(rest, b", clientHost=")?;
+    let rest = &rest[n..];
+    const LEFT: &[u8] = b") has left group ";
+    let rest = &rest[memmem::rfind(rest, LEFT)? + LEFT.len()..];
+    let (group, n) =
+        split(rest, b" through explicit `LeaveGroup`").filter(|(g, _)| !g.is_empty())?;
+    let tail = &rest[n..];
+    let tail = tail.strip_prefix(b" request").unwrap_or(tail);
+    let reason = match tail {
+        [] => None,
+        _ => Some(tail.strip_prefix(b"; client reason: ")?),
+    };
+    let owned = |b: &[u8]| Some(String::from_utf8_lossy(b).into_owned());
+    let mut p = Parsed::new(left(reason.and_then(owned)))
+        .member(owned(&member))
+        .instance(owned(&instance))
+        .group(owned(&group));
+    p.client_id = owned(&client);
     Some(p)
 }
 
