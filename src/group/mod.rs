@@ -187,7 +187,16 @@ fn record(
             .as_deref()
             .and_then(|m| book.client_id(m));
     }
-    out.other_triggers = others.into_iter().map(round::trigger_of).collect();
+    let more = others.len().saturating_sub(round::MAX_OTHER_TRIGGERS);
+    out.other_triggers = others
+        .into_iter()
+        .take(round::MAX_OTHER_TRIGGERS)
+        .map(round::trigger_of)
+        .collect();
+    if more > 0 {
+        out.notes
+            .push(format!("{more} more other causes not listed"));
+    }
     let after = r.members_final.clone().unwrap_or_else(|| r.members_after());
     out.members_before = book.summaries(&r.members_before);
     out.members_after = book.summaries(&after);

@@ -16,6 +16,12 @@ use super::trigger::{Confidence, Kind};
 /// heartbeats cannot grow memory without bound.
 pub const MAX_EVIDENCE: usize = 40;
 
+/// Causes kept per round.
+pub const MAX_CANDIDATES: usize = 256;
+
+/// Other causes a record lists; more are counted in its notes.
+pub const MAX_OTHER_TRIGGERS: usize = 20;
+
 /// A possible cause, with what it rests on.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -77,6 +83,8 @@ pub struct Round {
     pub evidence: Vec<EvidenceLine>,
     /// Evidence beyond [`MAX_EVIDENCE`].
     pub evidence_dropped: usize,
+    /// Causes beyond [`MAX_CANDIDATES`].
+    pub candidates_dropped: usize,
     /// Generation it produced.
     pub generation: Option<i32>,
     /// First JoinGroup answer with the generation, or "Stabilized".
@@ -142,8 +150,13 @@ impl Round {
         }
     }
 
-    /// Adds a possible cause.
+    /// Adds a possible cause (bounded: a storm of joins must not grow a
+    /// round without limit; the first ones are kept, the rest counted).
     pub fn suspect(&mut self, candidate: Candidate) {
+        if self.candidates.len() >= MAX_CANDIDATES {
+            self.candidates_dropped += 1;
+            return;
+        }
         self.candidates.push(candidate);
     }
 
@@ -279,6 +292,12 @@ pub fn skeleton(group: &str, protocol: &str, r: &Round) -> Rebalance {
     let mut joins: Vec<MemberJoin> = r.joins.values().cloned().collect();
     joins.sort_by_key(|j| j.requested_at);
     let mut notes = r.notes.clone();
+    if r.candidates_dropped > 0 {
+        notes.push(format!(
+            "{} more possible causes not weighed",
+            r.candidates_dropped
+        ));
+    }
     if r.evidence_dropped > 0 {
         notes.push(format!(
             "{} more evidence lines not listed",
