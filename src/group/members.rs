@@ -6,7 +6,7 @@
 //! heard from. The reconstructor asks it "who is this", "who went silent"
 //! and "who was in the group" when it writes a rebalance record.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use crate::event::{ClientRef, GroupEvent, TopicPartitions};
 use crate::report::MemberSummary;
@@ -58,7 +58,7 @@ impl Member {
 /// Every member ever seen in one group, by `member_id`.
 #[derive(Clone, Debug, Default)]
 pub struct MemberBook {
-    members: BTreeMap<String, Member>,
+    members: HashMap<String, Member>,
 }
 
 impl MemberBook {
@@ -100,7 +100,7 @@ impl MemberBook {
             .values()
             .filter(|m| m.member_id != except)
             .filter(|m| m.group_instance_id.as_deref() == Some(instance))
-            .max_by_key(|m| m.last_seen)
+            .max_by(|a, b| a.last_seen.cmp(&b.last_seen).then(a.member_id.cmp(&b.member_id)))
     }
 
     /// Summaries of the given members, in the given order.
