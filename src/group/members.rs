@@ -100,7 +100,11 @@ impl MemberBook {
             .values()
             .filter(|m| m.member_id != except)
             .filter(|m| m.group_instance_id.as_deref() == Some(instance))
-            .max_by(|a, b| a.last_seen.cmp(&b.last_seen).then(a.member_id.cmp(&b.member_id)))
+            .max_by(|a, b| {
+                a.last_seen
+                    .cmp(&b.last_seen)
+                    .then(a.member_id.cmp(&b.member_id))
+            })
     }
 
     /// Summaries of the given members, in the given order.
