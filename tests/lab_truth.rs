@@ -94,12 +94,12 @@ const KNOWN_DIFFERENCES: &[Known] = &[
         to: Some(16),
         truth: "member_left g1-c1",
         kgtrace: "previous_rebalance_failed g1-c3",
-        why: "Knock-on of 12->13: with the leave filed under 12->13, kgtrace \
-              calls 13->15 its cooperative follow-up (kind and client still \
-              match the truth there) and gives 15->16 to g1-c3's failed \
-              SyncGroup (frame 1335, rejoin frame 1336). With the leave on \
-              13->15, 15->16 is its follow-up round (expected), as the truth \
-              says.",
+        why: "kgtrace now files the leave under 13->15, as the truth does. \
+              For 15->16 it finds a cause of its own, g1-c3's SyncGroup \
+              answered REBALANCE_IN_PROGRESS (frame 1335) and its rejoin \
+              (frame 1336), so the KIP-429 follow-up rule (for rounds with no \
+              cause) does not apply; the truth calls the round the leave's \
+              expected follow-up. Both readings fit the wire.",
     },
     // --- kjs_join_one_by_one: background group g2 re-formed at generation 1 ---
     // --- kp_ten_members: twelve members started within 0.12 s ---
