@@ -97,12 +97,19 @@ impl Filter {
     }
 
     fn kind_ok(&self, kinds: &[&str]) -> bool {
+        // Per row on large timelines: compare without allocating.
+        let contains = |hay: &str, needle: &str| {
+            needle.is_empty()
+                || hay
+                    .as_bytes()
+                    .windows(needle.len())
+                    .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        };
         self.kinds.is_empty()
-            || self.kinds.iter().any(|k| {
-                kinds
-                    .iter()
-                    .any(|x| x.to_ascii_lowercase().contains(&k.to_ascii_lowercase()))
-            })
+            || self
+                .kinds
+                .iter()
+                .any(|k| kinds.iter().any(|x| contains(x, k)))
     }
 
     fn verdict(&self, yes: bool) -> bool {

@@ -178,7 +178,7 @@ impl Classic {
         self.set_state(ev.ts, "Stable");
     }
 
-    fn set_state(&mut self, at: Timestamp, state: &'static str) {
+    pub(super) fn set_state(&mut self, at: Timestamp, state: &'static str) {
         if self.state != state {
             self.state = state;
             self.states.push(StateChange {
@@ -199,7 +199,7 @@ impl Classic {
     }
 
     /// Opens a round at `ev` unless one is open; returns it.
-    fn round_at(&mut self, ev: &GroupEvent) -> &mut Round {
+    pub(super) fn round_at(&mut self, ev: &GroupEvent) -> &mut Round {
         if self.round.is_none() {
             self.open_round(ev.ts);
         }
@@ -229,7 +229,7 @@ impl Classic {
         self.set_state(at, "PreparingRebalance");
     }
 
-    fn close_round(&mut self) {
+    pub(super) fn close_round(&mut self) {
         let Some(mut r) = self.round.take() else {
             return;
         };
@@ -875,21 +875,6 @@ impl Classic {
 
     fn on_client(&mut self, ev: &GroupEvent, line: &ClientLine) {
         super::classic_log::on_client(self, ev, line)
-    }
-
-    /// Opens a round if none is open and returns it (for log handlers).
-    pub fn round_for(&mut self, ev: &GroupEvent) -> &mut Round {
-        self.round_at(ev)
-    }
-
-    /// Closes the open round (for log handlers).
-    pub fn close(&mut self) {
-        self.close_round()
-    }
-
-    /// Enters a state (for log handlers).
-    pub fn enter(&mut self, at: Timestamp, state: &'static str) {
-        self.set_state(at, state)
     }
 
     /// Records a generation (for log handlers).

@@ -88,7 +88,7 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
             suspect(g, ev, Kind::StaticMemberReplaced, Confidence::High, detail);
         }
         BrokerLine::RebalanceTimeoutRemoved { members } => {
-            let r = g.round_for(ev);
+            let r = g.round_at(ev);
             r.cite(ev);
             for m in members {
                 r.removed.insert(m.clone(), "rebalance_timeout".into());
@@ -101,8 +101,8 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
         BrokerLine::GroupEmpty => emptied(g, ev),
         BrokerLine::GroupDead => {
             cite_if_open(g, ev);
-            g.close();
-            g.enter(ev.ts, "Dead");
+            g.close_round();
+            g.set_state(ev.ts, "Dead");
         }
         BrokerLine::CoordinatorLoaded { .. } | BrokerLine::CoordinatorUnloaded { .. } => {
             if let Some(b) = &ev.client.broker {
@@ -130,14 +130,14 @@ fn cite_if_open(g: &mut Classic, ev: &GroupEvent) {
 
 fn suspect(g: &mut Classic, ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
     let c = candidate(ev, kind, confidence, detail);
-    let r = g.round_for(ev);
+    let r = g.round_at(ev);
     r.cite(ev);
     r.suspect(c);
 }
 
 fn mark_removed(g: &mut Classic, ev: &GroupEvent, how: &str) {
     if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
-        g.round_for(ev).removed.insert(m, how.to_string());
+        g.round_at(ev).removed.insert(m, how.to_string());
     }
 }
 
@@ -153,9 +153,9 @@ fn preparing(
         .as_ref()
         .is_some_and(|r| r.generation == Some(old_generation))
     {
-        g.close();
+        g.close_round();
     }
-    let r = g.round_for(ev);
+    let r = g.round_at(ev);
     if r.state_before.is_empty() || r.state_before == "Unknown" {
         r.state_before = state.to_string();
     }
@@ -195,10 +195,10 @@ fn stabilized(
         .as_ref()
         .is_some_and(|r| r.generation.is_some_and(|x| x != generation))
     {
-        g.close();
+        g.close_round();
     }
     let opened = g.round.is_none();
-    let r = g.round_for(ev);
+    let r = g.round_at(ev);
     if opened {
         r.needs_cause = true;
         r.opened_mid_round = true;
@@ -215,7 +215,7 @@ fn stabilized(
         g.leader = leader;
     }
     g.saw_generation(generation);
-    g.enter(ev.ts, "CompletingRebalance");
+    g.set_state(ev.ts, "CompletingRebalance");
 }
 
 fn assignment_received(g: &mut Classic, ev: &GroupEvent, generation: i32) {
@@ -240,8 +240,8 @@ fn assignment_received(g: &mut Classic, ev: &GroupEvent, generation: i32) {
     };
     g.saw_generation(generation);
     if !wire_waits {
-        g.close();
-        g.enter(ev.ts, "Stable");
+        g.close_round();
+        g.set_state(ev.ts, "Stable");
     }
 }
 
@@ -257,9 +257,9 @@ fn emptied(g: &mut Classic, ev: &GroupEvent) {
     if let Some(gen) = ev.generation_id {
         g.saw_generation(gen);
     }
-    g.close();
+    g.close_round();
     g.current.clear();
-    g.enter(ev.ts, "Empty");
+    g.set_state(ev.ts, "Empty");
 }
 
 /// Applies a Java client line.
@@ -276,7 +276,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 format!("client: joining group due to: {reason}"),
             ),
             None => {
-                let r = g.round_for(ev);
+                let r = g.round_at(ev);
                 r.cite(ev);
                 if trigger::is_cooperative_follow_up(reason) {
                     r.expected_reason = Some(format!(
@@ -296,7 +296,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 format!("client: rejoin requested due to: {reason}"),
             ),
             None => {
-                let r = g.round_for(ev);
+                let r = g.round_at(ev);
                 r.cite(ev);
                 r.needs_cause = true;
             }
@@ -321,8 +321,8 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 r.cite(ev);
                 r.completed_at = Some(ev.ts);
                 if r.expected.len() <= 1 {
-                    g.close();
-                    g.enter(ev.ts, "Stable");
+                    g.close_round();
+                    g.set_state(ev.ts, "Stable");
                 }
             }
         }
@@ -351,7 +351,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                     what: ActivityKind::Evicted,
                 });
             }
-            let r = g.round_for(ev);
+            let r = g.round_at(ev);
             r.cite(ev);
             r.needs_cause = true;
         }
@@ -378,9 +378,9 @@ fn joined(g: &mut Classic, ev: &GroupEvent) {
         .as_ref()
         .is_some_and(|r| r.generation.is_some_and(|x| x != generation))
     {
-        g.close();
+        g.close_round();
     }
-    let r = g.round_for(ev);
+    let r = g.round_at(ev);
     r.cite(ev);
     if r.generation.is_none() {
         r.generation = Some(generation);

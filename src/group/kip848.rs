@@ -53,19 +53,10 @@ pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     for r in &mut rounds {
         super::resolve::resolve(r, &c.book, &c.activity, &[]);
     }
-    let mut rebalances = Vec::new();
-    let mut previous = None;
-    for r in &rounds {
-        rebalances.push(super::record(
-            group,
-            "consumer",
-            r,
-            &c.book,
-            previous,
-            &c.assignors,
-        ));
-        previous = Some(r);
-    }
+    let mut rebalances: Vec<_> = rounds
+        .iter()
+        .map(|r| super::record(group, "consumer", r, &c.book))
+        .collect();
     super::mark_storms(&mut rebalances);
     let summary = c.summary(group, &rebalances);
     GroupHistory {

@@ -88,7 +88,7 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
                 .push("the inputs end before every member had synced".into());
         }
     }
-    g.close();
+    g.close_round();
     let mut rounds = std::mem::take(&mut g.done);
     rounds.retain(|r| !(r.tentative && r.generation.is_none()));
     let mut rebalances = Vec::new();
@@ -128,7 +128,7 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
             g.notes.push(static_restart_note(r));
             continue;
         }
-        let mut rec = record(group, "classic", r, &g.book, previous, &g.assignors);
+        let mut rec = record(group, "classic", r, &g.book);
         if let (Some(p), Some(prev)) = (previous, rebalances.last()) {
             follow_up(&mut rec, r, p, prev, &g.assignors);
         }
@@ -166,14 +166,7 @@ fn is_empty_departure(r: &Round) -> bool {
 }
 
 /// Writes the record of one resolved round.
-fn record(
-    group: &str,
-    protocol: &str,
-    r: &Round,
-    book: &MemberBook,
-    previous: Option<&Round>,
-    assignors: &BTreeSet<String>,
-) -> Rebalance {
+fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalance {
     let mut out = round::skeleton(group, protocol, r);
     let (best, others) = round::choose(&r.candidates);
     out.trigger = match best {
@@ -216,7 +209,7 @@ fn record(
     removed.retain(|m, _| !after.contains(m) || r.generation.is_none());
     out.removed = round::removed_members(&removed, |m| book.client_id(m));
     (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
-    (out.expected, out.expected_reason) = expectation(r, &out, previous, assignors);
+    (out.expected, out.expected_reason) = expectation(r, &out);
     out
 }
 
@@ -266,12 +259,9 @@ fn moved_partitions(r: &Round) -> (Vec<String>, Vec<String>) {
     (revoked, assigned)
 }
 
-fn expectation(
-    r: &Round,
-    out: &Rebalance,
-    previous: Option<&Round>,
-    assignors: &BTreeSet<String>,
-) -> (bool, Option<String>) {
+/// Whether a round is expected on its own (a client reason saying so, or a
+/// group forming); cooperative follow-ups are judged in [`follow_up`].
+fn expectation(r: &Round, out: &Rebalance) -> (bool, Option<String>) {
     if let Some(reason) = &r.expected_reason {
         return (true, Some(reason.clone()));
     }
@@ -281,7 +271,6 @@ fn expectation(
             Some("group formation: the first members joined an empty group".into()),
         );
     }
-    let _ = (previous, assignors);
     (false, None)
 }
 
