@@ -22,7 +22,7 @@ from truth_time import iso_from_epoch, secs
 CK_JOIN = re.compile(r"^%\d\|(\d+\.\d+)\|JOINGROUP\|[^|]*\|.*JoinGroup response: GenerationId "
                      r"(-?\d+), Protocol ([^,]*), LeaderId ([^,]*), my MemberId ([^,]+),")
 DEPARTURE = {"leave": "member_left", "freeze": "session_timeout", "kill": "session_timeout",
-             "stop_polling": "poll_timeout"}
+             "exit_without_close": "session_timeout", "stop_polling": "poll_timeout"}
 ARRIVAL = {"start": "member_joined", "resume": "member_joined",
            "resume_polling": "member_joined", "restart_static": "static_member_replaced"}
 # joins of one generation that tansu answers this far apart still belong together
