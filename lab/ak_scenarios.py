@@ -183,7 +183,7 @@ def failover(lab, **opts):
     node = lab.coordinator_of("g1")
     if node is None:
         raise RuntimeError("could not find g1's coordinator")
-    lab.broker("broker_kill", node, f"SIGKILL of node {node}, g1's coordinator")
+    lab.broker_action("broker_kill", node, f"SIGKILL of node {node}, g1's coordinator")
     lab.sleep(20)
 
 
@@ -258,4 +258,5 @@ AK_SCENARIOS = {
     "ak4_k848_killed": (k848_killed, "java4", "lo", k4()),
     "ak39_ck_fifty": (fifty, "ck", "lo", k39()),
     "ak4_java_session_timeout_s200": (session_timeout, "java4", "lo", k4(snaplen=200)),
+    "ak4_java_session_timeout_s128": (session_timeout, "java4", "lo", k4(snaplen=128)),
 }

@@ -68,8 +68,8 @@ SIGNALS = {
     "stop_polling": signal.SIGUSR1,
     "exit_without_close": signal.SIGUSR2,
 }
-# the JVM keeps SIGUSR1 for itself: the Java member stops polling on SIGHUP
-JAVA_SIGNALS = dict(SIGNALS, stop_polling=signal.SIGHUP)
+# the Java member stops polling on SIGWINCH (the JVM reserves SIGUSR1; nohup ignores SIGHUP)
+JAVA_SIGNALS = dict(SIGNALS, stop_polling=signal.SIGWINCH)
 
 
 def find_tansu():
@@ -178,7 +178,7 @@ class Lab:
                                         f"{secs:.1f} s")
         self._create_topic(min(3, self.brokers.nodes))
 
-    def broker(self, action, node, detail=""):
+    def broker_action(self, action, node, detail=""):
         """start / stop (SIGTERM) / kill (SIGKILL) / freeze (SIGSTOP) / resume one node."""
         b = self.brokers
         if action == "broker_start":
@@ -190,13 +190,20 @@ class Lab:
                             "broker_resume": signal.SIGCONT}[action])
         self.log(action, client_id=f"broker{node}", detail=detail)
 
-    def coordinator_of(self, group):
-        """Node id of the group's coordinator (AdminClient describe), or None."""
+    def coordinator_of(self, group, partitions=3):
+        """Node id of the group's coordinator: the leader of `__consumer_offsets` partition
+        abs(group.hashCode()) % partitions (Kafka's GroupCoordinator.partitionFor /
+        Utils.abs(groupId.hashCode) % offsets.topic.num.partitions), or None."""
         from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+        h = 0
+        for ch in group:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        h = h - (1 << 32) if h >= 1 << 31 else h
+        part = (h & 0x7FFFFFFF) % partitions  # Utils.toPositive, as Kafka does
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "lab-admin"})
         try:
-            d = admin.describe_consumer_groups([group])[group].result(10)
-            return d.coordinator.id
+            md = admin.list_topics("__consumer_offsets", timeout=10)
+            return md.topics["__consumer_offsets"].partitions[part].leader
         except Exception:  # noqa: BLE001 (reported by the caller)
             return None
 

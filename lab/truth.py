@@ -66,7 +66,28 @@ def member_joins(run_dir, action):
     if action.get("client") == "ck":
         return ck_joins(base + ".err", cid, group)
     out = []
+    consumer_protocol, epoch, owned, counted = False, -1, set(), None
     for e in read_events(base + ".out"):
+        if e["event"] == "started":
+            consumer_protocol = e.get("group_protocol") == "consumer"
+            epoch, owned, counted = -1, set(), None
+        if consumer_protocol:
+            # KIP-848: a member's epoch moves to the group epoch only as it reconciles, and a
+            # new member sits at the previous epoch with nothing assigned until the others
+            # revoked (GroupMetadataManager.java consumerGroupHeartbeat / CurrentAssignment
+            # Builder). So a member counts in epoch E once it is at E AND owns partitions.
+            if e["event"] == "joined":
+                epoch = e.get("generation", -1)
+            elif e["event"] == "assigned":
+                owned |= set(e.get("partitions", []))
+            elif e["event"] in ("revoked", "lost"):
+                owned -= set(e.get("partitions", []))
+            if epoch >= 0 and owned and counted != epoch:
+                counted = epoch
+                out.append({"ts": e["ts"], "group": group, "client_id": cid,
+                            "generation": epoch, "member_id": e.get("member_id"),
+                            "leader_id": None, "protocol": "consumer"})
+            continue
         if e["event"] == "joined" and e.get("generation", -1) >= 0:
             out.append({"ts": e["ts"], "group": group, "client_id": cid,
                         "generation": e["generation"], "member_id": e["member_id"],
@@ -221,8 +242,20 @@ def same_generation_rejoin(c, prev, actions, used):
     """A round that changed nothing (same generation, same members, same member ids), e.g. a
     static member that tansu let back in with its old member id: not a rebalance. Gives the
     record for the truth's same_generation_rejoins, consuming a restart_static action."""
-    if prev is None or c["generation"] != prev["generation"] or c["view"] != prev["view"]:
+    if prev is None or c["generation"] != prev["generation"]:
         return None
+    if c["view"] != prev["view"]:
+        # Apache Kafka gives a restarted static member a NEW member id in the same
+        # generation without a rebalance (GroupCoordinator.scala updateStaticMemberAndRebalance
+        # / GroupMetadataManager.java classicGroupJoinExistingStaticMember: "static member
+        # with unknown member id joins ... replacing previously mapped member"): the same
+        # clients, only a restarted static member's member id differs
+        changed = {cid for cid in set(c["view"]) | set(prev["view"])
+                   if c["view"].get(cid) != prev["view"].get(cid)}
+        if set(c["view"]) != set(prev["view"]) or any(
+                pending_for(actions, used, cid, ("restart_static",), c["last_ts"]) is None
+                for cid in changed):
+            return None
     rec = {"group": c["members"][next(iter(c["members"]))]["group"],
            "generation": c["generation"],
            "joins_logged": [{"client_id": j["client_id"], "member_id": j["member_id"],
@@ -231,9 +264,13 @@ def same_generation_rejoin(c, prev, actions, used):
         i = pending_for(actions, used, cid, ("restart_static",), c["last_ts"])
         if i is not None:
             used.add(i)
+            same_id = prev["view"].get(cid) == c["view"].get(cid)
             rec.update(action="restart_static", client_id=cid, action_ts=actions[i]["ts"],
-                       note="restarted static member got its old member id and generation "
-                            "back; the other members did not rejoin (no rebalance)")
+                       note=("restarted static member got its old member id and generation "
+                             "back" if same_id else
+                             "restarted static member got a new member id in the same "
+                             "generation (the broker replaced the old one)") +
+                            "; the other members did not rejoin (no rebalance)")
     return rec
 
 
@@ -243,10 +280,11 @@ def group_rebalances(group, joins, actions, used, cooperative, sigs, rejoins):
     kept = []  # the clusters that became rebalances
     for c in cluster_joins(joins):
         causes = explain(c, prev, actions, used)
-        if not causes:
+        if all(k == "static_member_replaced" for _, k, _, _ in causes):
             same = same_generation_rejoin(c, prev, actions, used)
             if same is not None:
                 rejoins.append(same)
+                prev["view"] = dict(c["view"])  # a replaced static member's new member id
                 continue
         for i, *_ in causes:
             used.add(i)

@@ -9,7 +9,7 @@
 // closing/closed) and the client's own log on stderr.
 //
 // Signals: SIGTERM = close cleanly (commit, then LeaveGroup unless static) and exit;
-// SIGUSR2 = exit at once without close (the JVM reserves SIGUSR1); SIGHUP = stop polling for
+// SIGUSR2 = exit at once without close; SIGWINCH = stop polling for (SIGHUP is ignored under nohup)
 // --stall-seconds. SIGSTOP/SIGCONT/SIGKILL come from the driver. Loopback only.
 
 import java.time.Duration;
@@ -110,7 +110,7 @@ public class LabMember {
         if (opt.containsKey("instance-id")) p.put("group.instance.id", opt.get("instance-id"));
 
         Signal.handle(new Signal("TERM"), s -> stop = true);
-        Signal.handle(new Signal("HUP"), s -> stallRequested = true);
+        Signal.handle(new Signal("WINCH"), s -> stallRequested = true);
         Signal.handle(new Signal("USR2"), s -> { emit("exit_without_close"); Runtime.getRuntime().halt(0); });
 
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(p);
