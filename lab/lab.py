@@ -90,10 +90,13 @@ def link_type(path):
             "Linux cooked-mode capture v1": "LINUX_SLL"}.get(enc, enc)
 
 
-def write_tsv(cap, out):
+def write_tsv(cap, out, nodes=1):
     flt = f"kafka.request_key in {{{GROUP_API_KEYS}}} || kafka.response_key in {{{GROUP_API_KEYS}}}"
     cmd = ["tshark", "-n", "-r", cap, "-Y", flt, "-T", "fields", "-E", "header=y",
            "-E", "occurrence=a", "-E", "aggregator=,"]
+    # tshark dissects Kafka on 9092 only: name the other nodes' client ports
+    for port in range(labkit.PORT + 1, labkit.PORT + nodes):
+        cmd += ["-d", f"tcp.port=={port},kafka"]
     for f in TSV_FIELDS:
         cmd += ["-e", f]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -185,7 +188,8 @@ def finish(name):
     with open(os.path.join(FIXTURES, name + ".truth.json"), "w") as f:
         json.dump(t, f, indent=1)
         f.write("\n")
-    write_tsv(dest, os.path.join(FIXTURES, name + ".tshark.tsv"))
+    nodes = (meta.get("broker_config") or {}).get("nodes", 1)
+    write_tsv(dest, os.path.join(FIXTURES, name + ".tshark.tsv"), nodes)
     for r in t["rebalances"]:
         print(f"   {r['group']} gen {r['from_generation']}->{r['to_generation']} "
               f"{r['trigger']} {r.get('client_id')} {r['members_after']}"

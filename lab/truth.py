@@ -66,27 +66,20 @@ def member_joins(run_dir, action):
     if action.get("client") == "ck":
         return ck_joins(base + ".err", cid, group)
     out = []
-    consumer_protocol, epoch, owned, counted = False, -1, set(), None
+    consumer_protocol, fresh = False, True
     for e in read_events(base + ".out"):
         if e["event"] == "started":
-            consumer_protocol = e.get("group_protocol") == "consumer"
-            epoch, owned, counted = -1, set(), None
+            consumer_protocol, fresh = e.get("group_protocol") == "consumer", True
         if consumer_protocol:
-            # KIP-848: a member's epoch moves to the group epoch only as it reconciles, and a
-            # new member sits at the previous epoch with nothing assigned until the others
-            # revoked (GroupMetadataManager.java consumerGroupHeartbeat / CurrentAssignment
-            # Builder). So a member counts in epoch E once it is at E AND owns partitions.
-            if e["event"] == "joined":
-                epoch = e.get("generation", -1)
-            elif e["event"] == "assigned":
-                owned |= set(e.get("partitions", []))
-            elif e["event"] in ("revoked", "lost"):
-                owned -= set(e.get("partitions", []))
-            if epoch >= 0 and owned and counted != epoch:
-                counted = epoch
+            # KIP-848: the member epoch is the epoch of the target assignment the member has
+            # reconciled to. See kip848_first_joins for a member's first epoch.
+            if e["event"] == "lost":
+                fresh = True  # fenced: it rejoins with member epoch 0
+            if e["event"] == "joined" and e.get("generation", -1) >= 0:
                 out.append({"ts": e["ts"], "group": group, "client_id": cid,
-                            "generation": epoch, "member_id": e.get("member_id"),
-                            "leader_id": None, "protocol": "consumer"})
+                            "generation": e["generation"], "member_id": e.get("member_id"),
+                            "leader_id": None, "protocol": "consumer", "first": fresh})
+                fresh = False
             continue
         if e["event"] == "joined" and e.get("generation", -1) >= 0:
             out.append({"ts": e["ts"], "group": group, "client_id": cid,
@@ -97,6 +90,23 @@ def member_joins(run_dir, action):
         elif e["event"] == "leader_assign" and out and out[-1]["generation"] == e["generation"]:
             out[-1]["members"] = e["members"]
             out[-1]["leader_id"] = e["leader_id"]
+    return out
+
+
+def kip848_first_joins(joins):
+    """Drops a KIP-848 member's first epoch when another member of its group had already
+    logged that epoch: Apache Kafka 4.4 computes target assignments asynchronously
+    (group.consumer.assignment.interval.ms; GroupMetadataManager.java consumerGroupHeartbeat
+    answers with the epoch of the latest COMPUTED target assignment), so a member that just
+    joined is first told the previous assignment's epoch, of which it is not part; its next
+    epoch is the first one that includes it."""
+    out = []
+    for j in sorted(joins, key=lambda j: j["ts"]):
+        if j.pop("first", False) and any(
+                o["group"] == j["group"] and o["client_id"] != j["client_id"]
+                and o["generation"] == j["generation"] for o in out):
+            continue
+        out.append(j)
     return out
 
 
@@ -323,6 +333,7 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
         sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
                             a["client_id"]))
     sigs.sort(key=lambda x: x["ts"])
+    joins = kip848_first_joins(joins)
     group_of = {cid: a["group"] for cid, a in members.items()}
     cooperative = any("cooperative" in (a.get("detail") or "") for a in members.values())
     used = set()
