@@ -365,6 +365,11 @@ fn check(name: &str) {
         t.known_decode_gaps,
         t.find_coordinator_groups_not_compared
     );
+    if t.known_decode_gaps > 0 {
+        for g in DECODE_GAPS {
+            println!("  known decode gap: {}", g.why);
+        }
+    }
     assert!(t.compared > 0, "{name}: nothing compared");
     assert!(
         t.problems.is_empty(),
@@ -447,4 +452,11 @@ fn every_apache_kafka_fixture_agrees_with_tshark() {
         }
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn every_known_decode_gap_is_explained() {
+    for g in DECODE_GAPS {
+        assert!(!g.why.is_empty(), "api {} v{}", g.api_key, g.api_version);
+    }
 }
