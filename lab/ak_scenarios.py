@@ -169,6 +169,42 @@ def k848_session_timeout(lab, **opts):
     session_timeout(lab, group_protocol="consumer", **opts)
 
 
+def static_expired(lab):
+    """Static members; g1-c2 is SIGKILLed and restarted with the same instance id only after
+    its 8 s session expired (the broker removed it first)."""
+    bg = prologue(lab)
+    sess = 8000
+    for i in (1, 2, 3):
+        lab.start("g1", f"g1-c{i}", session_ms=sess, max_poll_ms=sess,
+                  instance_id=f"g1-static-{i}")
+    settle(lab, ["g1-c1", "g1-c2", "g1-c3"], bg)
+    lab.signal("g1-c2", "kill", f"SIGKILL of static member; session.timeout.ms={sess}")
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c1", "g1-c3"], 30, after_ts=mark, any_of=True)
+    lab.sleep(max(0.0, sess / 1000 + 5 - lab.seconds_since(mark)))
+    lab.start("g1", "g1-c2", session_ms=sess, max_poll_ms=sess, instance_id="g1-static-2",
+              action="restart_static", note="same group.instance.id, after the session expired")
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c2"], 30, after_ts=mark)
+    lab.sleep(5)
+
+
+def midstream(lab):
+    """The capture starts after both groups are stable; then g1-c3 joins and g1-c1 leaves."""
+    bg = prologue(lab, capture=False)
+    ids = start_g1(lab, 2)
+    settle(lab, ids, bg)
+    lab.start_capture()
+    lab.sleep(4)
+    lab.start("g1", "g1-c3", session_ms=SESSION_MS, max_poll_ms=MAX_POLL_MS)
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c3"], 30, after_ts=mark)
+    lab.sleep(4)
+    lab.signal("g1-c1", "leave", "SIGTERM: consumer.close()")
+    lab.wait_exit("g1-c1", 20)
+    lab.sleep(5)
+
+
 def k848_killed(lab):
     """KIP-848: g1-c2 is SIGKILLed; the broker fences it after its session timeout."""
     killed(lab, group_protocol="consumer")
@@ -257,6 +293,10 @@ AK_SCENARIOS = {
     "ak39_ck_join_delay": (join_delay, "ck", "lo", k39()),
     "ak4_k848_killed": (k848_killed, "java4", "lo", k4()),
     "ak39_ck_fifty": (fifty, "ck", "lo", k39()),
+    "ak4_kp_clean_leave": (clean_leave, "kp", "lo", k4()),
+    "ak39_kjs_killed": (killed, "kjs", "lo", k39()),
+    "ak4_java_static_expired": (static_expired, "java4", "lo", k4()),
+    "ak39_ck_midstream": (midstream, "ck", "lo", k39()),
     "ak4_java_session_timeout_s200": (session_timeout, "java4", "lo", k4(snaplen=200)),
     "ak4_java_session_timeout_s128": (session_timeout, "java4", "lo", k4(snaplen=128)),
 }

@@ -134,6 +134,17 @@ KAFKA_LINES = {
                                 "its group.instance.id within the session; the broker swaps "
                                 "the member id, no rebalance. Log alone: one known extra "
                                 "round.",
+    "ak4_kp_clean_leave": "4.4, kafka-python: g1-c2 closes (LeaveGroup v5). Capture, log, both: "
+                          "match.",
+    "ak39_kjs_killed": "3.9, KafkaJS: g1-c2 SIGKILLed; evicted after its session. Capture, "
+                       "log, both: match.",
+    "ak4_java_static_expired": "4.4, Java, static members: g1-c2 SIGKILLed, restarted with its "
+                               "group.instance.id only after its 8 s session expired: evicted "
+                               "(1->2), then joins as a new member (2->3). Capture, log, both: "
+                               "match.",
+    "ak39_ck_midstream": "3.9, librdkafka: the capture starts after both groups are stable "
+                         "(log excerpt too); g1-c3 joins, g1-c1 leaves. Capture, log, both: "
+                         "match.",
     "ak4_ck_killed": "4.4, librdkafka: g1-c2 SIGKILLed; evicted after its session. Capture, "
                      "log, both: match.",
     "ak4_java_cooperative_sticky": "4.4, Java, cooperative-sticky: g1-c3 joins (two rounds, "

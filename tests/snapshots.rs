@@ -154,9 +154,11 @@ kafka_scenarios! {
     // (generated list start)
     ak39_ck_fifty => "ak39_ck_fifty.pcap", ["ak39_ck_fifty.server.log"],
     ak39_ck_join_delay => "ak39_ck_join_delay.pcap", ["ak39_ck_join_delay.server.log"],
+    ak39_ck_midstream => "ak39_ck_midstream.pcap", ["ak39_ck_midstream.server.log"],
     ak39_java_clean_leave => "ak39_java_clean_leave.pcap", ["ak39_java_clean_leave.server.log"],
     ak39_java_session_timeout => "ak39_java_session_timeout.pcap", ["ak39_java_session_timeout.server.log"],
     ak39_java_static_restart => "ak39_java_static_restart.pcap", ["ak39_java_static_restart.server.log"],
+    ak39_kjs_killed => "ak39_kjs_killed.pcap", ["ak39_kjs_killed.server.log"],
     ak4_ck_killed => "ak4_ck_killed.pcap", ["ak4_ck_killed.server.log"],
     ak4_java_cooperative_sticky => "ak4_java_cooperative_sticky.pcap", ["ak4_java_cooperative_sticky.server.log"],
     ak4_java_failover => "ak4_java_failover.pcap", ["ak4_java_failover.broker1.server.log", "ak4_java_failover.broker2.server.log", "ak4_java_failover.broker3.server.log"],
@@ -165,10 +167,12 @@ kafka_scenarios! {
     ak4_java_session_timeout => "ak4_java_session_timeout.pcap", ["ak4_java_session_timeout.server.log"],
     ak4_java_session_timeout_s128 => "ak4_java_session_timeout_s128.pcap", ["ak4_java_session_timeout_s128.server.log"],
     ak4_java_session_timeout_s200 => "ak4_java_session_timeout_s200.pcap", ["ak4_java_session_timeout_s200.server.log"],
+    ak4_java_static_expired => "ak4_java_static_expired.pcap", ["ak4_java_static_expired.server.log"],
     ak4_java_upgrade => "ak4_java_upgrade.pcap", ["ak4_java_upgrade.server.log"],
     ak4_k848_join_leave => "ak4_k848_join_leave.pcap", ["ak4_k848_join_leave.server.log"],
     ak4_k848_killed => "ak4_k848_killed.pcap", ["ak4_k848_killed.server.log"],
     ak4_k848_session_timeout => "ak4_k848_session_timeout.pcap", ["ak4_k848_session_timeout.server.log"],
+    ak4_kp_clean_leave => "ak4_kp_clean_leave.pcap", ["ak4_kp_clean_leave.server.log"],
     // (generated list end)
 }
 

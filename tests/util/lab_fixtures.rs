@@ -42,9 +42,11 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     // (generated list start)
     "ak39_ck_fifty",
     "ak39_ck_join_delay",
+    "ak39_ck_midstream",
     "ak39_java_clean_leave",
     "ak39_java_session_timeout",
     "ak39_java_static_restart",
+    "ak39_kjs_killed",
     "ak4_ck_killed",
     "ak4_java_cooperative_sticky",
     "ak4_java_failover",
@@ -53,10 +55,12 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     "ak4_java_session_timeout",
     "ak4_java_session_timeout_s128",
     "ak4_java_session_timeout_s200",
+    "ak4_java_static_expired",
     "ak4_java_upgrade",
     "ak4_k848_join_leave",
     "ak4_k848_killed",
     "ak4_k848_session_timeout",
+    "ak4_kp_clean_leave",
     // (generated list end)
 ];
 
