@@ -601,6 +601,22 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
 /// truth. Keep it true: a listed entry that stops happening fails too.
 const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
     AkKnown {
+        fixture: "ak4_k848_slow_revoke",
+        source: "both",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_joined g1-c3",
+        kgtrace: "member_joined g1-c1",
+        why: "A kgtrace merge fault, not a reading one: the capture alone and the log alone \
+              both name g1-c3 (member nmdFbWzGQGyz0aXQpQOxMQ, server.log 03:17:27,560 'joins \
+              the consumer group', 'Bumped group epoch to 4'). Merged, the 3->4 record starts \
+              at 03:17:20.672 (g1-c1's own epoch-3 heartbeats while it joined) and names \
+              g1-c1, who then took 5 s in onPartitionsRevoked before reaching epoch 4: the \
+              merge of KIP-848 rounds attaches the early capture evidence of a lagging \
+              member to the next epoch's round.",
+    },
+    AkKnown {
         fixture: "ak4_java_max_poll",
         source: "both",
         group: "g1",
