@@ -311,6 +311,7 @@ AK_SCENARIOS = {
     "ak39_kjs_killed": (killed, "kjs", "lo", k39()),
     "ak4_java_static_expired": (static_expired, "java4", "lo", k4()),
     "ak39_ck_midstream": (midstream, "ck", "lo", k39()),
+    "ak4_ck_k848_join_leave": (k848_join_leave, "ck", "lo", k4()),
     "ak4_k848_slow_revoke": (k848_slow_revoke, "java4", "lo", k4()),
     "ak4_java_session_timeout_s200": (session_timeout, "java4", "lo", k4(snaplen=200)),
     "ak4_java_session_timeout_s128": (session_timeout, "java4", "lo", k4(snaplen=128)),
