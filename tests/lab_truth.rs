@@ -601,6 +601,39 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
 /// truth. Keep it true: a listed entry that stops happening fails too.
 const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
     AkKnown {
+        fixture: "ak4_ck_k848_join_leave",
+        source: "capture",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c2",
+        kgtrace: "unknown",
+        why: "g1-c1 and g1-c2 (librdkafka) sent their first ConsumerGroupHeartbeats 20 ms \
+              apart (frames 158, 170). The broker took g1-c1 into epoch 2 and g1-c2 into \
+              epoch 3 (server.log 03:23:18,585 'Member JAcr5CLxTqy6Q+brDBuUww joins the \
+              consumer group', 'Bumped group epoch to 3'), but computed epoch 3's target \
+              assignment only at 03:23:19,618 (group.consumer.assignment.interval.ms), so \
+              until then g1-c2's answers carried epoch 2 (its request of frame 292 sends \
+              epoch 2): on the wire alone g1-c2 looks like a member of epoch 2 and 2->3 \
+              changes no membership. The log alone and both together name g1-c2.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_slow_revoke",
+        source: "both",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_joined g1-c3",
+        kgtrace: "member_joined g1-c1",
+        why: "A kgtrace merge fault, not a reading one: the capture alone and the log alone \
+              both name g1-c3 (member nmdFbWzGQGyz0aXQpQOxMQ, server.log 03:17:27,560 'joins \
+              the consumer group', 'Bumped group epoch to 4'). Merged, the 3->4 record starts \
+              at 03:17:20.672 (g1-c1's own epoch-3 heartbeats while it joined) and names \
+              g1-c1, who then took 5 s in onPartitionsRevoked before reaching epoch 4: the \
+              merge of KIP-848 rounds attaches the early capture evidence of a lagging \
+              member to the next epoch's round.",
+    },
+    AkKnown {
         fixture: "ak4_java_max_poll",
         source: "both",
         group: "g1",
