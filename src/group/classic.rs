@@ -293,6 +293,9 @@ impl Classic {
                 session_timeout_ms: member.and_then(|x| x.session_timeout_ms),
             });
         }
+        // A SyncGroup answered REBALANCE_IN_PROGRESS: the broker said it
+        // is rebalancing, which confirms this round.
+        r.confirmed = !self.failed_syncs.is_empty();
         for c in self.failed_syncs.drain(..) {
             r.suspect(c);
         }

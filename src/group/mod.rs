@@ -97,9 +97,12 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
         }
         None => true,
     });
-    for r in rounds.iter_mut().filter(|r| r.broker_repeated) {
+    for r in rounds
+        .iter_mut()
+        .filter(|r| r.generation.is_some() && r.generation == r.previous_generation)
+    {
         r.notes.push(format!(
-            "the broker answered generation {} again with another member list: Apache Kafka always moves to a new generation (GroupCoordinator `initNextGeneration`); this broker (e.g. tansu) repeats it",
+            "the broker rebalanced but kept generation {}: Apache Kafka always moves to a new generation (GroupCoordinator `initNextGeneration`); this broker (e.g. tansu) repeats it",
             r.generation.unwrap_or_default()
         ));
     }
@@ -179,11 +182,13 @@ fn waiting_for(r: &Round) -> Option<String> {
 /// answered with the same generation (GroupCoordinator.scala
 /// `doCurrentMemberJoinGroup`: "for followers with no actual change to
 /// their metadata, just return group information for the current
-/// generation"), or a round opened by a client's request that no
+/// generation"; a round the broker did start, by a REBALANCE_IN_PROGRESS
+/// answer or a removal, and then answered with the same generation is kept:
+/// that broker repeated it), or a round opened by a client's request that no
 /// "Preparing" line, new generation or REBALANCE_IN_PROGRESS confirmed.
 fn unconfirmed(r: &Round) -> Option<String> {
     let same = r.generation.is_some() && r.generation == r.previous_generation;
-    if same && !r.broker_repeated {
+    if same && !r.broker_repeated && !r.confirmed {
         let who: Vec<&str> = r.joins.keys().map(String::as_str).collect();
         return Some(format!(
             "{}: {} rejoined and got generation {} back: no rebalance",
