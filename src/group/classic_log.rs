@@ -118,11 +118,29 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
             cite_if_open(g, ev);
         }
         BrokerLine::RebalanceTimeoutRemoved { members } => {
+            // GroupCoordinator.scala `onCompleteJoin` (2.6.1+): the join
+            // phase ended at the rebalance timeout without them.
             let r = g.round_at(ev);
             r.cite(ev);
             for m in members {
                 r.removed.insert(m.clone(), "rebalance_timeout".into());
             }
+            r.notes.push(format!(
+                "{} never rejoined: the join phase waited the whole rebalance timeout for {} (the straggler)",
+                members.join(", "),
+                if members.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        BrokerLine::PendingMemberExpired if g.round.is_some() => {
+            // GroupCoordinator.scala `onExpirePendingMember` / ClassicGroup
+            // (KIP-394): a member that got MEMBER_ID_REQUIRED and never came
+            // back holds the join phase until its session timeout.
+            let r = g.round_at(ev);
+            r.cite(ev);
+            r.notes.push(format!(
+                "pending member {} (KIP-394) never rejoined with its new member id: the join phase waited until its session timeout expired",
+                ev.member_id.as_deref().unwrap_or("?")
+            ));
         }
         BrokerLine::StaticMemberFenced { .. } => {
             // GroupCoordinator.scala `validateCurrentMember`: the request is

@@ -363,3 +363,108 @@ fn the_java_storing_assignment_error_without_a_space_is_read() {
     let log = java(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (reason: Error NOT_LEADER_OR_FOLLOWER when storing group assignmentduring SyncGroup (member: c-1-a).).");
     assert_eq!(history(&log, "g").rebalances[0].trigger.kind, "coordinator_changed");
 }
+
+/// A static Java consumer's line (`[Consumer instanceId=I, clientId=C, groupId=G]`).
+fn static_client(s: f64, msg: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] WARN [Consumer instanceId=inst-1, clientId=c-1, groupId=g] {msg} (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// Point 2. AbstractCoordinator `maybeLeaveGroup`: "Starting from 2.3,
+/// only dynamic members will send LeaveGroupRequest to the broker, consumer
+/// with valid group.instance.id is viewed as static member that never sends
+/// LeaveGroup". A static member's poll timeout starts no round.
+#[test]
+fn a_static_members_poll_timeout_opens_no_round() {
+    let log = static_client(0.0, "consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time processing messages. You can address this either by increasing max.poll.interval.ms or by reducing the maximum size of batches returned in poll() with max.poll.records.");
+    let h = history(&log, "g");
+    assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+    assert!(
+        h.summary.notes.iter().any(|n| n.contains("static member inst-1")),
+        "{:?}",
+        h.summary.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `prepareRebalance`: an Empty group's
+/// join waits in `InitialDelayedJoin` (group.initial.rebalance.delay.ms,
+/// 3 s): the 3 s between "Preparing" (old generation 0) and "Stabilized"
+/// is the broker's wait, said in a note, with no straggler.
+#[test]
+fn the_initial_rebalance_delay_is_the_brokers_wait_not_a_straggler() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 0 (__consumer_offsets-3) (reason: Adding new member c-1-a with group instance id None; client reason: need to re-join with the given member-id: c-1-a)"),
+        scala(3.0, "Stabilized group g generation 1 (__consumer_offsets-3) with 1 members"),
+        scala(3.01, "Assignment received from leader c-1-a for group g for generation 1. The group has 1 members, 0 of which are static."),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(r.straggler.is_none());
+    assert!(
+        r.notes.iter().any(|n| n.contains("group.initial.rebalance.delay.ms")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `onCompleteJoin` (2.8+): "Group G
+/// removed dynamic members who haven't joined: Set(M)": M held the join
+/// phase for the whole rebalance timeout.
+#[test]
+fn a_member_that_never_rejoins_is_the_straggler_of_the_rebalance_timeout() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-3-c with group instance id None; client reason: need to re-join with the given member-id: c-3-c)"),
+        scala(300.0, "Group g removed dynamic members who haven't joined: Set(c-2-b)"),
+        scala(300.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+        scala(300.01, "Assignment received from leader c-1-a for group g for generation 4. The group has 2 members, 0 of which are static."),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(r.removed.iter().any(|m| m.member_id == "c-2-b" && m.how == "rebalance_timeout"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("c-2-b never rejoined")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `onExpirePendingMember` (KIP-394):
+/// "Pending member M in group G has been removed after session timeout
+/// expiration." The member that got MEMBER_ID_REQUIRED and never came back
+/// held the join phase until then.
+#[test]
+fn a_pending_member_that_never_rejoins_holds_the_join_phase_until_its_session_times_out() {
+    let log = [
+        scala(0.0, "Member c-9-z in group g has failed, removing it from the group"),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: removing member c-9-z on heartbeat expiration)"),
+        scala(45.0, "Pending member c-2-b in group g has been removed after session timeout expiration."),
+        scala(45.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 1 members"),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(
+        r.notes.iter().any(|n| n.contains("pending member c-2-b")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 9. GroupMetadata.scala `generateMemberId`: a static member's id is
+/// `groupInstanceId + "-" + UUID`, a dynamic one's `clientId + "-" + UUID`:
+/// the prefix of a static member's id is not its client id.
+#[test]
+fn a_static_member_id_prefix_is_its_instance_id_not_its_client_id() {
+    let log = [
+        scala(0.0, "Static member with groupInstanceId=inst-7 and unknown member id joins group g in Stable state. Created a new member id inst-7-0f0e0d0c-0b0a-4909-8807-060504030201 for this member and add to the group."),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member inst-7-0f0e0d0c-0b0a-4909-8807-060504030201 with group instance id Some(inst-7); client reason: not provided)"),
+        scala(2.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert_ne!(r.trigger.client_id.as_deref(), Some("inst-7"), "{r:#?}");
+}

@@ -273,7 +273,28 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
     out.removed = round::removed_members(&removed, |m| book.client_id(m));
     (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
     (out.expected, out.expected_reason) = expectation(r, &out);
+    if r.forms_group() {
+        initial_delay(r, &mut out);
+    }
     out
+}
+
+/// GroupCoordinator.scala `prepareRebalance`: a group leaving Empty waits in
+/// an `InitialDelayedJoin` for group.initial.rebalance.delay.ms (3 s by
+/// default), longer while new members keep arriving, up to the rebalance
+/// timeout: that wait is the broker's, nobody straggled.
+fn initial_delay(r: &Round, out: &mut Rebalance) {
+    let Some(done) = r.join_completed_at else {
+        return;
+    };
+    let waited = done.millis_since(r.started_at);
+    if waited >= 1_000.0 {
+        out.straggler = None;
+        out.notes.push(format!(
+            "the {:.1} s join phase is the broker's group.initial.rebalance.delay.ms wait for a group leaving Empty (3 s by default, extended while members keep joining), not a straggler",
+            waited / 1000.0
+        ));
+    }
 }
 
 /// Words for a round nothing explains, saying what was seen and where the
