@@ -468,3 +468,54 @@ fn a_static_member_id_prefix_is_its_instance_id_not_its_client_id() {
     assert_eq!(r.trigger.kind, "member_joined");
     assert_ne!(r.trigger.client_id.as_deref(), Some("inst-7"), "{r:#?}");
 }
+
+/// Point 7. GroupMetadataManager.java (KIP-848): a join or a subscription
+/// change logs "Bumped group epoch to E"; a leave ("Member M left the
+/// consumer group.") or a fence ("Member M fenced from the group because
+/// its session expired.") removes the member and bumps the epoch with no
+/// such line; "Computed a new target assignment for epoch E" shows every
+/// bump. "Computed new subscription metadata" with no member's update is a
+/// metadata change. There is no join phase: nobody is removed for a
+/// rebalance timeout.
+#[test]
+fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignment() {
+    let t = |e: i32| format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.");
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.0, &t(1)),
+        java(10.0, "[GroupId g] Member m2 joins the consumer group."),
+        java(10.0, "[GroupId g] Bumped group epoch to 2."),
+        java(10.0, &t(2)),
+        java(20.0, "[GroupId g] Member m2 left the consumer group."),
+        java(20.0, &t(3)),
+        java(30.0, "[GroupId g] Member m1 fenced from the group because its session expired."),
+        java(30.0, &t(4)),
+        java(40.0, "[GroupId g] Computed new subscription metadata: {a=TopicMetadata(id=x, name=a, numPartitions=6)}."),
+        java(40.0, "[GroupId g] Bumped group epoch to 5."),
+        java(40.0, &t(5)),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h
+        .rebalances
+        .iter()
+        .map(|r| (r.generation, r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (Some(1), "member_joined"),
+            (Some(2), "member_joined"),
+            (Some(3), "member_left"),
+            (Some(4), "session_timeout"),
+            (Some(5), "metadata_changed"),
+        ]
+    );
+    assert!(h
+        .rebalances
+        .iter()
+        .flat_map(|r| &r.removed)
+        .all(|m| m.how != "rebalance_timeout"));
+    assert!(h.rebalances[3].removed.iter().any(|m| m.member_id == "m1"));
+}

@@ -262,7 +262,9 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         }
     }
     let mut removed = r.removed.clone();
-    for m in &r.members_before {
+    // Only the classic protocol has a join phase that drops members who do
+    // not rejoin in time; a KIP-848 member leaves or is fenced by name.
+    for m in r.members_before.iter().filter(|_| protocol == "classic") {
         if !after.is_empty() && !after.contains(m) {
             removed
                 .entry(m.clone())
