@@ -220,7 +220,10 @@ impl Classic {
     /// evidence is closed first, so it cannot swallow this one.
     pub(super) fn round_at(&mut self, ev: &GroupEvent) -> &mut Round {
         let stale = self.round.as_ref().is_some_and(|r| {
-            r.weak && !r.confirmed && r.generation.is_none() && ev.ts.0 - r.started_at.0 > CONTEXT_NS
+            r.weak
+                && !r.confirmed
+                && r.generation.is_none()
+                && ev.ts.0 - r.started_at.0 > CONTEXT_NS
         });
         if stale {
             self.close_round();

@@ -98,7 +98,8 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
             // trigger rebalance": a note; a round it does start is opened by
             // its own "Preparing" line.
             if g.round.is_none() {
-                g.notes.push(format!("{detail} at {}, without a rebalance", ev.ts));
+                g.notes
+                    .push(format!("{detail} at {}, without a rebalance", ev.ts));
             }
             let c = candidate(ev, Kind::StaticMemberReplaced, Confidence::High, detail);
             g.context(ev, Some(c));

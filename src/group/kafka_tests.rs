@@ -56,7 +56,10 @@ fn events(text: &str) -> Vec<GroupEvent> {
         &mut out,
     )
     .expect("in-memory log");
-    assert_eq!(summary.unknown_group_lines, 0, "a line was not read: {text}");
+    assert_eq!(
+        summary.unknown_group_lines, 0,
+        "a line was not read: {text}"
+    );
     out
 }
 
@@ -334,7 +337,10 @@ fn an_error_storing_the_group_assignment_names_coordinator_or_storage() {
     let storage = history(&line("REQUEST_TIMED_OUT"), "g");
     assert_eq!(storage.rebalances[0].trigger.kind, "storage_error");
     let old = scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: error when storing group assignment during SyncGroup (member: c-1-a))");
-    assert_eq!(history(&old, "g").rebalances[0].trigger.kind, "storage_error");
+    assert_eq!(
+        history(&old, "g").rebalances[0].trigger.kind,
+        "storage_error"
+    );
 }
 
 /// Point 10, pending sync expiry. GroupMetadataManager.java
@@ -361,7 +367,10 @@ fn pending_sync_expiry_in_the_java_plural_wording_is_read() {
 #[test]
 fn the_java_storing_assignment_error_without_a_space_is_read() {
     let log = java(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (reason: Error NOT_LEADER_OR_FOLLOWER when storing group assignmentduring SyncGroup (member: c-1-a).).");
-    assert_eq!(history(&log, "g").rebalances[0].trigger.kind, "coordinator_changed");
+    assert_eq!(
+        history(&log, "g").rebalances[0].trigger.kind,
+        "coordinator_changed"
+    );
 }
 
 /// A static Java consumer's line (`[Consumer instanceId=I, clientId=C, groupId=G]`).
@@ -384,7 +393,10 @@ fn a_static_members_poll_timeout_opens_no_round() {
     let h = history(&log, "g");
     assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
     assert!(
-        h.summary.notes.iter().any(|n| n.contains("static member inst-1")),
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("static member inst-1")),
         "{:?}",
         h.summary.notes
     );
@@ -405,7 +417,9 @@ fn the_initial_rebalance_delay_is_the_brokers_wait_not_a_straggler() {
     let r = &history(&log, "g").rebalances[0];
     assert!(r.straggler.is_none());
     assert!(
-        r.notes.iter().any(|n| n.contains("group.initial.rebalance.delay.ms")),
+        r.notes
+            .iter()
+            .any(|n| n.contains("group.initial.rebalance.delay.ms")),
         "{:?}",
         r.notes
     );
@@ -424,7 +438,10 @@ fn a_member_that_never_rejoins_is_the_straggler_of_the_rebalance_timeout() {
     ]
     .concat();
     let r = &history(&log, "g").rebalances[0];
-    assert!(r.removed.iter().any(|m| m.member_id == "c-2-b" && m.how == "rebalance_timeout"));
+    assert!(r
+        .removed
+        .iter()
+        .any(|m| m.member_id == "c-2-b" && m.how == "rebalance_timeout"));
     assert!(
         r.notes.iter().any(|n| n.contains("c-2-b never rejoined")),
         "{:?}",
@@ -479,7 +496,9 @@ fn a_static_member_id_prefix_is_its_instance_id_not_its_client_id() {
 /// rebalance timeout.
 #[test]
 fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignment() {
-    let t = |e: i32| format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.");
+    let t = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
     let log = [
         java(0.0, "[GroupId g] Member m1 joins the consumer group."),
         java(0.0, "[GroupId g] Bumped group epoch to 1."),

@@ -193,7 +193,11 @@ fn unconfirmed(r: &Round) -> Option<String> {
         return Some(format!(
             "{}: {} rejoined and got generation {} back: no rebalance",
             r.started_at,
-            if who.is_empty() { "a member".to_string() } else { who.join(", ") },
+            if who.is_empty() {
+                "a member".to_string()
+            } else {
+                who.join(", ")
+            },
             r.generation.unwrap_or_default()
         ));
     }
@@ -506,6 +510,6 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
 }
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod kafka_tests;
+#[cfg(test)]
+mod tests;

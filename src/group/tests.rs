@@ -573,7 +573,10 @@ fn a_follower_rejoining_while_stable_with_unchanged_metadata_is_no_rebalance() {
         .collect();
     assert_eq!(rows, vec![(None, Some(1)), (Some(1), Some(2))]);
     assert!(
-        h[0].summary.notes.iter().any(|n| n.contains("got generation 2 back")),
+        h[0].summary
+            .notes
+            .iter()
+            .any(|n| n.contains("got generation 2 back")),
         "{:?}",
         h[0].summary.notes
     );
@@ -590,10 +593,7 @@ fn illegal_generation_on_heartbeat_opens_no_round_and_is_not_a_join() {
     s.heartbeat(10.0, "c2", "m2", 1, 22);
     let h = reconstruct(&s.events);
     assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
-    assert!(h[0]
-        .rebalances
-        .iter()
-        .all(|r| r.started_at < secs(10.0)));
+    assert!(h[0].rebalances.iter().all(|r| r.started_at < secs(10.0)));
 }
 
 /// Issue 10 point 2. NOT_COORDINATOR (16) answered to a heartbeat: the
