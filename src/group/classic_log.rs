@@ -297,7 +297,15 @@ fn preparing(
             ));
         }
     } else {
+        // 0.9–2.0 write no reason here; their other lines are hidden by
+        // the default log level (kafka-log-formats.md §2).
         r.needs_cause = true;
+        r.log_hides = Some(
+            "this broker (before 2.1) logs no reason with \"Preparing to rebalance\", and its default INFO level hides \
+             a step: 0.10 logs \"has failed\" only at TRACE, 0.11–2.1 log LeaveGroup only at DEBUG, and up to 2.6.0 \
+             members that did not rejoin are dropped without a line"
+                .into(),
+        );
     }
 }
 

@@ -538,3 +538,33 @@ fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignme
         .all(|m| m.how != "rebalance_timeout"));
     assert!(h.rebalances[3].removed.iter().any(|m| m.member_id == "m1"));
 }
+
+/// Point 10, versions. 0.11–2.0 `prepareRebalance` logs "Preparing to
+/// rebalance group G with old generation N (__consumer_offsets-P)" with no
+/// reason, and that version's INFO level hides LeaveGroup (DEBUG) and, in
+/// 0.10, member failure (TRACE): no guess, a note saying what is hidden.
+#[test]
+fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() {
+    let log = [
+        scala(
+            0.0,
+            "Preparing to rebalance group g with old generation 7 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.0,
+            "Stabilized group g generation 8 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.1,
+            "Assignment received from leader for group g for generation 8",
+        ),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert_eq!(r.trigger.kind, "unknown");
+    assert!(
+        r.notes.iter().any(|n| n.contains("only at DEBUG")),
+        "{:?}",
+        r.notes
+    );
+}

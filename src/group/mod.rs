@@ -240,6 +240,9 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         Some(c) => round::trigger_of(c),
         None => round::unknown_trigger(unexplained(r)),
     };
+    if best.is_none() {
+        out.notes.extend(r.log_hides.iter().cloned());
+    }
     if out.trigger.member_id.is_some() && out.trigger.client_id.is_none() {
         out.trigger.client_id = out
             .trigger

@@ -135,6 +135,9 @@ pub struct Round {
     /// A "Preparing to rebalance" line, a new generation or a
     /// REBALANCE_IN_PROGRESS answer confirmed the round.
     pub confirmed: bool,
+    /// What the broker's version and log level hide about this round's
+    /// cause, said when nothing else explains it.
+    pub log_hides: Option<String>,
     /// The group's members once the round closed (including members the
     /// round did not show rejoining but that are still alive).
     pub members_final: Option<BTreeSet<String>>,
