@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::capture;
 use crate::diagnostic::Diagnostics;
 use crate::error::{Error, Result};
-use crate::event::GroupEvent;
+use crate::event::{DataEvent, GroupEvent};
 use crate::kafka::{Exchange, KafkaConfig, KafkaDecoder};
 use crate::logs::{self, LogOptions};
 use crate::normalize;
@@ -36,6 +36,9 @@ pub struct Collected {
     pub captured: Vec<GroupEvent>,
     /// Events from logs.
     pub logged: Vec<GroupEvent>,
+    /// Data-path events from captures (Fetch, ListOffsets, topic ids), in
+    /// the order their exchanges completed.
+    pub data: Vec<DataEvent>,
     /// Exchanges as `decode` rows (only when asked).
     pub exchanges: Vec<ExchangeRow>,
     /// One summary per input.
@@ -228,6 +231,8 @@ fn read_capture<R: std::io::Read>(
         source: source.clone(),
         keep,
         events: Vec::new(),
+        data: Vec::new(),
+        clients: Default::default(),
         rows: Vec::new(),
         pending: Vec::new(),
     };
@@ -259,6 +264,7 @@ fn read_capture<R: std::io::Read>(
         clock_offset_ms: None,
     });
     out.captured.append(&mut sink.events);
+    out.data.append(&mut sink.data);
     out.exchanges.append(&mut sink.rows);
     Ok(())
 }
@@ -267,6 +273,8 @@ struct ExchangeSink {
     source: Arc<str>,
     keep: bool,
     events: Vec<GroupEvent>,
+    data: Vec<DataEvent>,
+    clients: normalize::ClientCache,
     rows: Vec<ExchangeRow>,
     pending: Vec<Exchange>,
 }
@@ -277,9 +285,15 @@ impl ExchangeSink {
             self.events
                 .push(normalize::events_from_close(&closed, &self.source));
         }
-        for ex in self.pending.drain(..) {
+        for mut ex in self.pending.drain(..) {
             self.events
                 .extend(normalize::events_from_exchange(&ex, &self.source));
+            normalize::data_events_from_exchange(
+                &mut ex,
+                &self.source,
+                &mut self.clients,
+                &mut self.data,
+            );
             if self.keep {
                 self.rows.push(row_of(&ex));
             }

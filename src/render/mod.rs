@@ -25,6 +25,7 @@ mod human;
 mod incident;
 mod incident_group;
 mod incident_round;
+mod incident_stops;
 pub mod json;
 mod markdown;
 mod ndjson;
