@@ -138,6 +138,7 @@ impl Script {
         );
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn commit(&mut self, ms: i64, c: &str, m: &str, gen: i32, p: i32, offset: i64, error: i16) {
         let x = self.x();
         let offsets = vec![PartitionOffset {
