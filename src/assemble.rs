@@ -57,8 +57,10 @@ pub fn assemble(
         groups.push(h.summary);
         rebalances.extend(h.rebalances);
     }
+    rebalances.retain(|r| filter.rebalance(r, first));
+    let end = timeline.events.last().map(|e| e.ts);
+    report.worst_stop = crate::stops::worst_stop(&rebalances, end);
     if wants(View::Rebalances) {
-        rebalances.retain(|r| filter.rebalance(r, first));
         rebalances.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.group.cmp(&b.group)));
         report.rebalances = rebalances;
     }

@@ -269,6 +269,9 @@ pub enum EventKind {
         exchange: u64,
         /// Partitions committed.
         partitions: usize,
+        /// Each partition's `committed_offset` (at most
+        /// [`MAX_OFFSETS`] kept).
+        offsets: Vec<PartitionOffset>,
     },
     /// OffsetCommit response.
     OffsetCommitResponse {
@@ -276,13 +279,17 @@ pub enum EventKind {
         exchange: u64,
         /// First partition error, if any.
         error: Option<ErrorCode>,
+        /// Each partition's answer (`offset` is -1; `error` its error).
+        partitions: Vec<PartitionOffset>,
     },
-    /// OffsetFetch request or response (only its error matters here).
+    /// OffsetFetch request or response.
     OffsetFetch {
         /// Links request and response.
         exchange: u64,
         /// Error, if any.
         error: Option<ErrorCode>,
+        /// Response: each partition's committed offset (-1: none).
+        offsets: Vec<PartitionOffset>,
     },
     /// DescribeGroups (or ConsumerGroupDescribe) answer for one group.
     GroupDescribed {
@@ -618,5 +625,102 @@ pub enum ClientLine {
         added: Vec<String>,
         /// "Revoked partitions (owned - assigned)".
         revoked: Vec<String>,
+    },
+}
+
+/// Per-partition offsets kept per message; the rest are dropped.
+pub const MAX_OFFSETS: usize = 4096;
+
+/// One observation on a consumer's data path (Fetch, ListOffsets) or of the
+/// cluster's topic ids (Metadata): what [`crate::stops`] needs to say where
+/// each consumer was reading. These name no group: a consumer fetches from
+/// partition leaders, usually over other connections than its coordinator's,
+/// so they are matched to members later by client id and host.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DataEvent {
+    /// Request time (requests) or response time (responses).
+    pub ts: Timestamp,
+    /// Who sent or received it (shared by every event of a connection).
+    pub client: Arc<ClientRef>,
+    /// What was seen.
+    pub kind: DataKind,
+    /// Where it was seen.
+    pub evidence: Evidence,
+}
+
+/// A partition named by topic and index. The topic is a name, or (Fetch
+/// v13+) the topic id's UUID until a Metadata answer names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartitionOffset {
+    /// Topic name or id.
+    pub topic: String,
+    /// Partition index.
+    pub partition: i32,
+    /// The offset stated (Fetch `fetch_offset`, OffsetCommit
+    /// `committed_offset`, OffsetFetch answer, ListOffsets answer; ListOffsets
+    /// requests: the timestamp asked, -2 earliest, -1 latest).
+    pub offset: i64,
+    /// Per-partition error, if any.
+    pub error: Option<ErrorCode>,
+}
+
+/// One partition's header in a Fetch response (the record batches after it
+/// are skipped by length, never read).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartitionWatermark {
+    /// Topic name or id.
+    pub topic: String,
+    /// Partition index.
+    pub partition: i32,
+    /// Error, if any (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER...).
+    pub error: Option<ErrorCode>,
+    /// `high_watermark`.
+    pub high_watermark: i64,
+    /// `last_stable_offset` (v4+; -1 when unknown).
+    pub last_stable_offset: i64,
+    /// The last offset of the last whole record batch delivered (read from
+    /// the batch headers; the records themselves are skipped); `None` when
+    /// nothing was delivered.
+    pub last_offset: Option<i64>,
+}
+
+/// What a data-path exchange showed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DataKind {
+    /// Fetch request: each partition's `fetch_offset` (the consumer's
+    /// position). Incremental fetch sessions (KIP-227) list only partitions
+    /// whose position changed.
+    FetchRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// Partitions and positions.
+        partitions: Vec<PartitionOffset>,
+    },
+    /// Fetch response partition headers.
+    FetchResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Per-partition headers.
+        partitions: Vec<PartitionWatermark>,
+    },
+    /// ListOffsets request: per partition, the timestamp asked.
+    ListOffsetsRequest {
+        /// Links request and response.
+        exchange: u64,
+        /// `offset` holds the timestamp (-2 earliest, -1 latest).
+        partitions: Vec<PartitionOffset>,
+    },
+    /// ListOffsets response: per partition, the offset found.
+    ListOffsetsResponse {
+        /// Links request and response.
+        exchange: u64,
+        /// Offsets found.
+        partitions: Vec<PartitionOffset>,
+    },
+    /// Metadata response: topic names and their ids (v10+).
+    TopicIds {
+        /// `(name, id)` pairs.
+        topics: Vec<(String, String)>,
     },
 }

@@ -28,7 +28,7 @@ use crate::capture;
 use crate::decompress::{Compression, Inflated};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
-use crate::event::GroupEvent;
+use crate::event::{DataEvent, GroupEvent};
 use crate::kafka::{Exchange, KafkaConfig, KafkaDecoder};
 use crate::logs::{self, LogOptions};
 use crate::normalize;
@@ -57,6 +57,9 @@ pub struct Collected {
     pub captured: Vec<GroupEvent>,
     /// Events from logs.
     pub logged: Vec<GroupEvent>,
+    /// Data-path events from captures (Fetch, ListOffsets, topic ids), in
+    /// the order their exchanges completed.
+    pub data: Vec<DataEvent>,
     /// Exchanges as `decode` rows (only when asked).
     pub exchanges: Vec<ExchangeRow>,
     /// One summary per input.
@@ -728,6 +731,8 @@ impl CaptureRun {
                 source,
                 keep,
                 events: Vec::new(),
+                data: Vec::new(),
+                clients: Default::default(),
                 rows: Vec::new(),
                 pending: Vec::new(),
             },
@@ -823,6 +828,7 @@ impl CaptureRun {
             }
         }
         out.captured.append(&mut self.sink.events);
+        out.data.append(&mut self.sink.data);
         out.exchanges.append(&mut self.sink.rows);
     }
 }
@@ -831,6 +837,8 @@ struct ExchangeSink {
     source: Arc<str>,
     keep: bool,
     events: Vec<GroupEvent>,
+    data: Vec<DataEvent>,
+    clients: normalize::ClientCache,
     rows: Vec<ExchangeRow>,
     pending: Vec<Exchange>,
 }
@@ -841,9 +849,15 @@ impl ExchangeSink {
             self.events
                 .push(normalize::events_from_close(&closed, &self.source));
         }
-        for ex in self.pending.drain(..) {
+        for mut ex in self.pending.drain(..) {
             self.events
                 .extend(normalize::events_from_exchange(&ex, &self.source));
+            normalize::data_events_from_exchange(
+                &mut ex,
+                &self.source,
+                &mut self.clients,
+                &mut self.data,
+            );
             if self.keep {
                 self.rows.push(row_of(&ex));
             }

@@ -22,6 +22,8 @@
 //! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
+//! - [`stops`] measures what each rebalance cost the consumers: partition
+//!   stops, offsets, records processed twice (captures add Fetch traffic).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
 
 pub mod assemble;
@@ -43,6 +45,7 @@ pub mod options;
 pub mod progress;
 pub mod render;
 pub mod report;
+pub mod stops;
 pub mod tcp;
 pub mod time;
 pub mod timeline;
@@ -162,7 +165,8 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
             );
         }
     }
-    let histories = group::reconstruct(&timeline.events);
+    let mut histories = group::reconstruct(&timeline.events);
+    stops::apply(&mut histories, &timeline.events, &collected.data);
     let (report, matched) = assemble::assemble(
         collected.inputs,
         collected.exchanges,

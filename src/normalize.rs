@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use crate::event::{ClientRef, EventKind, Evidence, GroupEvent, Location};
+use crate::event::{ClientRef, DataEvent, EventKind, Evidence, GroupEvent, Location};
 use crate::kafka::{ClosedConnection, Exchange};
 use crate::time::Timestamp;
 
@@ -66,6 +66,53 @@ pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent>
         });
     }
     events
+}
+
+/// Each connection's client, shared by its data-path events.
+pub type ClientCache = std::collections::HashMap<u64, Arc<ClientRef>>;
+
+/// The data-path events one exchange shows (Fetch positions and partition
+/// headers, ListOffsets, Metadata topic ids), moved out of it into `out`.
+pub fn data_events_from_exchange(
+    ex: &mut Exchange,
+    source: &Arc<str>,
+    clients: &mut ClientCache,
+    out: &mut Vec<DataEvent>,
+) {
+    if ex.request_data.is_none() && ex.response_data.is_none() {
+        return;
+    }
+    let cached = clients
+        .get(&ex.conn)
+        .filter(|c| c.client_id == ex.client_id || ex.client_id.is_none());
+    let client = match cached {
+        Some(c) => c.clone(),
+        None => {
+            let c = Arc::new(client_ref(ex));
+            clients.insert(ex.conn, c.clone());
+            c
+        }
+    };
+    if let (Some(kind), Some(ts), Some(frame)) =
+        (ex.request_data.take(), ex.request_ts, ex.request_frame)
+    {
+        out.push(DataEvent {
+            ts,
+            client: client.clone(),
+            kind,
+            evidence: evidence(source, frame),
+        });
+    }
+    if let (Some(kind), Some(ts), Some(frame)) =
+        (ex.response_data.take(), ex.response_ts, ex.response_frame)
+    {
+        out.push(DataEvent {
+            ts,
+            client,
+            kind,
+            evidence: evidence(source, frame),
+        });
+    }
 }
 
 /// The `ConnectionClosed` event for a connection that carried group traffic.

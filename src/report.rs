@@ -36,6 +36,100 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
     /// How many anomalies of each kind (all of them, not only the examples).
     pub diagnostic_counts: Vec<DiagnosticCount>,
+    /// The longest partition stop over every rebalance reported, with its
+    /// cause; null when no stop was measured.
+    pub worst_stop: Option<WorstStop>,
+}
+
+/// The longest partition stop of a report (the headline "worst stop").
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorstStop {
+    /// `group_id`.
+    pub group: String,
+    /// The rebalance's generation before.
+    pub previous_generation: Option<i32>,
+    /// The rebalance's generation after.
+    pub generation: Option<i32>,
+    /// `topic-N`; null for a group-level stop (logs alone).
+    pub partition: Option<String>,
+    /// How long it stopped, ms (when still stopped at the end of the
+    /// input: until the input's last event).
+    pub stopped_ms: f64,
+    /// Why it stopped (see [`PartitionStop::why_stopped`]).
+    pub why_stopped: String,
+}
+
+/// How long consumption stopped in one rebalance: from the first partition
+/// stopped to the last one resumed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RebalanceStop {
+    /// The first partition stopped (group-level stops: the round's start).
+    pub started_at: Timestamp,
+    /// The last partition resumed; null when one is still stopped at the
+    /// end of the input.
+    pub ended_at: Option<Timestamp>,
+    /// `ended_at - started_at`, ms; null when still stopped.
+    pub stopped_ms: Option<f64>,
+    /// Partitions that stopped; null when the partitions are not known
+    /// (logs alone).
+    pub partitions_stopped: Option<u64>,
+}
+
+/// The member on either side of a partition's move.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    /// `member_id`.
+    pub member_id: String,
+    /// `client_id`, if known.
+    pub client_id: Option<String>,
+}
+
+/// One partition whose consumption stopped because of a rebalance, and what
+/// the move cost in offsets.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PartitionStop {
+    /// `topic-N`.
+    pub partition: String,
+    /// Who consumed it before (null: nobody).
+    pub from: Option<Owner>,
+    /// Who consumes it after (null: nobody by the end of the input).
+    pub to: Option<Owner>,
+    /// `owner_silent`, `owner_not_polling`, `owner_left`, `revoked` or
+    /// `unassigned`.
+    pub why_stopped: String,
+    /// When it stopped.
+    pub stopped_at: Timestamp,
+    /// When it resumed (the new owner's first Fetch of it, else the
+    /// SyncGroup answer assigning it); null when still stopped.
+    pub resumed_at: Option<Timestamp>,
+    /// `resumed_at - stopped_at`, ms.
+    pub stopped_ms: Option<f64>,
+    /// The old owner's last successful OffsetCommit for it.
+    pub last_committed_offset: Option<i64>,
+    /// When that commit was sent.
+    pub committed_at: Option<Timestamp>,
+    /// The old owner's last Fetch position for it.
+    pub last_fetched_offset: Option<i64>,
+    /// Where the new owner started (its OffsetFetch answer, else its first
+    /// Fetch).
+    pub resume_offset: Option<i64>,
+    /// Records processed twice: `last_fetched_offset - resume_offset` when
+    /// positive (0 when not).
+    pub reprocessed: Option<i64>,
+    /// Records skipped: `resume_offset - last_fetched_offset` when positive
+    /// (an `auto.offset.reset` jump).
+    pub skipped: Option<i64>,
+    /// `high_watermark - last_fetched_offset` at the old owner's last Fetch
+    /// answer.
+    pub lag_at_stop: Option<i64>,
+    /// `high_watermark - resume_offset` at the new owner's first Fetch answer.
+    pub lag_at_resume: Option<i64>,
+    /// The old owner's commit that failed in the round (ILLEGAL_GENERATION,
+    /// REBALANCE_IN_PROGRESS, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID: the
+    /// client's CommitFailedException), if any.
+    pub commit_failed: Option<String>,
+    /// How the times and offsets were found, where not from the wire.
+    pub notes: Vec<String>,
 }
 
 /// One input file and what was read from it.
@@ -194,6 +288,17 @@ pub struct Rebalance {
     pub partitions_revoked: Vec<String>,
     /// Partitions newly assigned, as `topic-partition`.
     pub partitions_assigned: Vec<String>,
+    /// `completed`, `superseded` (a new round began before it completed)
+    /// or `in_progress` (the input ends inside it).
+    pub status: String,
+    /// For `in_progress`: the members (client id, else member id) it still
+    /// waits for.
+    pub waiting_for: Vec<String>,
+    /// How long consumption stopped; null when nothing is known to have
+    /// stopped.
+    pub stop: Option<RebalanceStop>,
+    /// Each partition that stopped, longest first.
+    pub partitions: Vec<PartitionStop>,
     /// The events that justify the record.
     pub evidence: Vec<EvidenceLine>,
     /// What kinds of input saw it: `capture`, `log` or both.

@@ -19,5 +19,8 @@ mod snapshots;
 // kgtrace against each lab fixture's ground truth (issue 5's done criteria).
 mod lab_truth;
 
+// Partition stops against the lab's driver actions (issue 9).
+mod lab_stops;
+
 // kgtrace's decode against tshark's stored decode of the lab captures.
 mod tshark_agreement;

@@ -15,8 +15,10 @@ use crate::time::Timestamp;
 
 use super::apis;
 use super::decode::{self, Decoded};
+use super::decode_data;
 use super::decode_response;
 use super::exchange::{self, ClosedConnection, Ends, RequestSide, ResponseSide};
+use super::fetch_memory::FetchMemory;
 use super::framing::{FrameSplitter, Piece, SplitFrame};
 use super::guess;
 use super::header::{self, Read};
@@ -56,6 +58,7 @@ pub(crate) struct Connection {
     /// Responses seen without their request.
     unmatched: u32,
     source: Arc<str>,
+    fetch_memory: FetchMemory,
 }
 
 impl Connection {
@@ -70,6 +73,7 @@ impl Connection {
             last: Attribution::default(),
             unmatched: 0,
             source,
+            fetch_memory: FetchMemory::default(),
         }
     }
 
@@ -209,7 +213,7 @@ impl Connection {
     }
 
     fn decode_request(
-        &self,
+        &mut self,
         f: SplitFrame,
         api_key: i16,
         version: i16,
@@ -225,6 +229,12 @@ impl Connection {
         } else if apis::is_group_api(api_key) && f.complete {
             let r = decode::request(f.bytes, api_key, version, exchange);
             self.decoded_or_diag(r, api_key, version, frame, "request", ctx)
+        } else if f.complete {
+            let data = decode_data::request(&f.bytes, api_key, version, exchange);
+            Decoded {
+                data: self.fetch_memory.asked(data, ts),
+                ..Decoded::default()
+            }
         } else {
             Decoded::default()
         };
@@ -313,6 +323,18 @@ impl Connection {
         let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
             let r = decode_response::response(f.bytes, req.api_key, req.api_version, req.exchange);
             self.decoded_or_diag(r, req.api_key, req.api_version, f.frame, "response", ctx)
+        } else if let Some(partitions) = f.skimmed {
+            let partitions = self.fetch_memory.answered(partitions, f.ts);
+            Decoded {
+                data: (!partitions.is_empty())
+                    .then(|| decode_data::fetch_response(req.exchange, partitions)),
+                ..Decoded::default()
+            }
+        } else if f.complete {
+            Decoded {
+                data: decode_data::response(&f.bytes, req.api_key, req.api_version, req.exchange),
+                ..Decoded::default()
+            }
         } else {
             Decoded::default()
         };

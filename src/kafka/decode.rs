@@ -17,7 +17,10 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
-use crate::event::{EventKind, LeavingMember, MemberAssignment, OfferedProtocol, TopicPartitions};
+use crate::event::{
+    DataKind, EventKind, LeavingMember, MemberAssignment, OfferedProtocol, PartitionOffset,
+    TopicPartitions, MAX_OFFSETS,
+};
 
 use super::apis::{self, key};
 use super::{consumer_protocol, legacy};
@@ -44,6 +47,8 @@ pub(crate) struct Decoded {
     pub software: Option<String>,
     /// Embedded consumer-protocol bytes that did not decode.
     pub bad_metadata: bool,
+    /// Data-path messages (Fetch, ListOffsets, Metadata topic ids).
+    pub data: Option<DataKind>,
 }
 
 pub(crate) fn text(s: &StrBytes) -> String {
@@ -52,6 +57,16 @@ pub(crate) fn text(s: &StrBytes) -> String {
 
 pub(crate) fn opt_text(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(text)
+}
+
+/// A topic's name, or its id (KIP-848 OffsetCommit v10+, Fetch v13+) when
+/// the name is empty.
+pub(crate) fn topic_name(name: &StrBytes, id: impl FnOnce() -> String) -> String {
+    if name.is_empty() {
+        id()
+    } else {
+        text(name)
+    }
 }
 
 /// A member id, `None` when empty (a new member has none yet).
@@ -229,6 +244,20 @@ fn leave_group(r: LeaveGroupRequest, v: i16, exchange: u64) -> Decoded {
 
 fn offset_commit(r: OffsetCommitRequest, v: i16, exchange: u64) -> Decoded {
     let partitions = r.topics.iter().map(|t| t.partitions.len()).sum();
+    let offsets = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+            t.partitions.iter().map(move |p| PartitionOffset {
+                topic: topic.clone(),
+                partition: p.partition_index,
+                offset: p.committed_offset,
+                error: None,
+            })
+        })
+        .take(MAX_OFFSETS)
+        .collect();
     Decoded {
         group_id: Some(text(&r.group_id.0)),
         member_id: member(&r.member_id),
@@ -241,6 +270,7 @@ fn offset_commit(r: OffsetCommitRequest, v: i16, exchange: u64) -> Decoded {
         kind: Some(EventKind::OffsetCommitRequest {
             exchange,
             partitions,
+            offsets,
         }),
         ..Decoded::default()
     }
@@ -255,6 +285,7 @@ fn offset_commit_legacy(body: &Bytes, v: i16, exchange: u64) -> Result<Decoded, 
         kind: Some(EventKind::OffsetCommitRequest {
             exchange,
             partitions: r.partitions,
+            offsets: Vec::new(),
         }),
         ..Decoded::default()
     })
@@ -282,6 +313,7 @@ fn offset_fetch(r: OffsetFetchRequest, v: i16, exchange: u64) -> Decoded {
         kind: Some(EventKind::OffsetFetch {
             exchange,
             error: None,
+            offsets: Vec::new(),
         }),
         ..Decoded::default()
     }

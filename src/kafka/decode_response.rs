@@ -17,11 +17,14 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Decodable;
 
-use crate::event::{DescribedMember, ErrorCode, EventKind, JoinedMember, TopicPartitions};
+use crate::event::{
+    DescribedMember, ErrorCode, EventKind, JoinedMember, PartitionOffset, TopicPartitions,
+    MAX_OFFSETS,
+};
 
 use super::apis::{self, key};
 use super::consumer_protocol;
-use super::decode::{decode, member, opt_text, text, Decoded};
+use super::decode::{decode, member, opt_text, text, topic_name, Decoded};
 
 /// Decodes a response frame body of a group API. `Err` carries why.
 pub(crate) fn response(
@@ -175,14 +178,66 @@ fn offset_commit(r: OffsetCommitResponse, exchange: u64) -> Decoded {
             .iter()
             .flat_map(|t| t.partitions.iter().map(|p| p.error_code)),
     );
+    let partitions = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+            t.partitions.iter().map(move |p| PartitionOffset {
+                topic: topic.clone(),
+                partition: p.partition_index,
+                offset: -1,
+                error: ErrorCode::from_code(p.error_code),
+            })
+        })
+        .take(MAX_OFFSETS)
+        .collect();
     let kind = EventKind::OffsetCommitResponse {
         exchange,
         error: code.and_then(ErrorCode::from_code),
+        partitions,
     };
     Decoded {
         error_code: code,
         kind: Some(kind),
         ..Decoded::default()
+    }
+}
+
+/// Each partition's committed offset in an OffsetFetch answer (v8+: the
+/// first group's).
+fn fetched_offsets(r: &OffsetFetchResponse, v: i16) -> Vec<PartitionOffset> {
+    let offset = |topic: &String, p: i32, o: i64, e: i16| PartitionOffset {
+        topic: topic.clone(),
+        partition: p,
+        offset: o,
+        error: ErrorCode::from_code(e),
+    };
+    if v >= 8 {
+        let Some(g) = r.groups.first() else {
+            return Vec::new();
+        };
+        g.topics
+            .iter()
+            .flat_map(|t| {
+                let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+                t.partitions.iter().map(move |p| {
+                    offset(&topic, p.partition_index, p.committed_offset, p.error_code)
+                })
+            })
+            .take(MAX_OFFSETS)
+            .collect()
+    } else {
+        r.topics
+            .iter()
+            .flat_map(|t| {
+                let topic = text(&t.name.0);
+                t.partitions.iter().map(move |p| {
+                    offset(&topic, p.partition_index, p.committed_offset, p.error_code)
+                })
+            })
+            .take(MAX_OFFSETS)
+            .collect()
     }
 }
 
@@ -215,6 +270,7 @@ fn offset_fetch(r: OffsetFetchResponse, v: i16, exchange: u64) -> Decoded {
     let kind = EventKind::OffsetFetch {
         exchange,
         error: code.and_then(ErrorCode::from_code),
+        offsets: fetched_offsets(&r, v),
     };
     Decoded {
         group_id: if v >= 8 {
@@ -409,12 +465,25 @@ mod tests {
         let f = frame(key::OFFSET_COMMIT, 8, 1, &resp);
         let d = response(f[4..].to_vec(), key::OFFSET_COMMIT, 8, 3).unwrap();
         assert_eq!(d.error_code, Some(27));
+        let Some(EventKind::OffsetCommitResponse {
+            exchange: 3,
+            error: Some(ErrorCode(27)),
+            partitions,
+        }) = d.kind
+        else {
+            panic!("{:?}", d.kind)
+        };
+        let errors: Vec<(i32, Option<&str>)> = partitions
+            .iter()
+            .map(|p| (p.partition, p.error.map(|e| e.name())))
+            .collect();
         assert_eq!(
-            d.kind,
-            Some(EventKind::OffsetCommitResponse {
-                exchange: 3,
-                error: Some(ErrorCode(27))
-            })
+            errors,
+            vec![
+                (0, None),
+                (1, Some("REBALANCE_IN_PROGRESS")),
+                (2, Some("ILLEGAL_GENERATION"))
+            ]
         );
     }
 

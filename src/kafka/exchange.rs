@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostics;
-use crate::event::EventKind;
+use crate::event::{DataKind, EventKind};
 use crate::time::Timestamp;
 
 use super::decode::Decoded;
@@ -98,6 +98,13 @@ pub struct Exchange {
     /// ConsumerGroupDescribe): one `(group, event)` per group, first included.
     #[serde(skip)]
     pub response_groups: Vec<(String, EventKind)>,
+    /// The request's data-path event (Fetch, ListOffsets).
+    #[serde(skip)]
+    pub request_data: Option<DataKind>,
+    /// The response's data-path event (Fetch headers, ListOffsets,
+    /// Metadata topic ids).
+    #[serde(skip)]
+    pub response_data: Option<DataKind>,
 }
 
 /// What is known about a connection that carried group traffic, when it
@@ -163,10 +170,11 @@ pub(crate) struct Ends {
 /// key, version and correlation id of a response seen without its request.
 pub(crate) fn build(
     ends: Ends,
-    req: Option<RequestSide>,
+    mut req: Option<RequestSide>,
     resp: Option<ResponseSide>,
     unmatched: (i16, i16, i32),
 ) -> Exchange {
+    let request_data = req.as_mut().and_then(|r| r.decoded.data.take());
     let (api_key, api_version, correlation_id) = req
         .as_ref()
         .map_or(unmatched, |r| (r.api_key, r.api_version, r.correlation_id));
@@ -230,6 +238,8 @@ pub(crate) fn build(
             .filter(|_| keys_are_groups)
             .map(|d| d.groups.clone())
             .unwrap_or_default(),
+        request_data,
+        response_data: resp.and_then(|r| r.decoded.data),
     }
 }
 

@@ -14,6 +14,9 @@
 
 use crate::time::Timestamp;
 
+use crate::event::PartitionWatermark;
+
+use super::data_path::FetchSkim;
 use super::header;
 use super::resync::{self, Scan};
 use super::rules::{FrameRules, Plan};
@@ -39,6 +42,9 @@ pub(crate) struct SplitFrame {
     pub ts: Timestamp,
     /// Frame number of that packet.
     pub frame: u64,
+    /// A Fetch response's partition headers, read as it was skipped
+    /// (`None` for other frames, or when a gap hit it).
+    pub skimmed: Option<Vec<PartitionWatermark>>,
 }
 
 /// What the splitter hands on.
@@ -85,6 +91,10 @@ pub(crate) struct FrameSplitter {
     /// A mid-connection start whose first bytes were not looked at yet.
     fresh: bool,
     max_frame_len: usize,
+    /// The Fetch response skimmer (kept between frames for its buffer).
+    skim: Option<Box<FetchSkim>>,
+    /// Whether the frame being skipped is being skimmed.
+    skimming: bool,
 }
 
 impl FrameSplitter {
@@ -104,12 +114,14 @@ impl FrameSplitter {
             replay: Vec::new(),
             fresh: !in_sync,
             max_frame_len,
+            skim: None,
+            skimming: false,
         }
     }
 
     /// Bytes currently held (header prefixes, decoded bodies, search window).
     pub(crate) fn buffered_bytes(&self) -> usize {
-        self.buf.len() + self.replay.len()
+        self.buf.len() + self.replay.len() + self.skim.as_ref().map_or(0, |s| s.buffered_bytes())
     }
 
     /// Feeds contiguous bytes that arrived at `ts` in packet `frame`.
@@ -169,6 +181,8 @@ impl FrameSplitter {
             }
             State::Size | State::Search { .. } => (0, 0),
         };
+        // The skimmed headers cannot be trusted past lost bytes.
+        self.skimming = false;
         if size > 0 && missing < left {
             // Keep only what a header needs; the body will not be decoded.
             self.buf.truncate(KEEP_AFTER_GAP);
@@ -184,6 +198,7 @@ impl FrameSplitter {
                 complete: false,
                 ts,
                 frame,
+                skimmed: None,
             };
             out.push(Piece::Frame(f));
         }
@@ -266,6 +281,17 @@ impl FrameSplitter {
                 self.buf.truncate(keep);
                 self.state = State::Skip { size, remaining };
             }
+            Plan::Skim { keep, version } => {
+                let skim = self
+                    .skim
+                    .get_or_insert_with(|| Box::new(FetchSkim::new(version)));
+                skim.reset(version);
+                skim.feed(&self.buf);
+                self.skimming = true;
+                let remaining = size - self.buf.len();
+                self.buf.truncate(keep);
+                self.state = State::Skip { size, remaining };
+            }
         }
         used
     }
@@ -301,6 +327,7 @@ impl FrameSplitter {
                 complete: true,
                 ts,
                 frame,
+                skimmed: None,
             }));
             self.state = State::Size;
         }
@@ -318,6 +345,9 @@ impl FrameSplitter {
     ) -> usize {
         let used = remaining.min(data.len());
         let remaining = remaining - used;
+        if let (true, Some(skim)) = (self.skimming, self.skim.as_mut()) {
+            skim.feed(&data[..used]);
+        }
         if remaining == 0 {
             let bytes = std::mem::take(&mut self.buf);
             out.push(Piece::Frame(SplitFrame {
@@ -326,6 +356,7 @@ impl FrameSplitter {
                 complete: false,
                 ts,
                 frame,
+                skimmed: self.take_skimmed(),
             }));
             self.state = State::Size;
         } else {
@@ -374,6 +405,13 @@ impl FrameSplitter {
         self.state = State::Size;
         self.replay = std::mem::take(&mut self.buf);
         data.len()
+    }
+}
+
+impl FrameSplitter {
+    fn take_skimmed(&mut self) -> Option<Vec<PartitionWatermark>> {
+        let skimming = std::mem::take(&mut self.skimming);
+        self.skim.as_mut().filter(|_| skimming).map(|s| s.take())
     }
 }
 

@@ -32,11 +32,14 @@
 mod apis;
 mod connection;
 mod consumer_protocol;
+mod data_path;
 mod decode;
+mod decode_data;
 mod decode_response;
 mod detect;
 mod errors;
 mod exchange;
+mod fetch_memory;
 mod framing;
 mod guard;
 mod guess;

@@ -12,6 +12,7 @@
 
 use super::apis;
 use super::connection::InFlight;
+use super::decode_data::{key as data, FETCH_REQUEST_CAP, METADATA_RESPONSE_CAP};
 use super::header::{self, Read};
 
 /// What to do with a frame whose first bytes have been read.
@@ -25,6 +26,14 @@ pub(crate) enum Plan {
     Skip {
         /// Prefix bytes to keep.
         keep: usize,
+    },
+    /// Skip the body like `Skip`, reading a Fetch response's partition
+    /// headers as it passes ([`super::data_path::FetchSkim`]).
+    Skim {
+        /// Prefix bytes to keep.
+        keep: usize,
+        /// The Fetch version it answers.
+        version: i16,
     },
     /// The header is impossible: we are not at a frame boundary.
     Lost,
@@ -59,11 +68,18 @@ const UNMATCHED_BUFFER_CAP: usize = 16 * 1024;
 pub(crate) struct RequestRules;
 
 impl FrameRules for RequestRules {
-    fn plan(&self, head: &[u8], _size: usize) -> Plan {
+    fn plan(&self, head: &[u8], size: usize) -> Plan {
         match header::peek_request(head) {
             Read::NeedMore(n) => Plan::NeedMore(n),
             Read::Invalid => Plan::Lost,
             Read::Done(p) if apis::is_group_api(p.api_key) => Plan::Buffer,
+            // A consumer's position (Fetch) and offset resets (ListOffsets).
+            Read::Done(p)
+                if matches!(p.api_key, data::FETCH | data::LIST_OFFSETS)
+                    && size <= FETCH_REQUEST_CAP =>
+            {
+                Plan::Buffer
+            }
             // Produce: read on to `acks` (0 = no response will come).
             Read::Done(p) if p.api_key == 0 => match header::produce_acks(head, p.api_version) {
                 Read::NeedMore(n) if n <= header::PRODUCE_PEEK => Plan::NeedMore(n),
@@ -89,6 +105,12 @@ impl FrameRules for ResponseRules<'_> {
         };
         match self.0.get(&corr) {
             Some(r) if apis::is_group_api(r.api_key) => Plan::Buffer,
+            Some(r) if r.api_key == data::FETCH => Plan::Skim {
+                keep: 4,
+                version: r.api_version,
+            },
+            Some(r) if r.api_key == data::LIST_OFFSETS && size <= FETCH_REQUEST_CAP => Plan::Buffer,
+            Some(r) if r.api_key == data::METADATA && size <= METADATA_RESPONSE_CAP => Plan::Buffer,
             Some(_) => Plan::Skip { keep: 4 },
             None if self.1 && size <= UNMATCHED_BUFFER_CAP => Plan::Buffer,
             None => Plan::Skip { keep: 4 },

@@ -881,7 +881,8 @@ fn decodes_offset_commit_v0_and_v1_with_the_hand_written_decoder() {
             ex.request,
             Some(EventKind::OffsetCommitRequest {
                 exchange: 1,
-                partitions: 1
+                partitions: 1,
+                offsets: Vec::new(),
             })
         );
     }
@@ -1300,4 +1301,84 @@ fn continues_exchange_ids_across_decoders() {
         _ => panic!(),
     };
     assert_eq!((id(&first), id(&second)), (1, 2));
+}
+
+/// A Fetch v12 exchange: positions 42 and 7 asked, high watermarks 100 and
+/// 9 answered after 5000 bytes of records each.
+fn fetch_v12_frames(corr: i32) -> (Vec<u8>, Vec<u8>) {
+    use kafka_protocol::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_protocol::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+    let req = FetchRequest::default().with_topics(vec![FetchTopic::default()
+        .with_topic(topic())
+        .with_partitions(
+            [(0, 42), (3, 7)]
+                .iter()
+                .map(|&(p, o)| {
+                    FetchPartition::default()
+                        .with_partition(p)
+                        .with_fetch_offset(o)
+                })
+                .collect(),
+        )]);
+    let records = Some(Bytes::from(vec![0xab; 5000]));
+    let resp = FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+        .with_topic(topic())
+        .with_partitions(
+            [(0, 100), (3, 9)]
+                .iter()
+                .map(|&(p, hw)| {
+                    PartitionData::default()
+                        .with_partition_index(p)
+                        .with_high_watermark(hw)
+                        .with_last_stable_offset(hw)
+                        .with_records(records.clone())
+                })
+                .collect(),
+        )]);
+    (
+        request(1, 12, corr, "consumer-1", &req),
+        response(1, 12, corr, &resp),
+    )
+}
+
+#[test]
+fn reads_fetch_positions_and_watermarks_without_buffering_records() {
+    use crate::event::DataKind;
+    for chunk in [1, 13, 1460, 100_000] {
+        let mut sim = Sim::new();
+        sim.open(1, true);
+        let (q, r) = fetch_v12_frames(4);
+        sim.send_chunked(1, ToServer, &q, chunk);
+        sim.send_chunked(1, ToClient, &r, chunk);
+        let ex = sim.only();
+        let Some(DataKind::FetchRequest { partitions, .. }) = &ex.request_data else {
+            panic!("{ex:?}")
+        };
+        let got: Vec<(i32, i64)> = partitions.iter().map(|p| (p.partition, p.offset)).collect();
+        assert_eq!(got, vec![(0, 42), (3, 7)], "chunk {chunk}");
+        let Some(DataKind::FetchResponse { partitions, .. }) = &ex.response_data else {
+            panic!("{ex:?}")
+        };
+        let got: Vec<(i32, i64)> = partitions
+            .iter()
+            .map(|p| (p.partition, p.high_watermark))
+            .collect();
+        assert_eq!(got, vec![(0, 100), (3, 9)], "chunk {chunk}");
+        assert!(sim.dec.buffered_bytes() < 1024);
+        assert!(ex.request.is_none() && ex.group_id.is_none());
+    }
+}
+
+#[test]
+fn a_gap_inside_a_fetch_response_drops_its_headers_but_keeps_the_pairing() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    let (q, r) = fetch_v12_frames(4);
+    sim.send(1, ToServer, &q);
+    sim.send(1, ToClient, &r[..3000]);
+    sim.gap(1, ToClient, 1000);
+    sim.send(1, ToClient, &r[4000..]);
+    let ex = sim.only();
+    assert!(ex.response_frame.is_some());
+    assert!(ex.response_data.is_none());
 }

@@ -65,6 +65,7 @@ pub(crate) fn rebalances<'a>(
         "group",
         "generation",
         "duration",
+        "stopped",
         "trigger",
         "confidence",
         "member",
@@ -80,15 +81,18 @@ pub(crate) fn rebalances<'a>(
 }
 
 fn rebalance_row(r: &Rebalance, style: TimeStyle) -> Vec<Span> {
-    let duration = match r.duration_ms {
-        Some(ms) => Span::plain(human::duration(ms)),
-        None => Span::plain("never completed").tone(Tone::Warning),
+    let duration = match (r.duration_ms, r.status.as_str()) {
+        (Some(ms), _) => Span::plain(human::duration(ms)),
+        (None, "superseded") => Span::plain("superseded").tone(Tone::Warning),
+        (None, "in_progress") => Span::plain("in progress").tone(Tone::Warning),
+        (None, _) => Span::plain("never completed").tone(Tone::Warning),
     };
     vec![
         Span::plain(style.show(r.started_at)),
         Span::code(human::one_line(&r.group)),
         Span::plain(human::generation_step(r.previous_generation, r.generation)),
         duration,
+        super::incident_stops::stopped_span(r),
         trigger_span(&r.trigger.kind),
         Span::plain(human::one_line(&r.trigger.confidence)),
         member_span(

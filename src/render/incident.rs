@@ -108,7 +108,11 @@ fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static s
     fields.push(("Groups", groups));
     fields.push(("Rebalances", rebalance_totals(&report.rebalances)));
     fields.push(("Storms", storms(report)));
-    fields.push(("Worst stall", worst_stall(&report.rebalances, style)));
+    fields.push(("Worst stop", super::incident_stops::worst_stop(report)));
+    fields.push((
+        "Longest round (coordinator)",
+        worst_stall(&report.rebalances, style),
+    ));
     fields.push(("Diagnostics", diagnostic_totals(report)));
     fields
 }

@@ -12,6 +12,7 @@ use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
 use super::incident::{members_field, non_empty, notes};
+use super::incident_stops;
 
 /// The section of rebalance number `number`.
 pub(crate) fn section(r: &Rebalance, number: usize, style: TimeStyle) -> Vec<Block> {
@@ -24,7 +25,10 @@ pub(crate) fn section(r: &Rebalance, number: usize, style: TimeStyle) -> Vec<Blo
         )),
         grids::trigger_span(&r.trigger.kind),
     ];
-    let mut blocks = vec![Block::Heading(3, heading), Block::Fields(facts(r, style))];
+    let mut facts = facts(r, style);
+    facts.extend(incident_stops::status_and_stop(r));
+    let mut blocks = vec![Block::Heading(3, heading), Block::Fields(facts)];
+    blocks.extend(non_empty(incident_stops::grid(&r.partitions, style)));
     blocks.extend(non_empty(joins(&r.joins, style)));
     blocks.extend(evidence(&r.evidence, style));
     blocks.extend(notes(&r.notes));

@@ -200,7 +200,7 @@ struct Envelope<'a> {
 impl Serialize for Envelope<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.report;
-        let mut map = s.serialize_map(Some(6))?;
+        let mut map = s.serialize_map(Some(7))?;
         map.serialize_entry("format_version", &r.format_version)?;
         map.serialize_entry("inputs", &r.inputs)?;
         map.serialize_entry("log_time_zone", &r.log_time_zone)?;
@@ -214,6 +214,7 @@ impl Serialize for Envelope<'_> {
         }
         map.serialize_entry("diagnostics", &r.diagnostics)?;
         map.serialize_entry("diagnostic_counts", &r.diagnostic_counts)?;
+        map.serialize_entry("worst_stop", &r.worst_stop)?;
         map.end()
     }
 }
@@ -252,6 +253,7 @@ mod tests {
                 key,
                 "diagnostics",
                 "diagnostic_counts",
+                "worst_stop",
             ];
             expected.sort();
             assert_eq!(keys, expected);

@@ -31,6 +31,7 @@ pub fn escape_line(text: &str) -> String {
 mod incident;
 mod incident_group;
 mod incident_round;
+mod incident_stops;
 pub mod json;
 mod markdown;
 mod ndjson;

@@ -10,8 +10,8 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::report::{
     DiagnosticCount, EvidenceLine, ExchangeRow, GroupSummary, InputSummary, MemberJoin,
-    MemberSummary, Rebalance, RemovedMember, Report, StateChange, TimelineEntry, Trigger,
-    FORMAT_VERSION,
+    MemberSummary, Owner, PartitionStop, Rebalance, RebalanceStop, RemovedMember, Report,
+    StateChange, TimelineEntry, Trigger, WorstStop, FORMAT_VERSION,
 };
 use crate::time::Timestamp;
 
@@ -160,6 +160,14 @@ pub(crate) fn incident() -> Report {
         timeline: incident_timeline(),
         exchanges: incident_exchanges(),
         diagnostics: incident_diagnostics(),
+        worst_stop: Some(WorstStop {
+            group: ORDERS.into(),
+            previous_generation: Some(6),
+            generation: Some(7),
+            partition: Some("orders-3".into()),
+            stopped_ms: 45_810.0,
+            why_stopped: "owner_silent".into(),
+        }),
         diagnostic_counts: vec![
             DiagnosticCount {
                 kind: DiagnosticKind::MidStreamStart,
@@ -333,6 +341,7 @@ fn joined_round() -> Rebalance {
             evidence_frame(44_201, 4_651, "SyncGroup v5 response to consumer-orders-2 (2 partitions)"),
         ],
         seen_in: vec!["capture".into(), "log".into()],
+        status: "completed".into(),
         ..Rebalance::default()
     }
 }
@@ -385,7 +394,44 @@ fn timeout_round() -> Rebalance {
             evidence_frame(190_240, 11_204, "JoinGroup v9 response generation 7"),
         ],
         seen_in: vec!["capture".into(), "log".into()],
+        status: "completed".into(),
+        stop: Some(RebalanceStop {
+            started_at: at(144_600),
+            ended_at: Some(at(190_410)),
+            stopped_ms: Some(45_810.0),
+            partitions_stopped: Some(2),
+        }),
+        partitions: vec![silent_stop("orders-3", 190_410, 1_200), silent_stop("orders-4", 190_395, 0)],
         ..Rebalance::default()
+    }
+}
+
+/// A partition consumer-orders-2 held when it went silent.
+fn silent_stop(partition: &str, resumed_ms: i64, reprocessed: i64) -> PartitionStop {
+    PartitionStop {
+        partition: partition.into(),
+        from: Some(Owner {
+            member_id: C2.1.into(),
+            client_id: Some(C2.0.into()),
+        }),
+        to: Some(Owner {
+            member_id: BROD.1.into(),
+            client_id: Some(BROD.0.into()),
+        }),
+        why_stopped: "owner_silent".into(),
+        stopped_at: at(144_600),
+        resumed_at: Some(at(resumed_ms)),
+        stopped_ms: Some((resumed_ms - 144_600) as f64),
+        last_committed_offset: Some(88_100),
+        committed_at: Some(at(141_000)),
+        last_fetched_offset: Some(88_100 + reprocessed),
+        resume_offset: Some(88_100),
+        reprocessed: Some(reprocessed),
+        skipped: Some(0),
+        lag_at_stop: Some(12),
+        lag_at_resume: Some(4_480),
+        commit_failed: (reprocessed > 0).then(|| "UNKNOWN_MEMBER_ID".into()),
+        notes: Vec::new(),
     }
 }
 
@@ -412,6 +458,13 @@ fn billing_leader_round() -> Rebalance {
         ],
         seen_in: vec!["log".into()],
         notes: vec!["log only: no JoinGroup seen, joins unknown".into()],
+        status: "completed".into(),
+        stop: Some(RebalanceStop {
+            started_at: at(120_000),
+            ended_at: Some(at(121_840)),
+            stopped_ms: Some(1_840.0),
+            partitions_stopped: None,
+        }),
         ..Rebalance::default()
     }
 }
@@ -428,6 +481,14 @@ fn billing_stuck_round() -> Rebalance {
         evidence: vec![evidence_line(262_000, 5_090, "Preparing to rebalance group billing-ledger in state PreparingRebalance with old generation 13 (__consumer_offsets-4) (reason: )")],
         seen_in: vec!["log".into()],
         notes: vec!["still rebalancing when the log ends".into()],
+        status: "in_progress".into(),
+        waiting_for: vec!["consumer-billing-2".into()],
+        stop: Some(RebalanceStop {
+            started_at: at(262_000),
+            ended_at: None,
+            stopped_ms: None,
+            partitions_stopped: None,
+        }),
         ..Rebalance::default()
     }
 }

@@ -35,7 +35,13 @@ pub(super) fn write(
         View::Decode => grids::exchanges(&report.exchanges, style),
         View::Report => return text::write(&incident::document(report), opts, out),
     };
-    writeln!(out, "{}", grid_text(&grid, opts))
+    writeln!(out, "{}", grid_text(&grid, opts))?;
+    if matches!(view, View::Rebalances | View::Groups) {
+        if let Some(line) = super::incident_stops::worst_stop_text(report) {
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
 }
 
 /// A grid laid out as a table, without a trailing newline. On a terminal

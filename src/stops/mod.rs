@@ -1,0 +1,234 @@
+//! What each rebalance cost the consumers: which partitions stopped, for how
+//! long, and which records will be processed twice.
+//!
+//! Takes: the [`GroupHistory`]s from [`crate::group`], the group events of
+//! the timeline and the data-path events ([`crate::event::DataEvent`]:
+//! Fetch positions and watermarks). Gives: each [`Rebalance`] filled with
+//! its [`Cost`]: `status`, `waiting_for`, `stop` and `partitions`.
+//!
+//! The rules, from the clients (Kafka is the authority):
+//! - Eager protocols (range, roundrobin, sticky) revoke every owned
+//!   partition before the member sends JoinGroup: `ConsumerCoordinator.
+//!   onJoinPrepare` calls `revokePartitions`/`invokePartitionsRevoked` for
+//!   the whole assignment when the protocol is EAGER; librdkafka's
+//!   `rd_kafka_cgrp_revoke_all_rejoin` likewise (rdkafka_cgrp.c).
+//! - Cooperative (KIP-429, `cooperative-sticky`): `onJoinPrepare` revokes
+//!   nothing; `ConsumerCoordinator.onJoinComplete` revokes only
+//!   `owned - assigned` once the SyncGroup answer arrives, then
+//!   `requestRejoin`s so a follow-up round hands them over; partitions that
+//!   stay with their owner never stop.
+//! - A member leaving revokes at `onLeavePrepare` (`AbstractCoordinator.
+//!   maybeLeaveGroup`); after a poll timeout (`AbstractCoordinator`'s
+//!   heartbeat thread: "consumer poll timeout has expired") the member had
+//!   stopped consuming `max.poll.interval.ms` (its JoinGroup
+//!   `rebalance_timeout_ms`) before the LeaveGroup, or at its last commit if
+//!   later.
+//! - A member removed by the coordinator (session or rebalance timeout)
+//!   stopped at its last request: it was frozen or gone.
+//! - A commit that fails with ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
+//!   UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID is the client's
+//!   `CommitFailedException` (`ConsumerCoordinator.OffsetCommitResponseHandler`):
+//!   its offsets are lost and the new owner starts from the last commit
+//!   that succeeded.
+//!
+//! A partition resumes at the new owner's first Fetch of it after the
+//! SyncGroup answer that assigned it; else at that answer. From logs alone
+//! the partitions are unknown: the stop is the group's, from the round's
+//! start to its "Assignment received" / "Stabilized", with a note.
+
+mod index;
+mod partition;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::event::{DataEvent, GroupEvent};
+use crate::group::GroupHistory;
+use crate::report::{PartitionStop, Rebalance, RebalanceStop, WorstStop};
+use crate::time::Timestamp;
+
+use index::{ClientIndex, GroupIndex};
+
+/// What one rebalance cost (the stage's output, written into the record).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    /// `completed`, `superseded` or `in_progress`.
+    pub status: String,
+    /// Who an `in_progress` round waits for.
+    pub waiting_for: Vec<String>,
+    /// First stop to last resume.
+    pub stop: Option<RebalanceStop>,
+    /// Each partition stop.
+    pub partitions: Vec<PartitionStop>,
+}
+
+/// Fills every rebalance of `histories` with its cost.
+pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[DataEvent]) {
+    let clients = ClientIndex::build(data);
+    let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
+    for ev in events {
+        if let Some(g) = ev.group.as_deref() {
+            by_group.entry(g).or_default().push(ev);
+        }
+    }
+    for h in histories.iter_mut() {
+        let evs = by_group
+            .remove(h.summary.group.as_str())
+            .unwrap_or_default();
+        let idx = GroupIndex::build(&evs);
+        let costs = costs(&h.rebalances, &idx, &clients);
+        for (r, c) in h.rebalances.iter_mut().zip(costs) {
+            r.status = c.status;
+            r.waiting_for = c.waiting_for;
+            r.stop = c.stop;
+            r.partitions = c.partitions;
+        }
+        if clients.unnamed_topic_ids > 0 {
+            h.summary.notes.push(format!(
+                "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",
+                clients.unnamed_topic_ids
+            ));
+        }
+    }
+}
+
+fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> Vec<Cost> {
+    let mut carried: BTreeSet<(i32, String)> = BTreeSet::new();
+    let mut out = Vec::with_capacity(rebalances.len());
+    for (i, r) in rebalances.iter().enumerate() {
+        let next = rebalances.get(i + 1);
+        let (status, waiting_for) = status(r, next.is_some(), idx);
+        let ctx = partition::Round {
+            r,
+            next_start: next.map(|n| n.started_at),
+            idx,
+            clients,
+        };
+        let mut partitions = partition::stops(&ctx, &mut carried);
+        // Longest first; still stopped counts as longest.
+        partitions.sort_by(|a, b| {
+            let ms = |p: &PartitionStop| p.stopped_ms.unwrap_or(f64::INFINITY);
+            ms(b)
+                .total_cmp(&ms(a))
+                .then_with(|| a.partition.cmp(&b.partition))
+        });
+        let stop = span(r, &partitions, idx);
+        out.push(Cost {
+            status,
+            waiting_for,
+            stop,
+            partitions,
+        });
+    }
+    out
+}
+
+/// `completed`, `superseded` or `in_progress`, and who an open round waits
+/// for: members of the group before it that have not rejoined (join phase),
+/// else members that joined but were not answered by SyncGroup.
+fn status(r: &Rebalance, followed: bool, idx: &GroupIndex) -> (String, Vec<String>) {
+    if r.completed_at.is_some() {
+        return ("completed".into(), Vec::new());
+    }
+    if followed {
+        return ("superseded".into(), Vec::new());
+    }
+    let name =
+        |m: &crate::report::MemberSummary| m.client_id.clone().unwrap_or(m.member_id.clone());
+    // Joined: answered in the round, or its JoinGroup request seen in it.
+    let mut joined: BTreeSet<&str> = r.joins.iter().map(|j| j.member_id.as_str()).collect();
+    joined.extend(
+        idx.members
+            .iter()
+            .filter(|(_, t)| t.joins.iter().any(|ts| *ts >= r.started_at))
+            .map(|(m, _)| m.as_str()),
+    );
+    let removed: BTreeSet<&str> = r.removed.iter().map(|m| m.member_id.as_str()).collect();
+    let waiting: Vec<String> = if r.join_completed_at.is_none() {
+        r.members_before
+            .iter()
+            .filter(|m| {
+                !joined.contains(m.member_id.as_str()) && !removed.contains(m.member_id.as_str())
+            })
+            .map(name)
+            .collect()
+    } else {
+        let synced: BTreeSet<&str> = r
+            .members_after
+            .iter()
+            .filter(|m| !m.assignment.is_empty())
+            .map(|m| m.member_id.as_str())
+            .collect();
+        r.joins
+            .iter()
+            .filter(|j| !synced.contains(j.member_id.as_str()))
+            .map(|j| j.client_id.clone().unwrap_or(j.member_id.clone()))
+            .collect()
+    };
+    ("in_progress".into(), waiting)
+}
+
+/// First stop to last resume; from logs alone (no assignment seen), the
+/// round itself with a note.
+fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option<RebalanceStop> {
+    if let Some(first) = partitions.iter().map(|p| p.stopped_at).min() {
+        let ended_at = partitions
+            .iter()
+            .map(|p| p.resumed_at)
+            .collect::<Option<Vec<Timestamp>>>()
+            .and_then(|v| v.into_iter().max());
+        return Some(RebalanceStop {
+            started_at: first,
+            ended_at,
+            stopped_ms: ended_at.map(|e| e.millis_since(first)),
+            partitions_stopped: Some(partitions.len() as u64),
+        });
+    }
+    let seen_assignments = r.generation.is_some_and(|g| idx.assigned.contains_key(&g));
+    if seen_assignments || r.expected {
+        return None;
+    }
+    // Logs alone: the group stopped for the round.
+    Some(RebalanceStop {
+        started_at: r.started_at,
+        ended_at: r.completed_at,
+        stopped_ms: r.completed_at.map(|c| c.millis_since(r.started_at)),
+        partitions_stopped: None,
+    })
+}
+
+/// The longest partition stop over `rebalances` (still-open stops measured
+/// to `end`), else the longest group-level stop.
+pub fn worst_stop(rebalances: &[Rebalance], end: Option<Timestamp>) -> Option<WorstStop> {
+    let mut best: Option<WorstStop> = None;
+    for r in rebalances {
+        let mut consider =
+            |partition: Option<String>, ms: Option<f64>, why: &str, at: Timestamp| {
+                let ms = ms.or_else(|| end.map(|e| e.millis_since(at)));
+                let Some(ms) = ms else { return };
+                if best.as_ref().is_none_or(|b| ms > b.stopped_ms) {
+                    best = Some(WorstStop {
+                        group: r.group.clone(),
+                        previous_generation: r.previous_generation,
+                        generation: r.generation,
+                        partition,
+                        stopped_ms: ms,
+                        why_stopped: why.to_string(),
+                    });
+                }
+            };
+        for p in &r.partitions {
+            consider(
+                Some(p.partition.clone()),
+                p.stopped_ms,
+                &p.why_stopped,
+                p.stopped_at,
+            );
+        }
+        if let (true, Some(s)) = (r.partitions.is_empty(), &r.stop) {
+            consider(None, s.stopped_ms, "group (logs alone)", s.started_at);
+        }
+    }
+    best
+}

@@ -1,0 +1,381 @@
+//! One rebalance's partition stops: who had each partition, who has it
+//! after, when it stopped and resumed, and the offsets around the move.
+//!
+//! Takes: a [`Round`] (the record, the group's and the clients' indexes).
+//! Gives: its [`PartitionStop`]s. The rules and their sources are in the
+//! parent module's documentation.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::report::{Owner, PartitionStop, Rebalance};
+use crate::time::Timestamp;
+
+use super::index::{Assigned, ClientIndex, GroupIndex, MemberTrail};
+
+/// Commit errors that are the client's `CommitFailedException`
+/// (`ConsumerCoordinator.OffsetCommitResponseHandler.handle`).
+const COMMIT_FAILED: [&str; 4] = [
+    "ILLEGAL_GENERATION",
+    "REBALANCE_IN_PROGRESS",
+    "UNKNOWN_MEMBER_ID",
+    "FENCED_INSTANCE_ID",
+];
+
+/// How far ahead a cooperative round's revoked partitions are looked for
+/// in the follow-up rounds' assignments (generations).
+const FOLLOW_UP_GENERATIONS: i32 = 3;
+
+/// What one rebalance's stops are computed from.
+pub(crate) struct Round<'a> {
+    pub r: &'a Rebalance,
+    pub next_start: Option<Timestamp>,
+    pub idx: &'a GroupIndex,
+    pub clients: &'a ClientIndex,
+}
+
+/// The partition stops of one round. `carried` holds `(generation,
+/// partition)` pairs already reported by an earlier cooperative round (its
+/// revocation resumed in that generation's assignment).
+pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec<PartitionStop> {
+    let (Some(gen), Some(prev)) = (c.r.generation, c.r.previous_generation) else {
+        return Vec::new();
+    };
+    let start = c.r.started_at;
+    let new = c
+        .idx
+        .owners_between(gen, start, c.next_start.unwrap_or(Timestamp(i64::MAX)));
+    let (old, emptied) = previous_owners(c, prev);
+    if new.is_empty() && !c.idx.assigned.contains_key(&gen) {
+        return Vec::new();
+    }
+    let cooperative = c
+        .idx
+        .protocols
+        .get(&gen)
+        .is_some_and(|p| p.contains("cooperative"));
+    let mut names: BTreeSet<&str> = old.keys().copied().collect();
+    names.extend(new.keys().copied());
+    let mut out = Vec::new();
+    for p in names {
+        let from = old.get(p).copied();
+        let mut to = new.get(p).copied();
+        let Some(from) = from else {
+            continue; // first assigned here, or carried from a cooperative round
+        };
+        if carried.remove(&(gen, p.to_string())) {
+            continue;
+        }
+        let same = to.is_some_and(|t| t.member_id == from.member_id);
+        if cooperative && same && !emptied {
+            continue; // KIP-429: what stays with its owner never stops
+        }
+        let mut resumed_gen = gen;
+        if cooperative && to.is_none() {
+            if let Some((g, a)) = follow_up_owner(c.idx, gen, p) {
+                carried.insert((g, p.to_string()));
+                to = Some(a);
+                resumed_gen = g;
+            }
+        }
+        out.push(one(c, p, from, to, cooperative, emptied, resumed_gen));
+    }
+    out
+}
+
+/// The owners before the round: generation `prev`'s answers, or when the
+/// group was empty in between (no member before), the last generation that
+/// had any.
+fn previous_owners<'a>(c: &Round<'a>, prev: i32) -> (BTreeMap<&'a str, &'a Assigned>, bool) {
+    let owners = c
+        .idx
+        .owners_between(prev, Timestamp(i64::MIN), c.r.started_at);
+    if !owners.is_empty() || !c.r.members_before.is_empty() {
+        return (owners, false);
+    }
+    let last = c
+        .idx
+        .assigned
+        .range(..prev)
+        .rev()
+        .map(|(g, _)| c.idx.owners(*g))
+        .find(|o| !o.is_empty());
+    match last {
+        Some(o) => (o, true),
+        None => (owners, false),
+    }
+}
+
+/// The first later generation (within a few) assigning `p`.
+fn follow_up_owner<'a>(idx: &'a GroupIndex, gen: i32, p: &str) -> Option<(i32, &'a Assigned)> {
+    idx.assigned
+        .range(gen + 1..=gen + FOLLOW_UP_GENERATIONS)
+        .find_map(|(g, v)| {
+            v.iter()
+                .find(|a| a.partitions.iter().any(|x| x == p))
+                .map(|a| (*g, a))
+        })
+}
+
+fn owner(idx: &GroupIndex, a: &Assigned) -> Owner {
+    Owner {
+        member_id: a.member_id.clone(),
+        client_id: idx
+            .members
+            .get(&a.member_id)
+            .and_then(|t| t.client_id.clone()),
+    }
+}
+
+fn one(
+    c: &Round<'_>,
+    p: &str,
+    from: &Assigned,
+    to: Option<&Assigned>,
+    cooperative: bool,
+    emptied: bool,
+    resumed_gen: i32,
+) -> PartitionStop {
+    let mut notes = Vec::new();
+    let trail = c.idx.members.get(&from.member_id);
+    let (why, stopped_at) = why_stopped(c, from, trail, cooperative, emptied, &mut notes);
+    let mut stop = PartitionStop {
+        partition: p.to_string(),
+        from: Some(owner(c.idx, from)),
+        to: to.map(|t| owner(c.idx, t)),
+        why_stopped: why.to_string(),
+        stopped_at,
+        ..PartitionStop::default()
+    };
+    if let Some(t) = to {
+        resume(c, p, t, resumed_gen, &mut stop, &mut notes);
+    }
+    if stop.resumed_at.is_some_and(|r| r < stop.stopped_at) {
+        notes.push("the resume seen comes before the stop: times unknown".into());
+        stop.resumed_at = None;
+    }
+    stop.stopped_ms = stop.resumed_at.map(|r| r.millis_since(stop.stopped_at));
+    offsets_before(c, p, trail, &mut stop);
+    if let (Some(old), Some(new)) = (stop.last_fetched_offset, stop.resume_offset) {
+        stop.reprocessed = Some((old - new).max(0));
+        stop.skipped = Some((new - old).max(0));
+    }
+    stop.notes = notes;
+    stop
+}
+
+/// Why and when `from` stopped consuming.
+fn why_stopped(
+    c: &Round<'_>,
+    from: &Assigned,
+    trail: Option<&MemberTrail>,
+    cooperative: bool,
+    emptied: bool,
+    notes: &mut Vec<String>,
+) -> (&'static str, Timestamp) {
+    let r = c.r;
+    let removed = r.removed.iter().find(|m| m.member_id == from.member_id);
+    let leave = trail.and_then(|t| {
+        t.leaves
+            .iter()
+            .rev()
+            .find(|(ts, _)| *ts <= r.completed_at.unwrap_or(Timestamp(i64::MAX)))
+    });
+    let how = removed.map(|m| m.how.as_str());
+    let poll_timeout = leave
+        .is_some_and(|(_, reason)| reason.as_deref().is_some_and(|x| x.contains("poll")))
+        || (r.trigger.kind == "poll_timeout"
+            && r.trigger.member_id.as_deref() == Some(from.member_id.as_str()));
+    if poll_timeout {
+        if let Some((ts, _)) = leave {
+            return not_polling(*ts, trail, notes);
+        }
+    }
+    if let (Some((ts, _)), true) = (leave, how == Some("left") || emptied) {
+        return (if emptied { "unassigned" } else { "owner_left" }, *ts);
+    }
+    if matches!(
+        how,
+        Some("session_timeout" | "rebalance_timeout" | "replaced" | "unknown")
+    ) {
+        return (
+            "owner_silent",
+            last_request_before(c, from, trail, r.started_at, notes),
+        );
+    }
+    if emptied {
+        let at = last_request_before(c, from, trail, r.started_at, notes);
+        return ("unassigned", at);
+    }
+    // Still a member: revoked.
+    let at = if cooperative {
+        // KIP-429: revoked once the SyncGroup answer shows it gone.
+        c.idx
+            .assigned
+            .get(&r.generation.unwrap_or_default())
+            .and_then(|v| v.iter().find(|a| a.member_id == from.member_id))
+            .map(|a| a.ts)
+    } else {
+        // Eager: revoked in onJoinPrepare, before its JoinGroup.
+        trail.and_then(|t| {
+            t.joins
+                .iter()
+                .find(|ts| **ts >= r.started_at && r.completed_at.is_none_or(|e| **ts <= e))
+                .copied()
+        })
+    };
+    let at = at.unwrap_or_else(|| {
+        notes.push("revocation time not seen: the round's start is used".into());
+        r.started_at
+    });
+    ("revoked", at)
+}
+
+/// `owner_not_polling`: the LeaveGroup minus max.poll.interval.ms, or the
+/// last commit if later.
+fn not_polling(
+    leave: Timestamp,
+    trail: Option<&MemberTrail>,
+    notes: &mut Vec<String>,
+) -> (&'static str, Timestamp) {
+    let Some(ms) = trail.and_then(|t| t.rebalance_timeout_ms) else {
+        notes.push(
+            "max.poll.interval.ms unknown (no JoinGroup seen): stopped at the LeaveGroup".into(),
+        );
+        return ("owner_not_polling", leave);
+    };
+    let mut at = Timestamp(leave.0 - i64::from(ms) * 1_000_000);
+    let last_commit =
+        trail.and_then(|t| t.commits.iter().rev().find(|x| x.ts <= leave).map(|x| x.ts));
+    if let Some(c) = last_commit.filter(|c| *c > at) {
+        at = c;
+    }
+    ("owner_not_polling", at)
+}
+
+/// The member's last request (Heartbeat, OffsetCommit, Fetch) before `by`.
+fn last_request_before(
+    c: &Round<'_>,
+    from: &Assigned,
+    trail: Option<&MemberTrail>,
+    by: Timestamp,
+    notes: &mut Vec<String>,
+) -> Timestamp {
+    let group = trail.and_then(|t| t.requests.iter().rev().find(|ts| **ts <= by).copied());
+    let fetch = trail
+        .and_then(|t| t.client.as_ref())
+        .and_then(|k| c.clients.clients.get(k))
+        .and_then(|ct| ct.fetches.iter().rev().find(|ts| **ts <= by).copied());
+    group.max(fetch).unwrap_or_else(|| {
+        notes.push(format!(
+            "no request from {} seen before the round: its start is used",
+            from.member_id
+        ));
+        by
+    })
+}
+
+/// When and where the new owner resumed `p`.
+fn resume(
+    c: &Round<'_>,
+    p: &str,
+    to: &Assigned,
+    _gen: i32,
+    stop: &mut PartitionStop,
+    notes: &mut Vec<String>,
+) {
+    let trail = c.idx.members.get(&to.member_id);
+    let client = trail.and_then(|t| t.client.as_ref());
+    let ct = client.and_then(|k| c.clients.clients.get(k));
+    let first = ct.and_then(|ct| {
+        ct.positions
+            .iter()
+            .find(|(ts, q, _)| *ts >= to.ts && q == p)
+    });
+    match first {
+        Some((ts, _, offset)) => {
+            stop.resumed_at = Some(*ts);
+            stop.resume_offset = Some(*offset);
+            stop.lag_at_resume = ct.and_then(|ct| {
+                ct.watermarks
+                    .iter()
+                    .find(|(w, q, _)| *w >= *ts && q == p)
+                    .map(|(_, _, hw)| hw - offset)
+            });
+        }
+        None => {
+            stop.resumed_at = Some(to.ts);
+            notes.push("no Fetch of it by the new owner captured: resumed at the SyncGroup answer assigning it".into());
+        }
+    }
+    let fetched = client
+        .and_then(|k| c.idx.offset_fetches.get(k))
+        .and_then(|v| {
+            v.iter()
+                .filter(|(ts, _)| *ts >= to.ts && stop.resumed_at.is_none_or(|r| *ts <= r))
+                .flat_map(|(_, offs)| offs.iter())
+                .find(|o| format!("{}-{}", o.topic, o.partition) == p && o.error.is_none())
+        });
+    if let Some(o) = fetched {
+        if o.offset >= 0 {
+            stop.resume_offset = Some(o.offset);
+        } else if stop.resume_offset.is_some() {
+            notes.push("no committed offset (OffsetFetch -1): auto.offset.reset chose the first Fetch position".into());
+        }
+    }
+}
+
+/// The old owner's last commit, last Fetch position, lag and failed commits.
+fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mut PartitionStop) {
+    let Some(t) = trail else { return };
+    let until = stop
+        .resumed_at
+        .or(c.next_start)
+        .unwrap_or(Timestamp(i64::MAX));
+    let mut failed = None;
+    for commit in t.commits.iter().filter(|x| x.ts <= until) {
+        let Some(o) = commit
+            .offsets
+            .iter()
+            .find(|o| format!("{}-{}", o.topic, o.partition) == p)
+        else {
+            continue;
+        };
+        let error = commit.errors.get(p).copied().flatten().or(commit.error);
+        match error {
+            None if commit.answered => {
+                stop.last_committed_offset = Some(o.offset);
+                stop.committed_at = Some(commit.ts);
+            }
+            Some(e) if COMMIT_FAILED.contains(&e.name()) && commit.ts >= c.r.started_at => {
+                failed = Some(e.name().to_string());
+            }
+            _ => {}
+        }
+    }
+    stop.commit_failed = failed;
+    let ct = t.client.as_ref().and_then(|k| c.clients.clients.get(k));
+    let Some(ct) = ct else { return };
+    let bound = stop.resumed_at.unwrap_or(until);
+    let last = ct
+        .positions
+        .iter()
+        .rev()
+        .find(|(ts, q, _)| *ts < bound && q == p);
+    // Records its last answers delivered moved it past its last request.
+    let delivered = ct
+        .delivered
+        .iter()
+        .rev()
+        .find(|(ts, q, _)| *ts < bound && q == p)
+        .map(|(_, _, o)| *o);
+    if let Some((ts, _, offset)) = last {
+        let position = delivered.map_or(*offset, |d| d.max(*offset));
+        stop.last_fetched_offset = Some(position);
+        stop.lag_at_stop = ct
+            .watermarks
+            .iter()
+            .rev()
+            .find(|(w, q, _)| *w >= *ts && *w < bound && q == p)
+            .map(|(_, _, hw)| (hw - position).max(0));
+    }
+}

@@ -1,0 +1,475 @@
+//! Scenario tests of the stops stage: typed group and Fetch events shaped
+//! like a classic consumer group's traffic, run through the group stage and
+//! this one, checked against the stops and offsets a person would count.
+
+use std::sync::Arc;
+
+use crate::event::*;
+use crate::group::reconstruct;
+use crate::report::{PartitionStop, Rebalance};
+use crate::time::Timestamp;
+
+fn at(ms: i64) -> Timestamp {
+    Timestamp(1_700_000_000_000_000_000 + ms * 1_000_000)
+}
+
+fn client(c: &str) -> ClientRef {
+    ClientRef {
+        client_id: Some(c.into()),
+        address: Some(format!("10.0.0.{}:5000", c.len())),
+        ..ClientRef::default()
+    }
+}
+
+fn evidence(frame: u64) -> Evidence {
+    Evidence {
+        source: Arc::from("t.pcap"),
+        at: Location::Frame { frame },
+    }
+}
+
+/// Builds a group's events and its members' Fetch traffic.
+#[derive(Default)]
+struct Script {
+    events: Vec<GroupEvent>,
+    data: Vec<DataEvent>,
+    exchange: u64,
+    protocol: &'static str,
+}
+
+impl Script {
+    fn new(protocol: &'static str) -> Script {
+        Script {
+            protocol,
+            ..Script::default()
+        }
+    }
+
+    fn push(&mut self, ms: i64, c: &str, member: &str, gen: Option<i32>, kind: EventKind) {
+        let frame = self.events.len() as u64 + 1;
+        self.events.push(GroupEvent {
+            ts: at(ms),
+            group: Some("g".into()),
+            member_id: (!member.is_empty()).then(|| member.to_string()),
+            group_instance_id: None,
+            generation_id: gen,
+            client: client(c),
+            kind,
+            evidence: evidence(frame),
+        });
+    }
+
+    fn x(&mut self) -> u64 {
+        self.exchange += 1;
+        self.exchange
+    }
+
+    /// JoinGroup asked at `ms`, answered at `answered` with generation `gen`.
+    fn join(&mut self, ms: i64, answered: i64, c: &str, m: &str, gen: i32, members: &[&str]) {
+        let x = self.x();
+        let protocol = self.protocol.to_string();
+        self.push(
+            ms,
+            c,
+            m,
+            None,
+            EventKind::JoinGroupRequest {
+                exchange: x,
+                session_timeout_ms: 10_000,
+                rebalance_timeout_ms: Some(5_000),
+                protocol_type: "consumer".into(),
+                protocols: vec![OfferedProtocol {
+                    name: protocol.clone(),
+                    topics: vec!["t".into()],
+                    owned_partitions: vec![],
+                }],
+                reason: None,
+            },
+        );
+        let members = members
+            .iter()
+            .map(|m| JoinedMember {
+                member_id: m.to_string(),
+                ..JoinedMember::default()
+            })
+            .collect();
+        self.push(
+            answered,
+            c,
+            m,
+            Some(gen),
+            EventKind::JoinGroupResponse {
+                exchange: x,
+                error: None,
+                protocol_name: Some(protocol),
+                leader: "A".into(),
+                members,
+                parked_ms: None,
+            },
+        );
+    }
+
+    /// SyncGroup answered at `ms` with partitions of topic `t`.
+    fn sync(&mut self, ms: i64, c: &str, m: &str, gen: i32, partitions: &[i32]) {
+        let x = self.x();
+        self.push(
+            ms - 1,
+            c,
+            m,
+            Some(gen),
+            EventKind::SyncGroupRequest {
+                exchange: x,
+                assignments: vec![],
+            },
+        );
+        self.push(
+            ms,
+            c,
+            m,
+            Some(gen),
+            EventKind::SyncGroupResponse {
+                exchange: x,
+                error: None,
+                assignment: vec![TopicPartitions {
+                    topic: "t".into(),
+                    partitions: partitions.to_vec(),
+                }],
+            },
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn commit(&mut self, ms: i64, c: &str, m: &str, gen: i32, p: i32, offset: i64, error: i16) {
+        let x = self.x();
+        let offsets = vec![PartitionOffset {
+            topic: "t".into(),
+            partition: p,
+            offset,
+            error: None,
+        }];
+        self.push(
+            ms,
+            c,
+            m,
+            Some(gen),
+            EventKind::OffsetCommitRequest {
+                exchange: x,
+                partitions: 1,
+                offsets,
+            },
+        );
+        let answered = vec![PartitionOffset {
+            topic: "t".into(),
+            partition: p,
+            offset: -1,
+            error: ErrorCode::from_code(error),
+        }];
+        self.push(
+            ms + 1,
+            c,
+            m,
+            Some(gen),
+            EventKind::OffsetCommitResponse {
+                exchange: x,
+                error: ErrorCode::from_code(error),
+                partitions: answered,
+            },
+        );
+    }
+
+    fn offset_fetch(&mut self, ms: i64, c: &str, p: i32, offset: i64) {
+        let x = self.x();
+        let offsets = vec![PartitionOffset {
+            topic: "t".into(),
+            partition: p,
+            offset,
+            error: None,
+        }];
+        self.push(
+            ms,
+            c,
+            "",
+            None,
+            EventKind::OffsetFetch {
+                exchange: x,
+                error: None,
+                offsets,
+            },
+        );
+    }
+
+    fn leave(&mut self, ms: i64, c: &str, m: &str, reason: Option<&str>) {
+        let x = self.x();
+        let members = vec![LeavingMember {
+            member_id: m.into(),
+            group_instance_id: None,
+            reason: reason.map(String::from),
+        }];
+        self.push(
+            ms,
+            c,
+            m,
+            None,
+            EventKind::LeaveGroupRequest {
+                exchange: x,
+                members,
+            },
+        );
+        self.push(
+            ms + 1,
+            c,
+            m,
+            None,
+            EventKind::LeaveGroupResponse {
+                exchange: x,
+                error: None,
+            },
+        );
+    }
+
+    /// A Fetch of `t-p` at `offset`, answered with `hw` (and records up to
+    /// `delivered` when given).
+    fn fetch(&mut self, ms: i64, c: &str, p: i32, offset: i64, hw: i64, delivered: Option<i64>) {
+        let x = self.x();
+        let cl = Arc::new(client(c));
+        self.data.push(DataEvent {
+            ts: at(ms),
+            client: cl.clone(),
+            kind: DataKind::FetchRequest {
+                exchange: x,
+                partitions: vec![PartitionOffset {
+                    topic: "t".into(),
+                    partition: p,
+                    offset,
+                    error: None,
+                }],
+            },
+            evidence: evidence(0),
+        });
+        self.data.push(DataEvent {
+            ts: at(ms + 2),
+            client: cl,
+            kind: DataKind::FetchResponse {
+                exchange: x,
+                partitions: vec![PartitionWatermark {
+                    topic: "t".into(),
+                    partition: p,
+                    error: None,
+                    high_watermark: hw,
+                    last_stable_offset: hw,
+                    last_offset: delivered,
+                }],
+            },
+            evidence: evidence(0),
+        });
+    }
+
+    fn run(mut self) -> Vec<Rebalance> {
+        self.events.sort_by_key(|e| e.ts);
+        let mut h = reconstruct(&self.events);
+        super::apply(&mut h, &self.events, &self.data);
+        h.into_iter().flat_map(|h| h.rebalances).collect()
+    }
+}
+
+/// A alone owns t-0 and t-1 in generation 1, fetching them.
+fn a_alone(protocol: &'static str) -> Script {
+    let mut s = Script::new(protocol);
+    s.join(0, 5, "a", "A", 1, &["A"]);
+    s.sync(10, "a", "A", 1, &[0, 1]);
+    s.fetch(100, "a", 0, 5, 20, None);
+    s.fetch(100, "a", 1, 7, 30, Some(11));
+    s.commit(900, "a", "A", 1, 1, 4, 0);
+    s
+}
+
+fn stop<'a>(r: &'a Rebalance, p: &str) -> &'a PartitionStop {
+    r.partitions
+        .iter()
+        .find(|x| x.partition == p)
+        .unwrap_or_else(|| panic!("no stop of {p} in {:#?}", r.partitions))
+}
+
+fn round(rs: &[Rebalance], gen: i32) -> &Rebalance {
+    rs.iter()
+        .find(|r| r.generation == Some(gen))
+        .unwrap_or_else(|| panic!("no generation {gen} in {rs:#?}"))
+}
+
+#[test]
+fn an_eager_round_revokes_everything_at_the_join_and_counts_the_records_read_twice() {
+    let mut s = a_alone("range");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    s.offset_fetch(1360, "b", 1, 4);
+    s.fetch(1380, "a", 0, 5, 20, None);
+    s.fetch(1400, "b", 1, 4, 30, None);
+    let rs = s.run();
+    let r = round(&rs, 2);
+    assert_eq!(r.status, "completed");
+    let moved = stop(r, "t-1");
+    assert_eq!(moved.why_stopped, "revoked");
+    assert_eq!(moved.from.as_ref().unwrap().member_id, "A");
+    assert_eq!(moved.to.as_ref().unwrap().client_id.as_deref(), Some("b"));
+    assert_eq!(
+        (moved.stopped_at, moved.resumed_at),
+        (at(1200), Some(at(1400)))
+    );
+    assert_eq!(moved.stopped_ms, Some(200.0));
+    // A read up to offset 11 (its answer delivered 7..=11); the last commit
+    // said 4; B starts at 4: 8 records are read twice.
+    assert_eq!(moved.last_committed_offset, Some(4));
+    assert_eq!(moved.committed_at, Some(at(900)));
+    assert_eq!(moved.last_fetched_offset, Some(12));
+    assert_eq!(moved.resume_offset, Some(4));
+    assert_eq!((moved.reprocessed, moved.skipped), (Some(8), Some(0)));
+    assert_eq!(moved.lag_at_stop, Some(18));
+    assert_eq!(moved.lag_at_resume, Some(26));
+    // Eager: even the partition A keeps stopped, from its JoinGroup.
+    let kept = stop(r, "t-0");
+    assert_eq!(
+        (kept.stopped_at, kept.resumed_at),
+        (at(1200), Some(at(1380)))
+    );
+    let span = r.stop.as_ref().unwrap();
+    assert_eq!((span.started_at, span.ended_at), (at(1200), Some(at(1400))));
+    assert_eq!(span.partitions_stopped, Some(2));
+}
+
+#[test]
+fn a_cooperative_round_stops_only_what_moves_until_the_follow_up_hands_it_over() {
+    let mut s = a_alone("cooperative-sticky");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[]);
+    s.join(1500, 1600, "a", "A", 3, &["A", "B"]);
+    s.join(1500, 1600, "b", "B", 3, &["A", "B"]);
+    s.sync(1650, "a", "A", 3, &[0]);
+    s.sync(1650, "b", "B", 3, &[1]);
+    s.fetch(1700, "b", 1, 4, 30, None);
+    let rs = s.run();
+    let r = round(&rs, 2);
+    assert!(r.partitions.iter().all(|p| p.partition != "t-0"), "{r:#?}");
+    let moved = stop(r, "t-1");
+    assert_eq!(moved.why_stopped, "revoked");
+    // Revoked when A's SyncGroup answer left it out; resumed by B's Fetch
+    // after the follow-up round.
+    assert_eq!(
+        (moved.stopped_at, moved.resumed_at),
+        (at(1350), Some(at(1700)))
+    );
+    assert_eq!(moved.to.as_ref().unwrap().member_id, "B");
+    assert!(round(&rs, 3).partitions.is_empty());
+}
+
+#[test]
+fn an_owner_leaving_stops_its_partitions_at_its_leave_group() {
+    let mut s = a_alone("range");
+    s.join(200, 205, "b", "B", 2, &["A", "B"]);
+    s.join(210, 215, "a", "A", 2, &["A", "B"]);
+    s.sync(220, "a", "A", 2, &[0]);
+    s.sync(220, "b", "B", 2, &[1]);
+    s.leave(2000, "a", "A", Some("the consumer is being closed"));
+    s.join(2100, 2200, "b", "B", 3, &["B"]);
+    s.sync(2250, "b", "B", 3, &[0, 1]);
+    s.fetch(2300, "b", 0, 5, 20, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 3), "t-0");
+    assert_eq!(p.why_stopped, "owner_left");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(2000), Some(at(2300))));
+}
+
+#[test]
+fn an_owner_not_polling_stopped_a_max_poll_interval_before_its_leave() {
+    let mut s = a_alone("range");
+    s.leave(9000, "a", "A", Some("consumer poll timeout has expired."));
+    s.join(9100, 9200, "b", "B", 2, &["B"]);
+    s.sync(9250, "b", "B", 2, &[0, 1]);
+    // No commit for t-0: B resets to latest (OffsetFetch -1) and starts at
+    // 20, past A's position 5: 15 records skipped.
+    s.offset_fetch(9260, "b", 0, -1);
+    s.fetch(9300, "b", 0, 20, 20, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 2), "t-0");
+    assert_eq!(p.why_stopped, "owner_not_polling");
+    // max.poll.interval.ms (JoinGroup rebalance_timeout_ms) is 5000: 9000 - 5000.
+    assert_eq!(p.stopped_at, at(4000));
+    assert_eq!(p.stopped_ms, Some(5300.0));
+    assert_eq!(
+        (p.last_fetched_offset, p.resume_offset),
+        (Some(5), Some(20))
+    );
+    assert_eq!((p.reprocessed, p.skipped), (Some(0), Some(15)));
+    assert!(
+        p.notes.iter().any(|n| n.contains("auto.offset.reset")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn a_commit_failed_in_the_round_is_named() {
+    let mut s = a_alone("range");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.commit(1100, "a", "A", 1, 1, 9, 27); // REBALANCE_IN_PROGRESS
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    s.fetch(1400, "b", 1, 4, 30, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 2), "t-1");
+    assert_eq!(p.commit_failed.as_deref(), Some("REBALANCE_IN_PROGRESS"));
+    // The failed commit does not count as committed.
+    assert_eq!(p.last_committed_offset, Some(4));
+}
+
+#[test]
+fn a_round_the_input_ends_in_is_in_progress_and_names_who_it_waits_for() {
+    let mut s = a_alone("range");
+    s.join(200, 205, "b", "B", 2, &["A", "B"]);
+    s.join(210, 215, "a", "A", 2, &["A", "B"]);
+    s.sync(220, "a", "A", 2, &[0]);
+    s.sync(220, "b", "B", 2, &[1]);
+    // The leader A rejoins while Stable, which starts a round in Kafka
+    // (GroupCoordinator.doCurrentMemberJoinGroup: the leader, or changed
+    // metadata); B never rejoins before the input ends.
+    let x = s.x();
+    s.push(
+        3000,
+        "a",
+        "A",
+        None,
+        EventKind::JoinGroupRequest {
+            exchange: x,
+            session_timeout_ms: 10_000,
+            rebalance_timeout_ms: Some(5_000),
+            protocol_type: "consumer".into(),
+            protocols: vec![],
+            reason: None,
+        },
+    );
+    let rs = s.run();
+    let last = rs.last().unwrap();
+    assert_eq!(last.status, "in_progress", "{rs:#?}");
+    assert_eq!(last.waiting_for, vec!["b".to_string()]);
+    assert!(rs[..rs.len() - 1].iter().all(|r| r.status != "in_progress"));
+}
+
+#[test]
+fn the_worst_stop_is_the_longest_partition_stop_with_its_cause() {
+    let mut s = a_alone("range");
+    s.leave(9000, "a", "A", Some("consumer poll timeout has expired."));
+    s.join(9100, 9200, "b", "B", 2, &["B"]);
+    s.sync(9250, "b", "B", 2, &[0, 1]);
+    s.fetch(9300, "b", 0, 5, 20, None);
+    s.fetch(9400, "b", 1, 12, 30, None);
+    let rs = s.run();
+    let w = super::worst_stop(&rs, None).unwrap();
+    assert_eq!(w.partition.as_deref(), Some("t-1"));
+    assert_eq!(w.why_stopped, "owner_not_polling");
+    assert_eq!(w.stopped_ms, 5400.0);
+    assert_eq!((w.previous_generation, w.generation), (Some(1), Some(2)));
+}
