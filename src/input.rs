@@ -140,6 +140,17 @@ pub fn read_inputs(
     Ok(out)
 }
 
+/// Reads one input from any reader as a path would be read (detection,
+/// decompression, capture or log): the whole pipeline on arbitrary bytes,
+/// for the fuzz targets and tests.
+pub fn read_stream<R: Read>(reader: R, name: &str, opts: &ReadOptions) -> Result<Collected> {
+    let mut out = Collected::default();
+    let path = Path::new(name);
+    let opened = open(reader, opts.input_type).map_err(|e| read_error(path, e))?;
+    read_opened(opened, path, opts, false, &mut out, true)?;
+    Ok(out)
+}
+
 fn read_error(path: &Path, source: io::Error) -> Error {
     Error::Read {
         path: path.to_path_buf(),
@@ -227,7 +238,10 @@ fn open<'a, R: Read + 'a>(raw: R, forced: Option<InputType>) -> io::Result<Opene
     let head = peek(&mut raw)?;
     let Some(compression) = Compression::of(&head) else {
         let kind = classify(&head, forced);
-        let reader = Box::new(BufReader::with_capacity(1 << 20, Cursor::new(head.clone()).chain(raw)));
+        let reader = Box::new(BufReader::with_capacity(
+            1 << 20,
+            Cursor::new(head.clone()).chain(raw),
+        ));
         return Ok(Opened {
             reader,
             kind,
@@ -600,7 +614,11 @@ fn walk(dir: &Path, seen: &mut Seen, diags: &mut Diagnostics) -> Vec<PathBuf> {
                 if first {
                     dirs.push(path);
                 } else {
-                    say(diags, &path, "skipped: a directory already read (a link loop?)".into());
+                    say(
+                        diags,
+                        &path,
+                        "skipped: a directory already read (a link loop?)".into(),
+                    );
                 }
             } else if !meta.is_file() {
                 say(diags, &path, format!("skipped: {}", file_type(&meta)));
@@ -645,14 +663,20 @@ fn natural(a: &Path, b: &Path) -> std::cmp::Ordering {
                 digits.push(c);
             } else {
                 if !digits.is_empty() {
-                    out.push((std::mem::take(&mut text), digits.parse().unwrap_or(u128::MAX)));
+                    out.push((
+                        std::mem::take(&mut text),
+                        digits.parse().unwrap_or(u128::MAX),
+                    ));
                     digits.clear();
                 }
                 text.push(c);
             }
         }
         if !digits.is_empty() {
-            out.push((std::mem::take(&mut text), digits.parse().unwrap_or(u128::MAX)));
+            out.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u128::MAX),
+            ));
         }
         out.push((text, 0));
         out
@@ -812,7 +836,6 @@ impl CaptureRun {
         out.captured.append(&mut self.sink.events);
         out.exchanges.append(&mut self.sink.rows);
     }
-
 }
 
 struct ExchangeSink {

@@ -116,7 +116,9 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
             detail,
         };
         if is_an_input(path, &opts.inputs) {
-            return Err(cannot("it is one of the inputs (refusing to overwrite it)".into()));
+            return Err(cannot(
+                "it is one of the inputs (refusing to overwrite it)".into(),
+            ));
         }
         let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
         let mut w = std::io::BufWriter::new(file);
@@ -135,9 +137,9 @@ fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
     let Ok(target) = std::fs::canonicalize(out) else {
         return false;
     };
-    inputs.iter().any(|i| {
-        std::fs::canonicalize(i).is_ok_and(|i| target == i)
-    })
+    inputs
+        .iter()
+        .any(|i| std::fs::canonicalize(i).is_ok_and(|i| target == i))
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without

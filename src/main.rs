@@ -72,9 +72,14 @@ fn summarise(d: &kgtrace::Diagnostics) {
             kgtrace::render::escape_line(&w.detail)
         );
     }
-    let more = d.count(skipped).saturating_sub(kgtrace::Diagnostics::EXAMPLES_PER_KIND);
+    let more = d
+        .count(skipped)
+        .saturating_sub(kgtrace::Diagnostics::EXAMPLES_PER_KIND);
     if more > 0 {
-        let _ = writeln!(io::stderr(), "kgtrace: warning: {more} more inputs skipped or empty (see --format json)");
+        let _ = writeln!(
+            io::stderr(),
+            "kgtrace: warning: {more} more inputs skipped or empty (see --format json)"
+        );
     }
     let parts: Vec<String> = d
         .counts

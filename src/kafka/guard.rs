@@ -223,7 +223,11 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
         let result = T::decode(&mut first, version).map_err(|e| e.to_string());
         match first.found_length {
             Some(at) if lengths.len() < MAX_LONG_FIELDS => lengths.push(at),
-            Some(_) => return Err(format!("more than {MAX_LONG_FIELDS} fields over {MAX_ARRAY_ELEMENTS} bytes")),
+            Some(_) => {
+                return Err(format!(
+                    "more than {MAX_LONG_FIELDS} fields over {MAX_ARRAY_ELEMENTS} bytes"
+                ))
+            }
             None => break (result, (first.pos, first.replaced, first.trace)),
         }
     };

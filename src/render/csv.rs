@@ -60,8 +60,7 @@ fn record<'a>(fields: impl Iterator<Item = &'a str>, out: &mut dyn Write) -> io:
 /// characters escaped; formula-like cells quoted.
 fn push_field(line: &mut String, field: &str) {
     let field = &super::human::visible(field);
-    let formula =
-        field.starts_with(['=', '+', '-', '@']) && field.parse::<f64>().is_err();
+    let formula = field.starts_with(['=', '+', '-', '@']) && field.parse::<f64>().is_err();
     if formula || field.contains([',', '"', '\r', '\n']) {
         line.push('"');
         line.push_str(&field.replace('"', "\"\""));

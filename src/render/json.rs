@@ -175,10 +175,14 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Visible<F> {
         end_object_value();
     }
 
-    fn write_string_fragment<W: ?Sized + Write>(&mut self, w: &mut W, fragment: &str) -> io::Result<()> {
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
         let mut rest = fragment;
         while let Some(at) = rest.find(|c: char| super::human::is_hidden(c)) {
-            w.write_all(rest[..at].as_bytes())?;
+            w.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or_default();
             write!(w, "\\u{:04x}", c as u32)?;
             rest = &rest[at + c.len_utf8()..];

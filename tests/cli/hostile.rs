@@ -35,7 +35,11 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 /// A legacy pcap split into `parts` files of whole records.
 fn split_pcap(bytes: &[u8], parts: usize) -> Vec<Vec<u8>> {
-    assert_eq!(&bytes[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian µs pcap");
+    assert_eq!(
+        &bytes[..4],
+        &[0xd4, 0xc3, 0xb2, 0xa1],
+        "little-endian µs pcap"
+    );
     let header = &bytes[..24];
     let mut records = Vec::new();
     let mut at = 24;
@@ -93,7 +97,12 @@ fn a_rotation_set_in_a_directory_beside_a_log_is_read_as_one_capture_in_time_ord
     std::fs::write(dir.path().join("a.txt"), &parts[2]).unwrap();
     std::fs::write(dir.path().join("b.out"), gzip(&parts[0])).unwrap();
     std::fs::write(dir.path().join("c.log"), &parts[1]).unwrap();
-    let out = run(&["rebalances", "--format", "json", dir.path().to_str().unwrap()]);
+    let out = run(&[
+        "rebalances",
+        "--format",
+        "json",
+        dir.path().to_str().unwrap(),
+    ]);
     let report = json(&out.stdout);
     let got: Vec<_> = rows(&report, "rebalances")
         .iter()
@@ -167,10 +176,17 @@ fn a_log_through_a_pipe_path_loses_no_line() {
         log.push_str(&format!("[2024-05-01 12:00:{:02},{:03}] INFO [GroupCoordinator 1]: Stabilized group orders generation {g} (__consumer_offsets-12) with 1 members (kafka.coordinator.group.GroupCoordinator)\n", g % 60, g % 1000 + 1));
     }
     assert!(log.len() > 64 * 1024);
-    let out = run_with_stdin(&["groups", "--format", "json", "/dev/stdin"], log.as_bytes())
-        .expect_code(0);
+    let out = run_with_stdin(
+        &["groups", "--format", "json", "/dev/stdin"],
+        log.as_bytes(),
+    )
+    .expect_code(0);
     let report = json(&out.stdout);
-    assert_eq!(report["inputs"][0]["records"], 2000, "{:#}", report["inputs"]);
+    assert_eq!(
+        report["inputs"][0]["records"], 2000,
+        "{:#}",
+        report["inputs"]
+    );
 }
 
 #[test]
@@ -188,9 +204,14 @@ fn an_empty_file_and_plain_text_each_get_a_warning_naming_them() {
         text.to_str().unwrap(),
     ])
     .expect_code(1);
-    assert!(out.stderr.contains("empty.log: an empty input"), "{}", out.stderr);
     assert!(
-        out.stderr.contains("notes.txt: text with no Kafka group lines"),
+        out.stderr.contains("empty.log: an empty input"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("notes.txt: text with no Kafka group lines"),
         "{}",
         out.stderr
     );
@@ -202,7 +223,14 @@ fn an_empty_file_and_plain_text_each_get_a_warning_naming_them() {
 
 #[test]
 fn input_type_log_reads_a_capture_as_text_and_says_so() {
-    let out = run(&["groups", "--format", "json", "--input-type", "log", &lab(KILLED)]);
+    let out = run(&[
+        "groups",
+        "--format",
+        "json",
+        "--input-type",
+        "log",
+        &lab(KILLED),
+    ]);
     assert_eq!(out.code, 1, "{out:#?}");
     assert_eq!(json(&out.stdout)["inputs"][0]["read_as"], "log");
     let out = run(&["groups", "--input-type", "capture", &lab(KILLED)]).expect_code(0);
@@ -219,7 +247,11 @@ fn nul_runs_in_a_log_are_skipped_and_counted() {
     let path = dir.path().join("server.log");
     std::fs::write(&path, bytes).unwrap();
     let with_nuls = run(&["rebalances", "--format", "json", path.to_str().unwrap()]).expect_code(0);
-    assert!(with_nuls.stderr.contains("4096 NUL bytes in 1 runs"), "{}", with_nuls.stderr);
+    assert!(
+        with_nuls.stderr.contains("4096 NUL bytes in 1 runs"),
+        "{}",
+        with_nuls.stderr
+    );
     let clean = dir.path().join("clean.log");
     std::fs::write(&clean, SERVER_LOG).unwrap();
     let plain = run(&["rebalances", "--format", "json", clean.to_str().unwrap()]).expect_code(0);
@@ -328,7 +360,11 @@ fn csv_escapes_control_and_bidi_characters_and_quotes_formulas() {
     std::fs::write(&path, log).unwrap();
     let out = run(&["timeline", "--format", "csv", path.to_str().unwrap()]).expect_code(0);
     assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{202e}'));
-    assert!(out.stdout.contains("\"=cmd\\u{1b}[31m\\u{202e}\""), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("\"=cmd\\u{1b}[31m\\u{202e}\""),
+        "{}",
+        out.stdout
+    );
     for format in ["table", "json", "ndjson", "markdown"] {
         let out = run(&["timeline", "--format", format, path.to_str().unwrap()]).expect_code(0);
         assert!(
@@ -350,7 +386,12 @@ fn html_refuses_to_overwrite_an_input_and_says_cannot_write() {
     assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
     assert_eq!(std::fs::read(&input).unwrap(), bytes, "the input is intact");
     let out = run(&["report", path, "--html", "/nonexistent/dir/r.html"]).expect_code(2);
-    assert!(out.stderr.contains("cannot write '/nonexistent/dir/r.html'"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("cannot write '/nonexistent/dir/r.html'"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -364,7 +405,8 @@ fn a_kafka_data_segment_in_a_directory_is_skipped_as_binary() {
     let out = run(&["groups", "--format", "json", dir.path().to_str().unwrap()]).expect_code(0);
     assert_eq!(rows(&json(&out.stdout), "inputs").len(), 1);
     assert!(
-        out.stderr.contains("00000000000000000000.log: skipped: binary data"),
+        out.stderr
+            .contains("00000000000000000000.log: skipped: binary data"),
         "{}",
         out.stderr
     );
