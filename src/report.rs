@@ -209,7 +209,7 @@ pub struct Trigger {
     /// `session_timeout`, `metadata_changed`, `subscription_changed`,
     /// `leader_rejoined`, `static_member_replaced`, `static_member_fenced`,
     /// `coordinator_changed`, `previous_rebalance_failed`,
-    /// `pending_sync_expired`, `group_over_capacity`, `protocol_migration`,
+    /// `pending_sync_expired`, `storage_error`, `group_over_capacity`, `protocol_migration`,
     /// `unknown`.
     pub kind: String,
     /// The member that caused it, if known.
