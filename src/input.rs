@@ -143,6 +143,17 @@ pub fn read_inputs(
     Ok(out)
 }
 
+/// Reads one input from any reader as a path would be read (detection,
+/// decompression, capture or log): the whole pipeline on arbitrary bytes,
+/// for the fuzz targets and tests.
+pub fn read_stream<R: Read>(reader: R, name: &str, opts: &ReadOptions) -> Result<Collected> {
+    let mut out = Collected::default();
+    let path = Path::new(name);
+    let opened = open(reader, opts.input_type).map_err(|e| read_error(path, e))?;
+    read_opened(opened, path, opts, false, &mut out, true)?;
+    Ok(out)
+}
+
 fn read_error(path: &Path, source: io::Error) -> Error {
     Error::Read {
         path: path.to_path_buf(),

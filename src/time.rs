@@ -30,6 +30,17 @@ impl Timestamp {
         )
     }
 
+    /// 1970-01-01T00:00:00Z, the earliest time kgtrace believes.
+    pub const PLAUSIBLE_FROM: Timestamp = Timestamp(0);
+    /// 2200-01-01T00:00:00Z, the first time kgtrace no longer believes.
+    pub const PLAUSIBLE_UNTIL: Timestamp = Timestamp(7_258_118_400 * 1_000_000_000);
+
+    /// Whether the time lies in 1970–2199: outside it a clock, offset or
+    /// date is wrong (and near i64's ends it would wrap); see docs/limits.md.
+    pub fn is_plausible(self) -> bool {
+        (Self::PLAUSIBLE_FROM..Self::PLAUSIBLE_UNTIL).contains(&self)
+    }
+
     /// Milliseconds elapsed from `earlier` to `self` (negative if earlier).
     pub fn millis_since(self, earlier: Timestamp) -> f64 {
         (self.0 - earlier.0) as f64 / 1e6
@@ -174,8 +185,13 @@ fn fraction(b: &[u8]) -> (i32, usize) {
     (nanos as i32, 1 + n)
 }
 
-/// Whether the fields name a real calendar day and time of day.
+/// Whether the fields name a real calendar day and time of day in
+/// 1970–2199 (years 0000 or 9999 would saturate to 1677 or 2262; such a line
+/// is not taken as a time).
 fn valid_civil(dt: &LocalDateTime) -> bool {
+    if !(1970..2200).contains(&dt.year) {
+        return false;
+    }
     let leap = dt.year % 4 == 0 && (dt.year % 100 != 0 || dt.year % 400 == 0);
     let days_in_month = match dt.month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -452,6 +468,19 @@ mod tests {
             parse_log_datetime(b"2024-11-11 09:36:08 INFO").unwrap().1,
             19
         );
+    }
+
+    #[test]
+    fn rejects_years_outside_1970_to_2199_instead_of_wrapping() {
+        for text in [b"9999-12-31 23:59:59,999", b"0000-01-01 00:00:00,000"] {
+            assert!(parse_log_datetime(text).is_none());
+            assert!(parse_zoned_datetime(&[&text[..], b"Z"].concat()).is_none());
+        }
+        assert!(parse_log_datetime(b"2199-12-31 23:59:59,999").is_some());
+        assert!(Timestamp::parse_rfc3339("2199-12-31T23:59:59Z")
+            .unwrap()
+            .is_plausible());
+        assert!(!Timestamp::from_secs_nanos(i64::MAX / 2, 0).is_plausible());
     }
 
     #[test]

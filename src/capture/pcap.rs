@@ -322,7 +322,24 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
                 .add(DiagnosticKind::MalformedPacket, self.source, at, detail);
             return Ok(());
         };
-        let link = self.supported(iface.link)?;
+        // An interface kgtrace cannot slice (USB, Bluetooth beside the
+        // Ethernet one) is skipped packet by packet; the others are read.
+        let Some(link) = LinkType::from_number(iface.link) else {
+            self.summary.frames += 1;
+            let detail = format!(
+                "packet on interface {if_id} of unsupported link type {}: skipped",
+                describe_link_number(iface.link)
+            );
+            let frame = self.summary.frames;
+            note(
+                self.diags,
+                DiagnosticKind::NonTcpPacket,
+                self.source,
+                frame,
+                &detail,
+            );
+            return Ok(());
+        };
         self.note_link(link);
         // A Simple Packet Block has no time; it is taken as the last one seen.
         let ts = match ts_units {
@@ -347,6 +364,7 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
     }
 
     fn packet(&mut self, link: LinkType, ts: Timestamp, data: &[u8]) {
+        let ts = self.monotonic(ts);
         let s = &mut self.summary;
         s.frames += 1;
         s.bytes += data.len() as u64;
@@ -383,6 +401,53 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
                 frame,
                 why,
             ),
+        }
+    }
+}
+
+/// Time going backwards by more than this is said; less (multi-queue NICs
+/// reorder by microseconds) is clamped quietly.
+const BACKWARDS_SAID: i64 = 1_000_000_000;
+
+impl<F: FnMut(Segment<'_>)> Walk<'_, F> {
+    /// A packet time that never wraps and never goes back: a time outside
+    /// 1970–2199 (a wild `if_tsoffset`, a corrupt record) or before the last
+    /// packet's is taken as the last packet's, so no duration is negative.
+    fn monotonic(&mut self, ts: Timestamp) -> Timestamp {
+        let last = self.summary.last_ts;
+        let frame = self.summary.frames + 1;
+        if !ts.is_plausible() {
+            let detail = format!(
+                "time {} s since 1970 is outside 1970-2199 (a wild if_tsoffset or a corrupt record): taken as the previous packet's",
+                ts.0.div_euclid(1_000_000_000)
+            );
+            note(
+                self.diags,
+                DiagnosticKind::MalformedPacket,
+                self.source,
+                frame,
+                &detail,
+            );
+            return last.unwrap_or(Timestamp::PLAUSIBLE_FROM);
+        }
+        match last {
+            Some(last) if ts < last => {
+                if last.0 - ts.0 > BACKWARDS_SAID {
+                    let detail = format!(
+                        "time goes back {:.3} s: taken as the previous packet's",
+                        (last.0 - ts.0) as f64 / 1e9
+                    );
+                    note(
+                        self.diags,
+                        DiagnosticKind::MalformedPacket,
+                        self.source,
+                        frame,
+                        &detail,
+                    );
+                }
+                last
+            }
+            _ => ts,
         }
     }
 }
@@ -588,19 +653,54 @@ mod tests {
     }
 
     #[test]
-    fn a_pcapng_packet_on_an_unsupported_interface_is_an_error_naming_it() {
+    fn a_pcapng_interface_of_an_unsupported_link_type_is_skipped_while_the_others_are_read() {
         let mut w = PcapNgWriter::new(Vec::new(), false).unwrap();
         w.add_interface(Link::Ethernet, InterfaceOptions::DEFAULT)
             .unwrap();
+        let usb = w
+            .add_interface(Link::Ethernet, InterfaceOptions::DEFAULT)
+            .unwrap();
+        conversation().write_to(&mut w).unwrap();
+        w.use_interface(usb);
         conversation().write_to(&mut w).unwrap();
         let mut bytes = w.into_inner();
-        // The IDB follows the 28-byte SHB; its link type is at +8.
-        bytes[36..38].copy_from_slice(&239u16.to_le_bytes());
-        let err = read_bytes(&bytes).err().expect("must fail").to_string();
+        // The IDBs follow the 28-byte SHB (20 bytes each); link type at +8.
+        bytes[56..58].copy_from_slice(&239u16.to_le_bytes());
+        let got = read_bytes(&bytes).unwrap();
+        assert_eq!(payloads(&got), [&b"hello"[..], &b"world"[..]]);
+        let skipped = got.diags.count(DiagnosticKind::NonTcpPacket);
+        assert_eq!(skipped * 2, got.summary.frames);
+        let said = format!("{:?}", got.diags.examples);
         assert!(
-            err.contains("unsupported link type LINKTYPE_NFLOG (239)"),
-            "{err}"
+            said.contains("unsupported link type LINKTYPE_NFLOG (239)"),
+            "{said}"
         );
+    }
+
+    #[test]
+    fn a_wild_if_tsoffset_never_wraps_or_goes_back() {
+        for offset in [i64::MAX, i64::MIN] {
+            let mut w = PcapNgWriter::new(Vec::new(), false).unwrap();
+            w.add_interface(Link::Ethernet, InterfaceOptions::DEFAULT)
+                .unwrap();
+            let mut bytes = Vec::new();
+            conversation().write_to(&mut w).unwrap();
+            bytes.extend(w.into_inner());
+            let mut w2 = PcapNgWriter::new(Vec::new(), false).unwrap();
+            let options = InterfaceOptions {
+                tsoffset: Some(offset),
+                ..InterfaceOptions::DEFAULT
+            };
+            w2.add_interface(Link::Ethernet, options).unwrap();
+            conversation().write_to(&mut w2).unwrap();
+            bytes.extend(w2.into_inner());
+            let got = read_bytes(&bytes).unwrap();
+            let times: Vec<_> = got.segments.iter().map(|s| s.1).collect();
+            assert!(times.iter().all(|t| t.is_plausible()), "{times:?}");
+            assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+            let said = format!("{:?}", got.diags.examples);
+            assert!(said.contains("outside 1970-2199"), "{said}");
+        }
     }
 
     /// Hands out a few bytes per read, like a pipe.

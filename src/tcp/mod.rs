@@ -22,7 +22,7 @@
 //! - Memory: out-of-order bytes per direction are capped, and so are the
 //!   number of connections (the least recently active one is evicted).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -157,6 +157,12 @@ pub struct Reassembler {
     closed: HashMap<Tuple, (ConnectionKey, [Option<u32>; 2])>,
     next_id: u64,
     last_sweep: Option<Timestamp>,
+    /// Eviction order: connections in the order they were opened or last
+    /// found active at an eviction (a clock, so each packet costs O(1) and
+    /// each eviction amortised O(1), at any number of connections).
+    order: VecDeque<(Tuple, u64, Timestamp)>,
+    /// Connections holding data behind a hole: the only ones a sweep visits.
+    waiting: HashSet<Tuple>,
 }
 
 /// Both orders of a 4-tuple map to one table key.
@@ -184,6 +190,8 @@ impl Reassembler {
             closed: HashMap::new(),
             next_id: 1,
             last_sweep: None,
+            order: VecDeque::new(),
+            waiting: HashSet::new(),
         }
     }
 
@@ -215,6 +223,8 @@ impl Reassembler {
             if !is_new_syn(conn, seg) {
                 if conn.segment(seg, &self.limits, &mut emit) == After::Closed {
                     self.forget(tk);
+                } else if conn.has_pending() {
+                    self.waiting.insert(tk);
                 }
                 return;
             }
@@ -263,10 +273,13 @@ impl Reassembler {
             return;
         }
         self.last_sweep = Some(now);
-        let mut waiting: Vec<&mut Connection> = self
-            .conns
-            .values_mut()
-            .filter(|c| c.has_pending())
+        let conns = &mut self.conns;
+        self.waiting
+            .retain(|tk| conns.get(tk).is_some_and(|c| c.has_pending()));
+        let mut waiting: Vec<&mut Connection> = conns
+            .iter_mut()
+            .filter(|(tk, _)| self.waiting.contains(*tk))
+            .map(|(_, c)| c)
             .collect();
         waiting.sort_by_key(|c| c.id);
         let mut emit = Emit {
@@ -319,7 +332,16 @@ impl Reassembler {
             out,
         };
         if conn.segment(seg, &self.limits, &mut emit) == After::Open {
+            if conn.has_pending() {
+                self.waiting.insert(tk);
+            }
+            self.order.push_back((tk, id, conn.last_ts));
             self.conns.insert(tk, conn);
+            if self.order.len() > 2 * self.conns.len() + 1024 {
+                let conns = &self.conns;
+                self.order
+                    .retain(|(tk, id, _)| conns.get(tk).is_some_and(|c| c.id == *id));
+            }
         }
     }
 
@@ -348,6 +370,7 @@ impl Reassembler {
     }
 
     fn forget(&mut self, tk: Tuple) {
+        self.waiting.remove(&tk);
         if let Some(conn) = self.conns.remove(&tk) {
             if self.closed.len() >= RECENTLY_CLOSED_CAP {
                 self.closed.clear();
@@ -374,12 +397,24 @@ impl Reassembler {
         diags: &mut Diagnostics,
         out: &mut dyn FnMut(StreamEvent<'_>),
     ) {
-        let Some((&tk, _)) = self.conns.iter().min_by_key(|(_, c)| (c.last_ts, c.id)) else {
-            return;
+        // The front of the clock: gone connections are dropped from it,
+        // ones active since they were queued go to the back.
+        let tk = loop {
+            let Some((tk, id, seen)) = self.order.pop_front() else {
+                return;
+            };
+            match self.conns.get(&tk) {
+                Some(c) if c.id == id && c.last_ts > seen => {
+                    self.order.push_back((tk, id, c.last_ts));
+                }
+                Some(c) if c.id == id => break tk,
+                _ => {}
+            }
         };
         let Some(mut conn) = self.conns.remove(&tk) else {
             return;
         };
+        self.waiting.remove(&tk);
         let mut emit = Emit {
             source: &self.source,
             diags,
