@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::capture;
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
 use crate::event::GroupEvent;
 use crate::kafka::{Exchange, KafkaConfig, KafkaDecoder};
@@ -245,6 +245,7 @@ fn read_capture<R: std::io::Read>(
     decoder.finish(&mut d_kafka, &mut sink.pending);
     sink.drain(&mut decoder);
     out.last_exchange_id = decoder.last_exchange_id();
+    note_snap_length(&summary, decoder.cut_frames(), &source, &mut d_capture);
     for d in [d_capture, d_tcp, d_kafka] {
         out.diagnostics.merge(d);
     }
@@ -261,6 +262,32 @@ fn read_capture<R: std::io::Read>(
     out.captured.append(&mut sink.events);
     out.exchanges.append(&mut sink.rows);
     Ok(())
+}
+
+/// One note per capture whose snap length cut packets: how many, at what
+/// length, how many Kafka messages were decoded only in part, and how to
+/// capture whole packets next time.
+fn note_snap_length(
+    summary: &capture::CaptureSummary,
+    cut_frames: u64,
+    source: &str,
+    diags: &mut Diagnostics,
+) {
+    if summary.cut_packets == 0 {
+        return;
+    }
+    let snap = summary
+        .snap_len
+        .map_or("a small snap length".to_string(), |n| {
+            format!("a snap length of {n} bytes")
+        });
+    let detail = format!(
+        "{} packets were cut by {snap}; {cut_frames} Kafka messages were decoded only as far \
+         as their captured bytes go (marked truncated: what was cut is unknown, not empty); \
+         capture with `tcpdump -s 0` to keep whole packets",
+        summary.cut_packets
+    );
+    diags.add(DiagnosticKind::SnapLength, source, "whole capture", detail);
 }
 
 struct ExchangeSink {

@@ -44,6 +44,9 @@ pub(crate) struct Decoded {
     pub software: Option<String>,
     /// Embedded consumer-protocol bytes that did not decode.
     pub bad_metadata: bool,
+    /// Decoded from a frame cut short (snaplen, lost bytes): fields past the
+    /// cut are unknown, lists hold only their whole entries.
+    pub truncated: bool,
 }
 
 pub(crate) fn text(s: &StrBytes) -> String {

@@ -35,6 +35,10 @@ pub(crate) struct SplitFrame {
     pub bytes: Vec<u8>,
     /// Whether `bytes` is the whole body.
     pub complete: bool,
+    /// A stream hole (bytes lost, or cut off by the capture's snaplen) fell
+    /// inside this frame: `bytes` is the captured prefix, the rest of the
+    /// body is unknown (not empty).
+    pub cut: bool,
     /// Time of the packet that completed the frame.
     pub ts: Timestamp,
     /// Frame number of that packet.
@@ -85,6 +89,8 @@ pub(crate) struct FrameSplitter {
     /// A mid-connection start whose first bytes were not looked at yet.
     fresh: bool,
     max_frame_len: usize,
+    /// A hole fell inside the frame being read.
+    cut: bool,
 }
 
 impl FrameSplitter {
@@ -104,6 +110,7 @@ impl FrameSplitter {
             replay: Vec::new(),
             fresh: !in_sync,
             max_frame_len,
+            cut: false,
         }
     }
 
@@ -170,8 +177,10 @@ impl FrameSplitter {
             State::Size | State::Search { .. } => (0, 0),
         };
         if size > 0 && missing < left {
-            // Keep only what a header needs; the body will not be decoded.
+            // Keep the captured prefix (bounded): the fields it holds are
+            // decoded, the rest of the body is skipped by count.
             self.buf.truncate(KEEP_AFTER_GAP);
+            self.cut = true;
             let remaining = (left - missing) as usize;
             self.state = State::Skip { size, remaining };
             return;
@@ -182,6 +191,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: false,
+                cut: true,
                 ts,
                 frame,
             };
@@ -189,6 +199,7 @@ impl FrameSplitter {
         }
         // A hole ending exactly at the frame's end leaves us at a boundary.
         self.buf.clear();
+        self.cut = false;
         self.state = if size > 0 && missing == left {
             State::Size
         } else {
@@ -299,6 +310,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: true,
+                cut: false,
                 ts,
                 frame,
             }));
@@ -324,6 +336,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: false,
+                cut: std::mem::take(&mut self.cut),
                 ts,
                 frame,
             }));

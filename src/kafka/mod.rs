@@ -42,6 +42,7 @@ mod guard;
 mod guess;
 mod header;
 mod legacy;
+mod partial;
 mod resync;
 mod rules;
 
@@ -103,6 +104,7 @@ pub struct KafkaDecoder {
     conns: HashMap<u64, Conn>,
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
+    cut_frames: u64,
 }
 
 impl KafkaDecoder {
@@ -114,6 +116,7 @@ impl KafkaDecoder {
             conns: HashMap::new(),
             exchange_ids: 0,
             closed: Vec::new(),
+            cut_frames: 0,
         }
     }
 
@@ -124,6 +127,12 @@ impl KafkaDecoder {
     /// last id to keep them unique over the run.
     pub fn last_exchange_id(&self) -> u64 {
         self.exchange_ids
+    }
+
+    /// Kafka frames (any API) that a stream hole cut short so far: the
+    /// capture's snaplen, or lost bytes.
+    pub fn cut_frames(&self) -> u64 {
+        self.cut_frames
     }
 
     /// Makes the next exchange id `after + 1`.
@@ -158,6 +167,7 @@ impl KafkaDecoder {
                 ts,
                 frame,
                 missing_bytes,
+                ..
             } => self.gap(conn, dir, ts, frame, missing_bytes, diags, out),
             StreamEvent::Closed {
                 conn,
@@ -181,6 +191,7 @@ impl KafkaDecoder {
                     diags,
                     out,
                     exchange_ids: &mut self.exchange_ids,
+                    cut_frames: &mut self.cut_frames,
                 };
                 c.flush(&mut ctx);
             }
@@ -283,6 +294,7 @@ impl KafkaDecoder {
             diags,
             out,
             exchange_ids: &mut self.exchange_ids,
+            cut_frames: &mut self.cut_frames,
         };
         if requests {
             c.on_request_bytes(bytes, ts, frame, &mut ctx);
@@ -310,6 +322,7 @@ impl KafkaDecoder {
                     diags,
                     out,
                     exchange_ids: &mut self.exchange_ids,
+                    cut_frames: &mut self.cut_frames,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
             }
@@ -332,6 +345,7 @@ impl KafkaDecoder {
                 diags,
                 out,
                 exchange_ids: &mut self.exchange_ids,
+                cut_frames: &mut self.cut_frames,
             };
             c.flush(&mut ctx);
             self.closed.extend(c.closed(ts, frame, reset));

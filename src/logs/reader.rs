@@ -180,6 +180,7 @@ impl<'a> LineReader<'a> {
             generation_id: p.generation_id,
             client,
             kind,
+            truncated: false,
             evidence: Evidence {
                 source: self.source.clone(),
                 at: Location::Line { line: no },
