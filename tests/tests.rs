@@ -21,3 +21,6 @@ mod lab_truth;
 
 // kgtrace's decode against tshark's stored decode of the lab captures.
 mod tshark_agreement;
+
+// Captures cut by a small snap length: the cut decode against the whole one.
+mod snap_length;
