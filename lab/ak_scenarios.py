@@ -210,6 +210,20 @@ def k848_killed(lab):
     killed(lab, group_protocol="consumer")
 
 
+def k848_slow_revoke(lab):
+    """KIP-848: g1-c1 takes 5 s in onPartitionsRevoked; when g1-c3 joins a settled pair,
+    the partitions g1-c1 must give up reach g1-c3 only after g1-c1 revoked them."""
+    bg = prologue(lab)
+    opts = {"group_protocol": "consumer", "session_ms": SESSION_MS, "max_poll_ms": MAX_POLL_MS}
+    lab.start("g1", "g1-c1", revoke_ms=5000, **opts)
+    lab.start("g1", "g1-c2", **opts)
+    settle(lab, ["g1-c1", "g1-c2"], bg)
+    lab.start("g1", "g1-c3", **opts)
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c3"], 30, after_ts=mark)
+    lab.sleep(10)
+
+
 def failover(lab, **opts):
     """Three brokers; once g1 is stable the broker coordinating g1 is SIGKILLed: members see
     NOT_COORDINATOR / disconnects, find the new coordinator, and the group is loaded there."""
@@ -297,6 +311,8 @@ AK_SCENARIOS = {
     "ak39_kjs_killed": (killed, "kjs", "lo", k39()),
     "ak4_java_static_expired": (static_expired, "java4", "lo", k4()),
     "ak39_ck_midstream": (midstream, "ck", "lo", k39()),
+    "ak4_ck_k848_join_leave": (k848_join_leave, "ck", "lo", k4()),
+    "ak4_k848_slow_revoke": (k848_slow_revoke, "java4", "lo", k4()),
     "ak4_java_session_timeout_s200": (session_timeout, "java4", "lo", k4(snaplen=200)),
     "ak4_java_session_timeout_s128": (session_timeout, "java4", "lo", k4(snaplen=128)),
 }

@@ -175,6 +175,13 @@ KAFKA_LINES = {
                         "protocol per group: many known differences.",
     "ak4_k848_join_leave": "4.4, Java, KIP-848 (group.protocol=consumer): two join, a third "
                            "joins, one leaves; epochs 2-5. Capture, log, both: match.",
+    "ak4_ck_k848_join_leave": "4.4, librdkafka 2.16 with group.protocol=consumer (KIP-848): "
+                              "two join, a third joins, one leaves (truth from librdkafka's "
+                              "'ConsumerGroupHeartbeat response ... with epoch N' lines). Log, both: "
+                              "match; capture: 2->3 unknown (known: epoch 3 assigned late).",
+    "ak4_k848_slow_revoke": "4.4, Java, KIP-848: g1-c1 takes 5 s in onPartitionsRevoked when "
+                            "g1-c3 joins; it reaches epoch 4 only after revoking. Capture, log: "
+                            "match; both: the merged 3->4 names g1-c1 (known merge fault).",
     "ak4_k848_killed": "4.4, Java, KIP-848: g1-c2 SIGKILLed and fenced after its session. "
                        "Capture: the fence named unknown (known).",
     "ak4_k848_session_timeout": "4.4, Java, KIP-848: g1-c2 SIGSTOPped, fenced, resumed. "

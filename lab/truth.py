@@ -29,6 +29,8 @@ ARRIVAL = {"start": "member_joined", "resume": "member_joined",
 SAME_REBALANCE_S = 8.0
 
 
+CK_848 = re.compile(r'^%\d\|(\d+\.\d+)\|HEARTBEAT\|[^|]*\|.*ConsumerGroupHeartbeat response '
+                    r'received for member id "([^"]+)" with epoch (-?\d+)')
 CK_MEMBER = re.compile(r'^%\d\|[^|]*\|ASSIGN\|[^|]*\|.*\]:  Member "([^"]+)"(?: \(me\))? with \d+ owned')
 
 
@@ -40,7 +42,22 @@ def ck_joins(err_path, client_id, group):
     except FileNotFoundError:
         return out
     last = None
+    epoch, fresh = None, True
     for line in lines:
+        h = CK_848.match(line)
+        if h:
+            # KIP-848 (group.protocol=consumer): every heartbeat answer logs the member epoch
+            e = int(h.group(3))
+            if e <= 0:
+                fresh = True  # fenced or left: the next epoch is a new membership
+            elif e != epoch:
+                out.append({"ts": iso_from_epoch(h.group(1)), "group": group,
+                            "client_id": client_id, "generation": e,
+                            "member_id": h.group(2), "leader_id": None,
+                            "protocol": "consumer", "first": fresh})
+                fresh = False
+            epoch = e
+            continue
         m = CK_JOIN.match(line)
         if m:
             last = None

@@ -631,6 +631,39 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               server.log.",
     },
     AkKnown {
+        fixture: "ak4_ck_k848_join_leave",
+        source: "capture",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c2",
+        kgtrace: "unknown",
+        why: "g1-c1 and g1-c2 (librdkafka) sent their first ConsumerGroupHeartbeats 20 ms \
+              apart (frames 158, 170). The broker took g1-c1 into epoch 2 and g1-c2 into \
+              epoch 3 (server.log 03:23:18,585 'Member JAcr5CLxTqy6Q+brDBuUww joins the \
+              consumer group', 'Bumped group epoch to 3'), but computed epoch 3's target \
+              assignment only at 03:23:19,618 (group.consumer.assignment.interval.ms), so \
+              until then g1-c2's answers carried epoch 2 (its request of frame 292 sends \
+              epoch 2): on the wire alone g1-c2 looks like a member of epoch 2 and 2->3 \
+              changes no membership. The log alone and both together name g1-c2.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_slow_revoke",
+        source: "both",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_joined g1-c3",
+        kgtrace: "member_joined g1-c1",
+        why: "A kgtrace merge fault, not a reading one: the capture alone and the log alone \
+              both name g1-c3 (member nmdFbWzGQGyz0aXQpQOxMQ, server.log 03:17:27,560 'joins \
+              the consumer group', 'Bumped group epoch to 4'). Merged, the 3->4 record starts \
+              at 03:17:20.672 (g1-c1's own epoch-3 heartbeats while it joined) and names \
+              g1-c1, who then took 5 s in onPartitionsRevoked before reaching epoch 4: the \
+              merge of KIP-848 rounds attaches the early capture evidence of a lagging \
+              member to the next epoch's round.",
+    },
+    AkKnown {
         fixture: "ak4_java_max_poll",
         source: "both",
         group: "g1",
@@ -858,85 +891,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               Kafka fenced it (server.log 02:50:20,789 'fenced from the group because the \
               member session expired'). kgtrace does not yet infer a KIP-848 session \
               timeout from a member's silence on the wire.",
-    },
-    // --- ak39_java_static_restart: a static member restarted within its session ---
-    AkKnown {
-        fixture: "ak39_java_static_restart",
-        source: "log",
-        group: "g1",
-        from: Some(1),
-        to: None,
-        truth: "none",
-        kgtrace: "static_member_replaced",
-        why: "server.log 02:40:08,445-446: 'Static member with groupInstanceId=g1-static-2 \
-              and unknown member id joins group g1 in Stable state. Replacing previously \
-              mapped member ...' then 'Static member which joins during Stable stage and \
-              doesn't affect selectProtocol will not trigger rebalance.' \
-              (GroupCoordinator.scala updateStaticMemberAndRebalance: the member id is \
-              swapped, the group stays Stable at generation 1, nobody rejoins; the client \
-              logged generation 1 again). kgtrace's log reader opens a round with no \
-              generation for the replacement; the capture alone and both together do not.",
-    },
-    // --- ak4_java_cooperative_sticky: the KIP-429 second round ---
-    AkKnown {
-        fixture: "ak4_java_cooperative_sticky",
-        source: "log",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c3",
-        kgtrace: "subscription_changed g1-c1",
-        why: "The cooperative follow-up round of g1-c3's join (truth: expected, same \
-              trigger). server.log 02:41:04,778: 'Preparing to rebalance group g1 ... \
-              (reason: Updating metadata for member g1-c1-... during Stable; client \
-              reason: need to revoke partitions and re-join)': the reason text comes from \
-              GroupMetadataManager.java classicGroupJoinExistingMember -> \
-              updateMemberThenRebalanceOrCompleteJoin whenever a known member rejoins a \
-              Stable group, and the client reason from ConsumerCoordinator.java \
-              onJoinComplete (requestRejoin 'need to revoke partitions and re-join' after \
-              revoking under COOPERATIVE). The client reason names the KIP-429 round; \
-              kgtrace reads only the broker's half as a subscription change.",
-    },
-    AkKnown {
-        fixture: "ak4_java_cooperative_sticky",
-        source: "both",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c3",
-        kgtrace: "subscription_changed g1-c1",
-        why: "As for the log alone: with the log's 'Updating metadata for member ... during \
-              Stable' reason the merged record takes the log's cause over the capture's \
-              (the capture alone gives member_joined g1-c3, agreeing with the truth).",
-    },
-    // --- ak4_java_failover: g1's coordinator SIGKILLed, no rebalance ---
-    AkKnown {
-        fixture: "ak4_java_failover",
-        source: "capture",
-        group: "g1",
-        from: Some(1),
-        to: None,
-        truth: "none",
-        kgtrace: "coordinator_changed",
-        why: "Coordinator failover is not a rebalance in Apache Kafka: node 3 'Loaded \
-              classic group g1 with 3 members' (broker3.server.log 02:47:24,583; \
-              GroupMetadataManager.java replay of the group's records on \
-              onLoaded/CoordinatorRuntime) and the members' heartbeats to it carry \
-              generation 1 without a JoinGroup; no member logged a new generation. The \
-              members saw NOT_COORDINATOR and ran FindCoordinator (Java client log \
-              02:47:24,442). kgtrace opens a round with no generation for the coordinator \
-              change.",
-    },
-    AkKnown {
-        fixture: "ak4_java_failover",
-        source: "both",
-        group: "g1",
-        from: Some(1),
-        to: None,
-        truth: "none",
-        kgtrace: "coordinator_changed",
-        why: "As for the capture alone: the logs confirm the group was loaded on node 3 \
-              with its 3 members and stayed at generation 1.",
     },
     // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
     AkKnown {

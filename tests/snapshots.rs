@@ -159,6 +159,7 @@ kafka_scenarios! {
     ak39_java_session_timeout => "ak39_java_session_timeout.pcap", ["ak39_java_session_timeout.server.log"],
     ak39_java_static_restart => "ak39_java_static_restart.pcap", ["ak39_java_static_restart.server.log"],
     ak39_kjs_killed => "ak39_kjs_killed.pcap", ["ak39_kjs_killed.server.log"],
+    ak4_ck_k848_join_leave => "ak4_ck_k848_join_leave.pcap", ["ak4_ck_k848_join_leave.server.log"],
     ak4_ck_killed => "ak4_ck_killed.pcap", ["ak4_ck_killed.server.log"],
     ak4_java_cooperative_sticky => "ak4_java_cooperative_sticky.pcap", ["ak4_java_cooperative_sticky.server.log"],
     ak4_java_failover => "ak4_java_failover.pcap", ["ak4_java_failover.broker1.server.log", "ak4_java_failover.broker2.server.log", "ak4_java_failover.broker3.server.log"],
@@ -172,6 +173,7 @@ kafka_scenarios! {
     ak4_k848_join_leave => "ak4_k848_join_leave.pcap", ["ak4_k848_join_leave.server.log"],
     ak4_k848_killed => "ak4_k848_killed.pcap", ["ak4_k848_killed.server.log"],
     ak4_k848_session_timeout => "ak4_k848_session_timeout.pcap", ["ak4_k848_session_timeout.server.log"],
+    ak4_k848_slow_revoke => "ak4_k848_slow_revoke.pcap", ["ak4_k848_slow_revoke.server.log"],
     ak4_kp_clean_leave => "ak4_kp_clean_leave.pcap", ["ak4_kp_clean_leave.server.log"],
     // (generated list end)
 }

@@ -2,15 +2,17 @@
 //
 // Takes the lab's member arguments (see lab/common.py: --client-id, --group, --bootstrap,
 // --session-ms, --max-poll-ms, --heartbeat-ms, --instance-id, --assignor, --run-seconds,
-// --stall-seconds) plus --group-protocol classic|consumer, --auto-commit true|false and
-// --commit-interval-ms; gives JSON-line events on stdout (started, joined with generation /
-// member epoch and member id, assigned/revoked/lost with generation and member id, consumed
-// with partition and offset, commit with offsets and result, stall_start/stall_end,
-// closing/closed) and the client's own log on stderr.
+// --stall-seconds) plus --group-protocol classic|consumer, --auto-commit true|false,
+// --commit-interval-ms and --revoke-ms (sleep that long in onPartitionsRevoked); gives
+// JSON-line events on stdout (started, joined with generation / member epoch and member id,
+// assigned/revoked/lost with generation and member id, consumed with partition and offset,
+// commit with offsets and result, stall_start/stall_end, closing/closed) and the client's
+// own log on stderr.
 //
 // Signals: SIGTERM = close cleanly (commit, then LeaveGroup unless static) and exit;
-// SIGUSR2 = exit at once without close; SIGWINCH = stop polling for (SIGHUP is ignored under nohup)
-// --stall-seconds. SIGSTOP/SIGCONT/SIGKILL come from the driver. Loopback only.
+// SIGUSR2 = exit at once without close; SIGWINCH = stop polling for --stall-seconds (not
+// SIGHUP: nohup makes the JVM ignore it). SIGSTOP/SIGCONT/SIGKILL come from the driver.
+// Loopback only.
 
 import java.time.Duration;
 import java.time.Instant;
@@ -118,6 +120,13 @@ public class LabMember {
             public void onPartitionsRevoked(Collection<TopicPartition> ps) {
                 ConsumerGroupMetadata m = c.groupMetadata();
                 emit("revoked", "partitions", parts(ps), "generation", "" + m.generationId(), "member_id", q(m.memberId()));
+                long slow = Long.parseLong(arg("revoke-ms", "0"));
+                if (slow > 0 && !ps.isEmpty()) {
+                    // a slow member: its revocation (and so the others' new partitions) waits
+                    emit("revoke_slow_start", "ms", "" + slow);
+                    try { Thread.sleep(slow); } catch (InterruptedException e) { Thread.currentThread().interrupt(); }
+                    emit("revoke_slow_end");
+                }
                 commit(c, "revoked");
             }
             public void onPartitionsAssigned(Collection<TopicPartition> ps) {

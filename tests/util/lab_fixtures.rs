@@ -47,6 +47,7 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     "ak39_java_session_timeout",
     "ak39_java_static_restart",
     "ak39_kjs_killed",
+    "ak4_ck_k848_join_leave",
     "ak4_ck_killed",
     "ak4_java_cooperative_sticky",
     "ak4_java_failover",
@@ -60,6 +61,7 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     "ak4_k848_join_leave",
     "ak4_k848_killed",
     "ak4_k848_session_timeout",
+    "ak4_k848_slow_revoke",
     "ak4_kp_clean_leave",
     // (generated list end)
 ];
