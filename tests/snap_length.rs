@@ -182,3 +182,37 @@ fn a_whole_capture_has_no_snap_length_note() {
     let report = util::json(&run.expect_code(0).stdout);
     assert!(report["diagnostic_counts"].get("snap_length").is_none());
 }
+
+/// Rebalances of one `kgtrace rebalances --format json PATH` run.
+fn rebalance_rows(path: &str) -> Vec<serde_json::Value> {
+    let report = util::json(&util::run(&["rebalances", "--format", "json", path]).stdout);
+    util::rows(&report, "rebalances")
+        .iter()
+        .map(|r| {
+            serde_json::json!([
+                r["group"],
+                r["previous_generation"],
+                r["generation"],
+                r["trigger"]["kind"],
+                r["trigger"]["member_id"]
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn a_gzipped_cut_capture_gives_the_same_rebalances_as_the_cut_capture() {
+    use std::io::Write as _;
+    let cut = "fixtures/snaplen/kjs_killed.s200.pcap";
+    let want = rebalance_rows(cut);
+    assert!(want.len() >= 3, "{want:?}");
+    let bytes = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(cut))
+        .expect("the cut capture");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).expect("gzip in memory");
+    let path = std::env::temp_dir().join(format!("kgtrace-snap-{}.pcap.gz", std::process::id()));
+    std::fs::write(&path, gz.finish().expect("gzip ends")).expect("written");
+    let got = rebalance_rows(path.to_str().expect("UTF-8 temp path"));
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(got, want);
+}
