@@ -20,6 +20,9 @@ pub enum DiagnosticKind {
     TruncatedCapture,
     /// A packet could not be sliced (bad IP/TCP header, cut by snaplen).
     MalformedPacket,
+    /// The capture's snap length cut packets short: their messages were
+    /// decoded only as far as their captured bytes go (one per input).
+    SnapLength,
     /// A non-TCP or non-IP packet (counted, not an anomaly for Kafka).
     NonTcpPacket,
     /// A TCP connection was picked up without its SYN.

@@ -36,6 +36,11 @@ pub struct GroupEvent {
     pub kind: EventKind,
     /// Where it was seen.
     pub evidence: Evidence,
+    /// Read from a message cut short (the capture's snaplen, lost bytes):
+    /// fields past the cut are unknown (`None`, not empty) and lists hold
+    /// only their whole entries, so a short list proves no absence.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The client side of an event, as far as it is known.

@@ -711,6 +711,17 @@ struct CaptureRun {
     diags: [Diagnostics; 3],
     sink: ExchangeSink,
     ports: String,
+    /// Packets the snap length cut, over the run's files.
+    cut: SnapCut,
+}
+
+/// What the capture's snap length cut, for one note per run.
+#[derive(Default)]
+struct SnapCut {
+    /// The first file with cut packets.
+    source: Option<Arc<str>>,
+    packets: u64,
+    snap_len: Option<u32>,
 }
 
 impl CaptureRun {
@@ -732,6 +743,7 @@ impl CaptureRun {
             reassembler,
             decoder,
             diags: Default::default(),
+            cut: SnapCut::default(),
             ports: opts
                 .ports
                 .iter()
@@ -776,6 +788,12 @@ impl CaptureRun {
             }
         })?;
         sink.drain(decoder);
+        if summary.cut_packets > 0 {
+            let cut = &mut self.cut;
+            cut.source.get_or_insert_with(|| source.clone());
+            cut.packets += summary.cut_packets;
+            cut.snap_len = cut.snap_len.max(summary.snap_len);
+        }
         out.inputs.push(InputSummary {
             path: source.to_string(),
             kind: "capture".into(),
@@ -800,6 +818,7 @@ impl CaptureRun {
             decoder,
             diags,
             sink,
+            cut,
             ..
         } = &mut self;
         let [_, d_tcp, d_kafka] = diags;
@@ -809,6 +828,7 @@ impl CaptureRun {
         });
         decoder.finish(d_kafka, &mut sink.pending);
         sink.drain(decoder);
+        note_snap_length(cut, decoder.cut_frames(), d_kafka);
         let late = (sink.events.len() - before) as u64;
         out.last_exchange_id = decoder.last_exchange_id();
         for d in std::mem::take(diags) {
@@ -842,6 +862,23 @@ impl CaptureRun {
         out.data.append(&mut self.sink.data);
         out.exchanges.append(&mut self.sink.rows);
     }
+}
+
+/// One note per capture (or rotation set) whose snap length cut packets:
+/// how many, at what length, how many Kafka messages were decoded only in
+/// part, and how to capture whole packets next time.
+fn note_snap_length(cut: &SnapCut, cut_frames: u64, diags: &mut Diagnostics) {
+    let Some(source) = &cut.source else { return };
+    let snap = cut.snap_len.map_or("a small snap length".to_string(), |n| {
+        format!("a snap length of {n} bytes")
+    });
+    let detail = format!(
+        "{} packets were cut by {snap}; {cut_frames} Kafka messages were decoded only as far \
+         as their captured bytes go (marked truncated: what was cut is unknown, not empty); \
+         capture with `tcpdump -s 0` to keep whole packets",
+        cut.packets
+    );
+    diags.add(DiagnosticKind::SnapLength, source, "whole capture", detail);
 }
 
 struct ExchangeSink {

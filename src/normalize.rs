@@ -34,6 +34,7 @@ pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent>
             generation_id: ex.request_generation_id,
             client: client.clone(),
             kind: kind.clone(),
+            truncated: ex.request_truncated,
             evidence: evidence(source, frame),
         });
     }
@@ -62,6 +63,7 @@ pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent>
             generation_id: ex.response_generation_id.or(ex.request_generation_id),
             client,
             kind: kind.clone(),
+            truncated: ex.response_truncated,
             evidence: evidence(source, frame),
         });
     }
@@ -132,6 +134,7 @@ pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupE
         kind: EventKind::ConnectionClosed {
             reset: closed.reset,
         },
+        truncated: false,
         evidence: evidence(source, closed.frame),
     }
 }
@@ -151,6 +154,7 @@ fn about_group(
         generation_id: None,
         client: client.clone(),
         kind: kind.clone(),
+        truncated: false,
         evidence,
     }
 }

@@ -146,6 +146,7 @@ mod tests {
             generation_id: Some(gen),
             client: ClientRef::default(),
             kind,
+            truncated: false,
             evidence: Evidence {
                 source: Arc::from(source),
                 at,

@@ -21,6 +21,7 @@
 //! driver actions.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use kgtrace::render::View;
 use kgtrace::report::Rebalance;
@@ -323,8 +324,8 @@ fn compare_by(
 }
 
 /// Criterion a: generations logged inside the capture that kgtrace missed.
-fn missing_generations(name: &str, truth: &Value) -> Vec<String> {
-    let groups = util::analyse(name, View::Groups).groups;
+fn missing_generations(name: &str, capture: &Path, truth: &Value) -> Vec<String> {
+    let groups = util::analyse_path(capture, View::Groups).groups;
     let window = &truth["capture_window"];
     let (start, stop) = (text(&window["start"]), text(&window["stop"]));
     let mut missing = Vec::new();
@@ -440,16 +441,29 @@ fn known_for(name: &str) -> Vec<Disagreement> {
 
 /// Runs criteria a, b and c on one fixture; panics with every problem.
 fn check(name: &str) {
-    let truth_json = util::truth_of(name);
-    let truth = truth_rebalances(&truth_json);
-    let found = util::analyse(name, View::Rebalances).rebalances;
+    let generations = !util::snapped(name);
+    let (capture, truth) = (util::capture_of(name), util::truth_of(name));
+    check_capture(name, &capture, &truth, known_for(name), generations);
+}
+
+/// Criteria a (when `generations`), b and c on one capture of a fixture
+/// (`name` labels it in messages), against `truth_json` and the
+/// disagreements `known` for it.
+fn check_capture(
+    name: &str,
+    capture: &Path,
+    truth_json: &Value,
+    known: Vec<Disagreement>,
+    generations: bool,
+) {
+    let truth = truth_rebalances(truth_json);
+    let found = util::analyse_path(capture, View::Rebalances).rebalances;
     let (found_diffs, matched, total, verdicts) = compare(&truth, &found);
-    let missing = if util::snapped(name) {
-        Vec::new()
+    let missing = if generations {
+        missing_generations(name, capture, truth_json)
     } else {
-        missing_generations(name, &truth_json)
+        Vec::new()
     };
-    let known = known_for(name);
     let unlisted: Vec<&Disagreement> = found_diffs.iter().filter(|d| !known.contains(d)).collect();
     let stale: Vec<&Disagreement> = known.iter().filter(|k| !found_diffs.contains(k)).collect();
 
@@ -460,7 +474,7 @@ fn check(name: &str) {
         found.len()
     );
     print!("{}", driver_table(&truth, &verdicts));
-    print!("{}", actions_without_rebalance(&truth_json));
+    print!("{}", actions_without_rebalance(truth_json));
     let mut problems = String::new();
     for m in &missing {
         let _ = writeln!(problems, "  (a) generation not in generations_seen: {m}");
@@ -600,6 +614,22 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
 /// Every disagreement kgtrace has today with an Apache Kafka fixture's
 /// truth. Keep it true: a listed entry that stops happening fails too.
 const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
+    AkKnown {
+        fixture: "ak4_java_session_timeout_s128",
+        source: "capture",
+        group: "g1",
+        from: Some(1),
+        to: Some(2),
+        truth: "session_timeout g1-c2",
+        kgtrace: "unknown",
+        why: "Captured with -s 128 (62 bytes of TCP payload): the leader's \
+              JoinGroup answer of generation 2 ends inside its leader id, \
+              long before the member list that is the wire's only \
+              evidence that g1-c2 was dropped; g1-c2's heartbeats simply \
+              stop. Cut at 200 bytes (ak4_java_session_timeout_s200) the \
+              same run is named session_timeout, as is this capture's \
+              server.log.",
+    },
     AkKnown {
         fixture: "ak4_ck_k848_join_leave",
         source: "capture",
@@ -992,12 +1022,9 @@ fn ak_check(name: &str) {
         "{name}: no server.log excerpt"
     );
     let mut problems = String::new();
-    let sources: &[&str] = if util::snapped(name) {
-        println!("{name}: captured with a snap length; only its server.log is checked here");
-        &SOURCES[1..2]
-    } else {
-        &SOURCES
-    };
+    // Captures cut by a snap length are checked too (issue 11): their cut
+    // frames are decoded as far as their captured bytes go.
+    let sources: &[&str] = &SOURCES;
     for &source in sources {
         let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances).rebalances;
         let (diffs, matched, total, verdicts) = compare_by(&truth, &found, same_key_ak, agrees_ak);
@@ -1048,7 +1075,7 @@ fn ak_check(name: &str) {
     let missing = if util::snapped(name) {
         Vec::new()
     } else {
-        missing_generations(name, &truth_json)
+        missing_generations(name, &util::capture_of(name), &truth_json)
     };
     for m in &missing {
         let known = AK_KNOWN_MISSING_GENERATIONS
@@ -1101,4 +1128,154 @@ fn ak_known_differences_name_only_kafka_fixtures() {
         assert!(SOURCES.contains(&k.source), "unknown source {}", k.source);
         assert!(!k.why.is_empty());
     }
+}
+
+// --- Snap-length captures (issue 11) ---------------------------------------
+//
+// fixtures/snaplen/<name>.s<N>.pcap[ng] is fixtures/lab/<name>'s capture cut
+// with `editcap -s N` (as `tcpdump -s N` would have captured it), beside a
+// copy of the original's truth. Each must give what its truth shows, apart
+// from the original's own KNOWN_DIFFERENCES and the cut-specific ones below.
+
+/// Disagreements only the cut capture has, with why; `fixture` reads
+/// `<name>.s<N>`. The tests fail when one stops happening, as above.
+const SNAP_KNOWN_DIFFERENCES: &[Known] = &[
+    Known {
+        fixture: "kp_clean_leave.s200",
+        group: "g1",
+        from: Some(0),
+        to: Some(1),
+        truth: "member_joined g1-c2",
+        kgtrace: "previous_rebalance_failed g1-c3",
+        why: "At 200 bytes (134 of TCP payload) the leader's JoinGroup \
+              answers end after the leader's and its own member id (about \
+              40 bytes each): their member lists are cut before the first \
+              entry, so which member's join formed generation 1 cannot be \
+              told; g1-c3's failed SyncGroup is the only cause left whole on \
+              the wire.",
+    },
+    Known {
+        fixture: "kp_clean_leave.s200",
+        group: "g1",
+        from: Some(1),
+        to: Some(2),
+        truth: "member_joined g1-c1",
+        kgtrace: "previous_rebalance_failed g1-c3",
+        why: "As 0->1: the member list that names g1-c1 as new is cut.",
+    },
+    Known {
+        fixture: "kp_clean_leave.s200",
+        group: "g1",
+        from: Some(2),
+        to: Some(2),
+        truth: "none",
+        kgtrace: "member_joined g1-c1",
+        why: "A late answer of generation 2 whose member list was cut cannot \
+              be tied to the closed round: it is read as a round of its own.",
+    },
+    Known {
+        fixture: "kp_clean_leave.s200",
+        group: "g2",
+        from: Some(1),
+        to: Some(1),
+        truth: "none",
+        kgtrace: "member_joined g2-c1",
+        why: "As g1 2->2.",
+    },
+    Known {
+        fixture: "kjs_killed.s128",
+        group: "g1",
+        from: Some(2),
+        to: Some(2),
+        truth: "session_timeout g1-c2",
+        kgtrace: "none",
+        why: "tansu re-forms generation 2 without the killed member; kgtrace \
+              sees a re-formed generation only by the leader's member list, \
+              which 128 bytes cut before its first entry (the leader's and \
+              member's ids come first).",
+    },
+    Known {
+        fixture: "ck_killed.s128",
+        group: "g1",
+        from: Some(2),
+        to: Some(2),
+        truth: "session_timeout g1-c2",
+        kgtrace: "none",
+        why: "As kjs_killed.s128: the re-formed generation 2's member list \
+              is cut before its first entry.",
+    },
+];
+
+/// The original fixture's known differences plus the cut capture's own.
+fn snap_known_for(name: &str, snap: u32) -> Vec<Disagreement> {
+    let label = format!("{name}.s{snap}");
+    let mut known: Vec<Disagreement> = known_for(name)
+        .into_iter()
+        .filter(|k| {
+            // A cut-specific entry for the same rebalance replaces it.
+            !SNAP_KNOWN_DIFFERENCES.iter().any(|s| {
+                s.fixture == label && s.group == k.group && s.from == k.from && s.to == k.to
+            })
+        })
+        .collect();
+    known.extend(
+        SNAP_KNOWN_DIFFERENCES
+            .iter()
+            .filter(|k| k.fixture == label)
+            .map(|k| Disagreement {
+                group: k.group.into(),
+                from: k.from,
+                to: k.to,
+                truth: k.truth.into(),
+                kgtrace: k.kgtrace.into(),
+            }),
+    );
+    known
+}
+
+fn check_snap(name: &str, snap: u32) {
+    let capture = util::snaplen_capture_of(name, snap);
+    let truth = util::json_file(&util::snaplen_dir().join(format!("{name}.s{snap}.truth.json")));
+    assert_eq!(
+        truth,
+        util::truth_of(name),
+        "{name}.s{snap}.truth.json must be a copy of fixtures/lab/{name}.truth.json"
+    );
+    let label = format!("{name}.s{snap}");
+    check_capture(&label, &capture, &truth, snap_known_for(name, snap), true);
+}
+
+macro_rules! snap_truth_tests {
+    ($($test:ident => ($fixture:literal, $snap:literal),)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_snap($fixture, $snap);
+            }
+        )*
+
+        #[test]
+        fn every_snaplen_fixture_has_a_truth_test() {
+            let mut tested = vec![$(format!("{}.s{}", $fixture, $snap)),*];
+            tested.sort_unstable();
+            let mut on_disk: Vec<String> = std::fs::read_dir(util::snaplen_dir())
+                .expect("fixtures/snaplen is readable")
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter_map(|n| n.strip_suffix(".truth.json").map(str::to_string))
+                .collect();
+            on_disk.sort_unstable();
+            assert_eq!(tested, on_disk);
+        }
+    };
+}
+
+snap_truth_tests! {
+    ck_cooperative_sticky_cut_at_200_bytes_matches_its_truth => ("ck_cooperative_sticky", 200),
+    ck_killed_cut_at_200_bytes_names_the_session_timeout => ("ck_killed", 200),
+    ck_killed_cut_at_128_bytes_matches_its_truth_apart_from_listed_differences => ("ck_killed", 128),
+    ck_session_timeout_cut_at_200_bytes_names_the_session_timeout => ("ck_session_timeout", 200),
+    kjs_clean_leave_cut_at_200_bytes_names_the_leave => ("kjs_clean_leave", 200),
+    kjs_killed_cut_at_200_bytes_names_the_session_timeout => ("kjs_killed", 200),
+    kjs_killed_cut_at_128_bytes_matches_its_truth_apart_from_listed_differences => ("kjs_killed", 128),
+    kp_clean_leave_cut_at_200_bytes_matches_its_truth_apart_from_listed_differences => ("kp_clean_leave", 200),
 }

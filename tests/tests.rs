@@ -24,3 +24,9 @@ mod lab_stops;
 
 // kgtrace's decode against tshark's stored decode of the lab captures.
 mod tshark_agreement;
+
+// Captures cut by a small snap length: the cut decode against the whole one.
+mod snap_length;
+
+// A broker log indented, quoted, numbered or as JSON records reads as the plain one.
+mod log_layouts;

@@ -62,6 +62,10 @@ pub struct Segment<'a> {
     /// TCP payload, trimmed to the IP total length (no Ethernet padding or
     /// FCS); shorter than sent when the capture's snaplen cut the packet.
     pub payload: &'a [u8],
+    /// Payload bytes that were sent (the IP length says so) but cut off by
+    /// the capture's snaplen: a hole of known length right after `payload`.
+    /// 0 when the whole payload was captured or the length is unknown.
+    pub missing: u32,
 }
 
 /// What a capture held, for the run summary.
@@ -79,6 +83,11 @@ pub struct CaptureSummary {
     pub last_ts: Option<Timestamp>,
     /// Link types seen, libpcap names (`ETHERNET`, `LINUX_SLL2`...), in order.
     pub link_types: Vec<String>,
+    /// TCP packets whose payload the capture's snap length cut short.
+    pub cut_packets: u64,
+    /// The snap length those packets show: the largest captured length of
+    /// a cut packet (`None` when none was cut).
+    pub snap_len: Option<u32>,
 }
 
 /// True if `first_bytes` start like a legacy pcap (either byte order, µs or

@@ -6,7 +6,8 @@
 //! confined to this module; its "lax" slicer is used so that packets cut by
 //! the snaplen and TSO packets whose IPv4 total length is 0 still slice. The
 //! TCP payload ends where the IP total length says, so Ethernet padding and
-//! a captured FCS never reach the stream.
+//! a captured FCS never reach the stream; when the snaplen cut it short, the
+//! same length says how many payload bytes were sent but not captured.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -59,24 +60,52 @@ struct IpInfo {
     carries_tcp: bool,
     cut: bool,
     fragmented: bool,
+    /// The IP payload's length as the IP header states it, when it does
+    /// (`None` for a TSO packet whose IPv4 total length is 0).
+    claimed_payload_len: Option<usize>,
+}
+
+/// The IP payload's length as the header states it: IPv4 total length (or
+/// IPv6 header plus payload length) minus every header byte before the
+/// payload, extension headers included. `None` when the length came from
+/// the captured slice itself.
+fn claimed_payload_len(
+    stated_total: usize,
+    header_start: *const u8,
+    payload: &etherparse::LaxIpPayloadSlice<'_>,
+) -> Option<usize> {
+    // etherparse falls back to the slice both for a cut packet (flagged
+    // `incomplete`: the stated length is the one sent) and for a TSO packet
+    // whose stated length is 0 (not incomplete: no length is stated).
+    if payload.len_source == etherparse::LenSource::Slice && !payload.incomplete {
+        return None;
+    }
+    let before = (payload.payload.as_ptr() as usize).checked_sub(header_start as usize)?;
+    stated_total.checked_sub(before)
 }
 
 fn ip_info(net: &LaxNetSlice<'_>) -> Option<IpInfo> {
-    let (src, dst, payload) = match net {
+    let (src, dst, payload, claimed) = match net {
         LaxNetSlice::Ipv4(v4) => {
             let h = v4.header();
+            let total = usize::from(h.total_len());
+            let claimed = claimed_payload_len(total, h.slice().as_ptr(), v4.payload());
             (
                 IpAddr::V4(h.source_addr()),
                 IpAddr::V4(h.destination_addr()),
                 v4.payload(),
+                claimed,
             )
         }
         LaxNetSlice::Ipv6(v6) => {
             let h = v6.header();
+            let total = 40 + usize::from(h.payload_length());
+            let claimed = claimed_payload_len(total, h.slice().as_ptr(), v6.payload());
             (
                 IpAddr::V6(h.source_addr()),
                 IpAddr::V6(h.destination_addr()),
                 v6.payload(),
+                claimed,
             )
         }
         LaxNetSlice::Arp(_) => return None,
@@ -87,6 +116,7 @@ fn ip_info(net: &LaxNetSlice<'_>) -> Option<IpInfo> {
         carries_tcp: payload.ip_number == IpNumber::TCP,
         cut: payload.incomplete,
         fragmented: payload.fragmented,
+        claimed_payload_len: claimed,
     })
 }
 
@@ -103,6 +133,16 @@ fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<
     };
     match &lax.transport {
         Some(TransportSlice::Tcp(tcp)) => {
+            // Payload bytes sent but cut by the snaplen: the TCP payload the
+            // IP length states, minus what was captured.
+            let missing = if ip.cut {
+                ip.claimed_payload_len
+                    .and_then(|n| n.checked_sub(tcp.header_len()))
+                    .and_then(|n| n.checked_sub(tcp.payload().len()))
+                    .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+            } else {
+                0
+            };
             let segment = Segment {
                 frame,
                 ts,
@@ -117,6 +157,7 @@ fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<
                     rst: tcp.rst(),
                 },
                 payload: tcp.payload(),
+                missing,
             };
             Sliced::Tcp {
                 segment,
@@ -230,6 +271,7 @@ mod tests {
             Sliced::Tcp { segment, cut } => {
                 assert!(cut);
                 assert_eq!(segment.payload, b"012345");
+                assert_eq!(segment.missing, 4, "the IP length tells how much was cut");
             }
             other => panic!("{other:?}"),
         }

@@ -373,16 +373,14 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
         let frame = s.frames;
         match packet::slice(link, frame, ts, data) {
             Sliced::Tcp { segment, cut } => {
+                // Not an anomaly of the packet: the stream keeps its
+                // sequence space (see `Segment::missing`); counted for one
+                // note per input.
                 if cut {
-                    let detail =
-                        "TCP payload cut by the capture's snaplen; the stream will have a gap";
-                    note(
-                        self.diags,
-                        DiagnosticKind::MalformedPacket,
-                        self.source,
-                        frame,
-                        detail,
-                    );
+                    let s = &mut self.summary;
+                    s.cut_packets += 1;
+                    let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                    s.snap_len = s.snap_len.max(Some(len));
                 }
                 self.summary.tcp_segments += 1;
                 (self.on_segment)(segment);

@@ -602,12 +602,14 @@ impl Classic {
                         || r.expected.contains(&member_id)
                             && r.join_completed_at.is_some_and(|d| asked_at <= d))
             }) {
-                last.record_join(
-                    &member_id,
-                    ev.client.client_id.clone(),
-                    request_ts(ev, *parked_ms),
-                    *parked_ms,
-                );
+                if !member_id.is_empty() {
+                    last.record_join(
+                        &member_id,
+                        ev.client.client_id.clone(),
+                        request_ts(ev, *parked_ms),
+                        *parked_ms,
+                    );
+                }
                 last.cite(ev);
                 return;
             }
@@ -616,13 +618,15 @@ impl Classic {
         // is answered it again with another member list: the broker re-formed
         // the generation (tansu repeats numbers): a new round.
         let listed: BTreeSet<String> = members.iter().map(|m| m.member_id.clone()).collect();
-        let reformed = self.round.as_ref().is_some_and(|r| {
-            r.generation == Some(generation)
-                && !listed.is_empty()
-                && r.joins.contains_key(&member_id)
-                && r.saw_member_list
-                && listed != r.expected
-        });
+        // A list cut by the snaplen proves no one's absence.
+        let reformed = !ev.truncated
+            && self.round.as_ref().is_some_and(|r| {
+                r.generation == Some(generation)
+                    && !listed.is_empty()
+                    && r.joins.contains_key(&member_id)
+                    && r.saw_member_list
+                    && listed != r.expected
+            });
         if reformed
             || self
                 .round
@@ -653,15 +657,21 @@ impl Classic {
             r.join_completed_at = Some(ev.ts);
         }
         r.protocol_name = protocol_name.clone().or(r.protocol_name.take());
-        r.record_join(
-            &member_id,
-            ev.client.client_id.clone(),
-            request_ts(ev, *parked_ms),
-            *parked_ms,
-        );
-        r.expected.insert(member_id.clone());
+        // A successful answer always names its member (Kafka assigns the id
+        // before answering: GroupCoordinator.doNewMemberJoinGroup); none here
+        // means a first join whose answer the capture's snaplen cut before
+        // the id, and the member stays unknown rather than "".
+        if !member_id.is_empty() {
+            r.record_join(
+                &member_id,
+                ev.client.client_id.clone(),
+                request_ts(ev, *parked_ms),
+                *parked_ms,
+            );
+            r.expected.insert(member_id.clone());
+        }
         if !members.is_empty() {
-            r.saw_member_list = true;
+            r.saw_member_list |= !ev.truncated;
             r.expected
                 .extend(members.iter().map(|m| m.member_id.clone()));
             for m in members {
@@ -752,7 +762,10 @@ impl Classic {
         }
         let member_id = ev.member_id.clone().unwrap_or_default();
         let names = partition_names(assignment);
-        self.book.entry(&member_id).assignment = names.clone();
+        // A cut answer's assignment is unknown, not empty.
+        if !ev.truncated {
+            self.book.entry(&member_id).assignment = names.clone();
+        }
         let target = match self.round.as_mut() {
             Some(r) => Some(r),
             None => self.done.last_mut().filter(|r| {
@@ -762,7 +775,9 @@ impl Classic {
         let Some(r) = target else { return };
         r.cite(ev);
         r.synced.insert(member_id.clone());
-        r.assignment_after.insert(member_id, names);
+        if !ev.truncated {
+            r.assignment_after.insert(member_id, names);
+        }
         r.completed_at = Some(ev.ts);
         if self.round.as_ref().is_some_and(Round::all_synced) {
             self.close_round();

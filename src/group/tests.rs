@@ -49,6 +49,7 @@ impl Script {
                 ..ClientRef::default()
             },
             kind,
+            truncated: false,
             evidence: Evidence {
                 source: Arc::from("t.pcap"),
                 at: Location::Frame { frame: self.frame },
@@ -412,6 +413,7 @@ fn log_event(
             ..ClientRef::default()
         },
         kind: EventKind::Broker(kind),
+        truncated: false,
         evidence: Evidence {
             source: Arc::from("server.log"),
             at: Location::Line { line },

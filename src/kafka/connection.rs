@@ -22,6 +22,7 @@ use super::fetch_memory::FetchMemory;
 use super::framing::{FrameSplitter, Piece, SplitFrame};
 use super::guess;
 use super::header::{self, Read};
+use super::partial;
 use super::rules::{RequestRules, ResponseRules};
 use super::Ctx;
 
@@ -124,6 +125,9 @@ impl Connection {
     fn on_pieces(&mut self, pieces: Vec<Piece>, requests: bool, ctx: &mut Ctx) {
         let side = if requests { "requests" } else { "responses" };
         for piece in pieces {
+            if matches!(&piece, Piece::Frame(f) if f.cut) {
+                *ctx.cut_frames += 1;
+            }
             match piece {
                 Piece::Frame(f) if requests => self.on_request(f, ctx),
                 Piece::Frame(f) => self.on_response(f, ctx),
@@ -229,6 +233,8 @@ impl Connection {
         } else if apis::is_group_api(api_key) && f.complete {
             let r = decode::request(f.bytes, api_key, version, exchange);
             self.decoded_or_diag(r, api_key, version, frame, "request", ctx)
+        } else if apis::is_group_api(api_key) && f.cut {
+            partial::request(&f.bytes, api_key, version, exchange).unwrap_or_default()
         } else if f.complete {
             let data = decode_data::request(&f.bytes, api_key, version, exchange);
             Decoded {
@@ -323,6 +329,9 @@ impl Connection {
         let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
             let r = decode_response::response(f.bytes, req.api_key, req.api_version, req.exchange);
             self.decoded_or_diag(r, req.api_key, req.api_version, f.frame, "response", ctx)
+        } else if apis::decodable(req.api_key, req.api_version) && f.cut {
+            partial::response(&f.bytes, req.api_key, req.api_version, req.exchange)
+                .unwrap_or_default()
         } else if let Some(partitions) = f.skimmed {
             let partitions = self.fetch_memory.answered(partitions, f.ts);
             Decoded {

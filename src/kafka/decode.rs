@@ -49,6 +49,9 @@ pub(crate) struct Decoded {
     pub bad_metadata: bool,
     /// Data-path messages (Fetch, ListOffsets, Metadata topic ids).
     pub data: Option<DataKind>,
+    /// Decoded from a frame cut short (snaplen, lost bytes): fields past the
+    /// cut are unknown, lists hold only their whole entries.
+    pub truncated: bool,
 }
 
 pub(crate) fn text(s: &StrBytes) -> String {

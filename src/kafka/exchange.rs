@@ -105,6 +105,13 @@ pub struct Exchange {
     /// Metadata topic ids).
     #[serde(skip)]
     pub response_data: Option<DataKind>,
+    /// The request was cut short (snaplen, lost bytes): decoded only as far
+    /// as its captured bytes go.
+    #[serde(skip)]
+    pub request_truncated: bool,
+    /// The response was cut short, likewise.
+    #[serde(skip)]
+    pub response_truncated: bool,
 }
 
 /// What is known about a connection that carried group traffic, when it
@@ -238,6 +245,8 @@ pub(crate) fn build(
             .filter(|_| keys_are_groups)
             .map(|d| d.groups.clone())
             .unwrap_or_default(),
+        request_truncated: q.is_some_and(|d| d.truncated),
+        response_truncated: r.is_some_and(|d| d.truncated),
         request_data,
         response_data: resp.and_then(|r| r.decoded.data),
     }
@@ -251,6 +260,8 @@ pub(crate) struct Ctx<'a> {
     pub out: &'a mut Vec<Exchange>,
     /// The decoder-wide exchange counter.
     pub exchange_ids: &'a mut u64,
+    /// Frames a stream hole cut short, decoder-wide.
+    pub cut_frames: &'a mut u64,
 }
 
 impl Ctx<'_> {

@@ -38,6 +38,10 @@ pub(crate) struct SplitFrame {
     pub bytes: Vec<u8>,
     /// Whether `bytes` is the whole body.
     pub complete: bool,
+    /// A stream hole (bytes lost, or cut off by the capture's snaplen) fell
+    /// inside this frame: `bytes` is the captured prefix, the rest of the
+    /// body is unknown (not empty).
+    pub cut: bool,
     /// Time of the packet that completed the frame.
     pub ts: Timestamp,
     /// Frame number of that packet.
@@ -95,6 +99,8 @@ pub(crate) struct FrameSplitter {
     skim: Option<Box<FetchSkim>>,
     /// Whether the frame being skipped is being skimmed.
     skimming: bool,
+    /// A hole fell inside the frame being read.
+    cut: bool,
 }
 
 impl FrameSplitter {
@@ -116,6 +122,7 @@ impl FrameSplitter {
             max_frame_len,
             skim: None,
             skimming: false,
+            cut: false,
         }
     }
 
@@ -184,8 +191,10 @@ impl FrameSplitter {
         // The skimmed headers cannot be trusted past lost bytes.
         self.skimming = false;
         if size > 0 && missing < left {
-            // Keep only what a header needs; the body will not be decoded.
+            // Keep the captured prefix (bounded): the fields it holds are
+            // decoded, the rest of the body is skipped by count.
             self.buf.truncate(KEEP_AFTER_GAP);
+            self.cut = true;
             let remaining = (left - missing) as usize;
             self.state = State::Skip { size, remaining };
             return;
@@ -196,6 +205,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: false,
+                cut: true,
                 ts,
                 frame,
                 skimmed: None,
@@ -204,6 +214,7 @@ impl FrameSplitter {
         }
         // A hole ending exactly at the frame's end leaves us at a boundary.
         self.buf.clear();
+        self.cut = false;
         self.state = if size > 0 && missing == left {
             State::Size
         } else {
@@ -325,6 +336,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: true,
+                cut: false,
                 ts,
                 frame,
                 skimmed: None,
@@ -354,6 +366,7 @@ impl FrameSplitter {
                 size,
                 bytes,
                 complete: false,
+                cut: std::mem::take(&mut self.cut),
                 ts,
                 frame,
                 skimmed: self.take_skimmed(),

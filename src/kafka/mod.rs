@@ -45,6 +45,7 @@ mod guard;
 mod guess;
 mod header;
 mod legacy;
+mod partial;
 mod resync;
 mod rules;
 
@@ -106,6 +107,7 @@ pub struct KafkaDecoder {
     conns: HashMap<u64, Conn>,
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
+    cut_frames: u64,
 }
 
 impl KafkaDecoder {
@@ -117,6 +119,7 @@ impl KafkaDecoder {
             conns: HashMap::new(),
             exchange_ids: 0,
             closed: Vec::new(),
+            cut_frames: 0,
         }
     }
 
@@ -127,6 +130,12 @@ impl KafkaDecoder {
     /// last id to keep them unique over the run.
     pub fn last_exchange_id(&self) -> u64 {
         self.exchange_ids
+    }
+
+    /// Kafka frames (any API) that a stream hole cut short so far: the
+    /// capture's snaplen, or lost bytes.
+    pub fn cut_frames(&self) -> u64 {
+        self.cut_frames
     }
 
     /// Makes the next exchange id `after + 1`.
@@ -161,6 +170,7 @@ impl KafkaDecoder {
                 ts,
                 frame,
                 missing_bytes,
+                ..
             } => self.gap(conn, dir, ts, frame, missing_bytes, diags, out),
             StreamEvent::Closed {
                 conn,
@@ -184,6 +194,7 @@ impl KafkaDecoder {
                     diags,
                     out,
                     exchange_ids: &mut self.exchange_ids,
+                    cut_frames: &mut self.cut_frames,
                 };
                 c.flush(&mut ctx);
             }
@@ -286,6 +297,7 @@ impl KafkaDecoder {
             diags,
             out,
             exchange_ids: &mut self.exchange_ids,
+            cut_frames: &mut self.cut_frames,
         };
         if requests {
             c.on_request_bytes(bytes, ts, frame, &mut ctx);
@@ -313,6 +325,7 @@ impl KafkaDecoder {
                     diags,
                     out,
                     exchange_ids: &mut self.exchange_ids,
+                    cut_frames: &mut self.cut_frames,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
             }
@@ -335,6 +348,7 @@ impl KafkaDecoder {
                 diags,
                 out,
                 exchange_ids: &mut self.exchange_ids,
+                cut_frames: &mut self.cut_frames,
             };
             c.flush(&mut ctx);
             self.closed.extend(c.closed(ts, frame, reset));

@@ -186,6 +186,7 @@ impl Sim {
             ts,
             frame,
             missing_bytes,
+            snapped: false,
         };
         self.dec
             .on_stream_event(&ev, &mut self.diags, &mut self.out);

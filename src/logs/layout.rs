@@ -232,8 +232,14 @@ pub(crate) fn find_time(head: &[u8]) -> (LineTime, usize) {
 }
 
 /// Whether a line begins a new log entry (as opposed to continuing the
-/// previous one: a stack trace, a tab-indented block, a blank line).
+/// previous one: a stack trace, a tab-indented block, a blank line). A line
+/// pasted with decoration (indented, quoted `> `, a list bullet, a line
+/// number) begins one when a log time starts right after the decoration.
 pub(crate) fn starts_entry(line: &[u8]) -> bool {
+    let core = strip_decoration(line);
+    if core.len() < line.len() {
+        return starts_with_time(core);
+    }
     match line.first() {
         None | Some(b' ') | Some(b'\t') => false,
         Some(_) => {
@@ -241,6 +247,82 @@ pub(crate) fn starts_entry(line: &[u8]) -> bool {
             find_time(head).0 != LineTime::Missing || find_prefix(line).is_some()
         }
     }
+}
+
+/// True when `s` opens with a log time (`2024-…` or `[2024-…`).
+fn starts_with_time(s: &[u8]) -> bool {
+    let s = s.strip_prefix(b"[").unwrap_or(s);
+    s.first().is_some_and(u8::is_ascii_digit) && {
+        let head = &s[..s.len().min(40)];
+        parse_log_datetime(head).is_some() || parse_zoned_datetime(head).is_some()
+    }
+}
+
+/// `line` without what a copy into a ticket, a wiki or a code comment puts
+/// before it: indentation, quote marks (`> `, repeated), list bullets
+/// (`* `, `- `, `# `) and line numbers (`123:`, `123|`, `123 `), in any
+/// mix. Unchanged when there is none.
+pub(crate) fn strip_decoration(line: &[u8]) -> &[u8] {
+    let mut s = line;
+    loop {
+        let before = s.len();
+        s = trim_start(s, b" \t");
+        for mark in [&b">"[..], b"* ", b"- ", b"# "] {
+            if let Some(rest) = s.strip_prefix(mark) {
+                s = rest;
+            }
+        }
+        let digits = s.iter().take_while(|b| b.is_ascii_digit()).count();
+        if (1..=9).contains(&digits) {
+            match s.get(digits) {
+                Some(b':' | b'|') => s = &s[digits + 1..],
+                // A bare number then a space is a line number unless it is
+                // the year of the log time itself.
+                Some(b' ' | b'\t') if !starts_with_time(s) => s = &s[digits + 1..],
+                _ => {}
+            }
+        }
+        if s.len() == before {
+            return s;
+        }
+    }
+}
+
+/// The log line a structured record carries, rebuilt as a plain line: a
+/// JSON object per line (docker's json-file `log`, logback/log4j2/ECS
+/// layouts' `message`, journald `-o json`'s `MESSAGE`, Loki's `line`, an
+/// Elasticsearch hit's `_source`) gives its message's first line, preceded
+/// by the record's own time (`@timestamp`, `time`, `timestamp`,
+/// `__REALTIME_TIMESTAMP`) when the message has none. `None` for a line
+/// that is not such a record.
+pub(crate) fn structured_line(line: &[u8]) -> Option<String> {
+    let t = trim_end(trim_start(line, b" \t"));
+    if !(t.starts_with(b"{") && t.ends_with(b"}")) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(t).ok()?;
+    let record = v.get("_source").filter(|s| s.is_object()).unwrap_or(&v);
+    let message = ["log", "message", "MESSAGE", "line", "msg"]
+        .iter()
+        .find_map(|k| record.get(*k)?.as_str())?;
+    let first = message.lines().next().unwrap_or_default().trim_end();
+    if starts_with_time(strip_decoration(first.as_bytes())) {
+        return Some(first.to_string());
+    }
+    let time = record_time(record)?;
+    Some(format!("{time} {first}"))
+}
+
+/// A structured record's own time, as ISO 8601 text with its zone.
+fn record_time(record: &serde_json::Value) -> Option<String> {
+    for k in ["@timestamp", "time", "timestamp"] {
+        if let Some(t) = record.get(k).and_then(|t| t.as_str()) {
+            return Some(t.to_string());
+        }
+    }
+    // journald: microseconds since the epoch, as a string.
+    let micros: i64 = record.get("__REALTIME_TIMESTAMP")?.as_str()?.parse().ok()?;
+    Some(Timestamp(micros.checked_mul(1000)?).to_string())
 }
 
 const LEVELS: [&[u8]; 6] = [b"INFO", b"WARN", b"ERROR", b"DEBUG", b"TRACE", b"FATAL"];
@@ -502,5 +584,72 @@ mod tests {
             b"org.apache.kafka.common.errors.StaleMemberEpochException: stale"
         ));
         assert!(starts_entry(b"INFO - 2024-11-11 09:36:08,710 - x - y"));
+    }
+
+    #[test]
+    fn decoration_before_the_time_is_stripped_and_the_line_still_starts_an_entry() {
+        let plain =
+            b"[2024-05-01 10:00:00,123] INFO [GroupCoordinator 1]: Preparing to rebalance group g1";
+        for prefix in [
+            &b"    "[..],
+            b"> ",
+            b"> > ",
+            b" * ",
+            b"# ",
+            b"- ",
+            b"123:",
+            b"  42: ",
+            b"7 ",
+            b"\t> 12| ",
+        ] {
+            let line = [prefix, &plain[..]].concat();
+            assert_eq!(strip_decoration(&line), &plain[..], "{prefix:?}");
+            assert!(starts_entry(&line), "{prefix:?}");
+            assert_eq!(split_entry(&line), split_entry(plain), "{prefix:?}");
+        }
+        let zoned = b"2024-05-01T10:00:00.123Z stdout F [2024-05-01 10:00:00,123] INFO x";
+        assert_eq!(
+            strip_decoration(zoned),
+            &zoned[..],
+            "a year is not a line number"
+        );
+        // Stack traces stay continuations.
+        for cont in [
+            &b"\tat org.apache.kafka.Foo(Foo.java:1)"[..],
+            b"    ... 12 more",
+            b"  Caused by: x",
+        ] {
+            assert!(!starts_entry(cont), "{cont:?}");
+        }
+    }
+
+    #[test]
+    fn structured_records_give_back_the_plain_line_with_their_own_time() {
+        let plain =
+            "[2024-05-01 10:00:00,123] INFO [GroupCoordinator 1]: Preparing to rebalance group g1";
+        let docker = format!(
+            r#"{{"log":"{plain}\n","stream":"stdout","time":"2024-05-01T10:00:00.123456789Z"}}"#
+        );
+        assert_eq!(structured_line(docker.as_bytes()).as_deref(), Some(plain));
+        let logback = r#"{"@timestamp":"2024-05-01T10:00:00.123Z","level":"INFO","logger_name":"kafka.coordinator.group.GroupCoordinator","thread_name":"t","message":"[GroupCoordinator 1]: Preparing to rebalance group g1\nsecond line"}"#;
+        assert_eq!(
+            structured_line(logback.as_bytes()).as_deref(),
+            Some("2024-05-01T10:00:00.123Z [GroupCoordinator 1]: Preparing to rebalance group g1")
+        );
+        let journald =
+            r#"{"__REALTIME_TIMESTAMP":"1714557600123000","MESSAGE":"[GroupCoordinator 1]: x"}"#;
+        assert_eq!(
+            structured_line(journald.as_bytes()).as_deref(),
+            Some("2024-05-01T10:00:00.123000Z [GroupCoordinator 1]: x")
+        );
+        let hit = format!(r#"{{"_index":"k","_source":{{"message":"{plain}"}}}}"#);
+        assert_eq!(structured_line(hit.as_bytes()).as_deref(), Some(plain));
+        for not in [
+            &b"{not json}"[..],
+            b"[2024-05-01 10:00:00,123] INFO {x}",
+            b"{}",
+        ] {
+            assert_eq!(structured_line(not), None);
+        }
     }
 }

@@ -80,10 +80,10 @@ pub fn looks_like_log(first_bytes: &[u8]) -> bool {
     if first_bytes.contains(&0) {
         return false;
     }
-    first_bytes
-        .split(|&b| b == b'\n')
-        .take(500)
-        .any(layout::starts_entry)
+    first_bytes.split(|&b| b == b'\n').take(500).any(|line| {
+        layout::starts_entry(line)
+            || layout::structured_line(line).is_some_and(|l| layout::starts_entry(l.as_bytes()))
+    })
 }
 
 /// Reads one log from `reader`; `source` names it in evidence and

@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock};
 
 use memchr::memmem::Finder;
 
-use super::layout::{split_entry, starts_entry, Component, Entry, LineTime};
+use super::layout::{split_entry, starts_entry, structured_line, Component, Entry, LineTime};
 use super::parsed::{Outcome, Parsed};
 use super::{broker, client, request_log, LogSummary};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
@@ -74,6 +74,10 @@ impl<'a> LineReader<'a> {
         self.summary.lines += 1;
         let line = raw.strip_suffix(b"\n").unwrap_or(raw);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // A structured record (docker json-file, a JSON layout, journald
+        // JSON) is read as the plain line it carries.
+        let record = structured_line(line);
+        let line = record.as_deref().map_or(line, str::as_bytes);
         if let Some(p) = &mut self.pending {
             if !starts_entry(line) {
                 if p.rest.len() + line.len() < MAX_CONTINUATION {
@@ -180,6 +184,7 @@ impl<'a> LineReader<'a> {
             generation_id: p.generation_id,
             client,
             kind,
+            truncated: false,
             evidence: Evidence {
                 source: self.source.clone(),
                 at: Location::Line { line: no },

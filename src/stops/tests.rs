@@ -56,6 +56,7 @@ impl Script {
             client: client(c),
             kind,
             evidence: evidence(frame),
+            truncated: false,
         });
     }
 

@@ -103,6 +103,7 @@ impl Connection {
         let incoming = Incoming {
             seq: data_seq,
             payload: seg.payload,
+            missing: seg.missing,
             fin: seg.flags.fin,
             ts: seg.ts,
             frame: seg.frame,
@@ -231,8 +232,18 @@ impl Connection {
                     ts,
                     frame,
                     missing_bytes: missing,
+                    snapped: false,
                 });
             }
+            // Not a loss: counted by the capture reader, one note per input.
+            Released::Snapped { ts, frame, missing } => out(StreamEvent::Gap {
+                conn,
+                dir,
+                ts,
+                frame,
+                missing_bytes: missing,
+                snapped: true,
+            }),
         };
         f(&mut self.halves[index(dir)], limits, &mut sink)
     }

@@ -8,7 +8,10 @@
 //! case. Out-of-order data waits in a [`BTreeMap`] keyed by offset;
 //! retransmitted and overlapping bytes are trimmed (first copy wins, as
 //! Linux's receive queue does). Memory is bounded by [`Limits`]: past them
-//! the oldest hole is given up on.
+//! the oldest hole is given up on. A segment the capture's snaplen cut
+//! short still occupies its whole sequence range: its uncaptured tail is
+//! released as a [`Released::Snapped`] hole of known length, never waited
+//! for.
 
 use std::collections::BTreeMap;
 
@@ -49,6 +52,17 @@ pub enum Released<'a> {
         /// Why the hole was given up on.
         reason: &'static str,
     },
+    /// Bytes that were sent and are in sequence, but that the capture's
+    /// snaplen cut off: the stream continues after them, and nothing was
+    /// lost on the wire.
+    Snapped {
+        /// Time of the cut packet.
+        ts: Timestamp,
+        /// Frame of the cut packet.
+        frame: u64,
+        /// How many bytes were not captured.
+        missing: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -56,6 +70,15 @@ struct Pending {
     ts: Timestamp,
     frame: u64,
     data: Vec<u8>,
+    /// Uncaptured bytes right after `data` (snaplen).
+    missing: u64,
+}
+
+impl Pending {
+    /// Sequence space the segment covers, captured or not.
+    fn span(&self) -> u64 {
+        self.data.len() as u64 + self.missing
+    }
 }
 
 /// The reassembly state of one direction.
@@ -76,8 +99,10 @@ pub struct HalfStream {
 pub struct Incoming<'a> {
     /// Wire sequence number of the first payload byte.
     pub seq: u32,
-    /// Payload.
+    /// Payload as captured.
     pub payload: &'a [u8],
+    /// Payload bytes after `payload` that were sent but not captured.
+    pub missing: u32,
     /// FIN set.
     pub fin: bool,
     /// Capture time.
@@ -132,7 +157,7 @@ impl HalfStream {
     /// Takes one segment; returns true if a buffer limit forced a skip.
     pub fn segment(&mut self, seg: Incoming<'_>, limits: &Limits, out: &mut Sink<'_>) -> bool {
         let start = self.offset(seg.seq);
-        let end = start + seg.payload.len() as i64;
+        let end = start + seg.payload.len() as i64 + i64::from(seg.missing);
         if seg.fin && end >= self.next as i64 {
             self.fin_at = Some(end as u64);
         }
@@ -140,34 +165,55 @@ impl HalfStream {
             return false; // a retransmission of released bytes
         }
         let skip = (self.next as i64 - start).max(0) as usize;
-        let (start, data) = ((start + skip as i64) as u64, &seg.payload[skip..]);
-        if data.is_empty() {
+        let start = start + skip as i64;
+        let data = seg.payload.get(skip..).unwrap_or_default();
+        let missing = (end - start) as u64 - data.len() as u64;
+        if data.is_empty() && missing == 0 {
             return false; // a bare FIN beyond a hole: noted above
         }
+        let start = start as u64;
         if start == self.next {
-            out(Released::Data {
-                ts: seg.ts,
-                frame: seg.frame,
-                bytes: data,
-            });
-            self.next += data.len() as u64;
+            self.release(data, missing, (seg.ts, seg.frame), out);
             self.drain(Some((seg.ts, seg.frame)), out);
             return false;
         }
-        self.buffer(start, data, seg.ts, seg.frame);
+        self.buffer(start, data, missing, seg.ts, seg.frame);
         self.enforce(limits, out)
     }
 
-    fn buffer(&mut self, start: u64, data: &[u8], ts: Timestamp, frame: u64) {
+    /// Releases captured bytes at `next`, then the snapped hole after them.
+    fn release(&mut self, data: &[u8], missing: u64, at: (Timestamp, u64), out: &mut Sink<'_>) {
+        let (ts, frame) = at;
+        if !data.is_empty() {
+            out(Released::Data {
+                ts,
+                frame,
+                bytes: data,
+            });
+            self.next += data.len() as u64;
+        }
+        if missing > 0 {
+            out(Released::Snapped { ts, frame, missing });
+            self.next += missing;
+        }
+    }
+
+    fn buffer(&mut self, start: u64, data: &[u8], missing: u64, ts: Timestamp, frame: u64) {
         if let Some(old) = self.pending.get(&start) {
-            if old.data.len() >= data.len() {
+            if old.span() >= data.len() as u64 + missing {
                 return;
             }
             self.pending_bytes -= old.data.len();
         }
         self.pending_bytes += data.len();
         let data = data.to_vec();
-        self.pending.insert(start, Pending { ts, frame, data });
+        let p = Pending {
+            ts,
+            frame,
+            data,
+            missing,
+        };
+        self.pending.insert(start, p);
     }
 
     fn enforce(&mut self, limits: &Limits, out: &mut Sink<'_>) -> bool {
@@ -232,20 +278,17 @@ impl HalfStream {
             }
             let (at, p) = entry.remove_entry();
             self.pending_bytes -= p.data.len();
-            let skip = (self.next - at) as usize;
-            let Some(fresh) = p.data.get(skip..).filter(|d| !d.is_empty()) else {
+            let skip = self.next - at;
+            if skip >= p.span() {
                 continue;
-            };
+            }
+            let fresh = p.data.get(skip as usize..).unwrap_or_default();
+            let missing = p.span() - skip - fresh.len() as u64;
             let when = match by {
                 Some((ts, frame)) if frame > p.frame => (ts, frame),
                 _ => (p.ts, p.frame),
             };
-            out(Released::Data {
-                ts: when.0,
-                frame: when.1,
-                bytes: fresh,
-            });
-            self.next += fresh.len() as u64;
+            self.release(fresh, missing, when, out);
             by = Some(when);
         }
     }
@@ -272,6 +315,7 @@ mod tests {
             let seg = Incoming {
                 seq,
                 payload,
+                missing: 0,
                 fin,
                 ts: Timestamp(frame as i64),
                 frame,
@@ -286,6 +330,9 @@ mod tests {
             Released::Data { frame, bytes, .. } => ("data", frame, bytes.to_vec()),
             Released::Gap { frame, missing, .. } => {
                 ("gap", frame, missing.to_string().into_bytes())
+            }
+            Released::Snapped { frame, missing, .. } => {
+                ("snapped", frame, missing.to_string().into_bytes())
             }
         }
     }
@@ -353,5 +400,65 @@ mod tests {
             got,
             [("gap", 1, b"10".to_vec()), ("data", 1, b"late".to_vec())]
         );
+    }
+
+    fn cut(
+        half: &mut HalfStream,
+        seq: u32,
+        payload: &[u8],
+        missing: u32,
+        frame: u64,
+    ) -> Vec<(&'static str, u64, Vec<u8>)> {
+        let mut got = Vec::new();
+        let seg = Incoming {
+            seq,
+            payload,
+            missing,
+            fin: false,
+            ts: Timestamp(frame as i64),
+            frame,
+        };
+        half.segment(seg, &LIMITS, &mut |r| got.push(item(r)));
+        got
+    }
+
+    #[test]
+    fn a_snapped_tail_is_a_known_hole_and_the_stream_runs_on_without_waiting() {
+        let mut half = HalfStream::default();
+        half.start(0);
+        let mut got = cut(&mut half, 0, b"head", 96, 1);
+        got.extend(feed(&mut half, &[(100, b"next", false, 2)]));
+        assert_eq!(
+            got,
+            [
+                ("data", 1, b"head".to_vec()),
+                ("snapped", 1, b"96".to_vec()),
+                ("data", 2, b"next".to_vec())
+            ]
+        );
+        assert!(!half.has_pending(), "nothing waits for the cut bytes");
+    }
+
+    #[test]
+    fn a_cut_segment_out_of_order_is_released_with_its_hole_once_contiguous() {
+        let mut half = HalfStream::default();
+        half.start(0);
+        let mut got = cut(&mut half, 10, b"ab", 8, 2);
+        assert!(got.is_empty());
+        got.extend(feed(
+            &mut half,
+            &[(0, b"0123456789", false, 1), (20, b"z", false, 3)],
+        ));
+        assert_eq!(
+            got,
+            [
+                ("data", 1, b"0123456789".to_vec()),
+                ("data", 2, b"ab".to_vec()),
+                ("snapped", 2, b"8".to_vec()),
+                ("data", 3, b"z".to_vec())
+            ]
+        );
+        // A whole retransmission of the cut range adds nothing.
+        assert!(feed(&mut half, &[(10, b"abcdefghij", false, 4)]).is_empty());
     }
 }

@@ -147,6 +147,38 @@ pub fn analyse(name: &str, view: View) -> Report {
     report
 }
 
+/// kgtrace's library pipeline over the capture at `path`, with no filter.
+pub fn analyse_path(path: &std::path::Path, view: View) -> Report {
+    let opts = Options::analyse(vec![path.to_path_buf()], view, Format::Json);
+    let (report, _, _) = kgtrace::analyse(&opts)
+        .unwrap_or_else(|e| panic!("kgtrace failed on {}: {e}", path.display()));
+    report
+}
+
+/// `fixtures/snaplen` in this checkout: lab captures cut with `editcap -s N`.
+pub fn snaplen_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join("snaplen")
+}
+
+/// The cut capture `<name>.s<snap>.pcap[ng]` of lab fixture `name`.
+pub fn snaplen_capture_of(name: &str, snap: u32) -> PathBuf {
+    let dir = snaplen_dir();
+    ["pcap", "pcapng"]
+        .iter()
+        .map(|ext| dir.join(format!("{name}.s{snap}.{ext}")))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no s{snap} capture of {name} in {}", dir.display()))
+}
+
+/// The parsed JSON file at `path`.
+pub fn json_file(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("bad JSON in {}: {e}", path.display()))
+}
+
 /// The parsed `<name>.truth.json`.
 pub fn truth_of(name: &str) -> serde_json::Value {
     let path = fixture_dir(name).join(format!("{name}.truth.json"));

@@ -1,0 +1,129 @@
+//! The same broker log pasted or shipped in other shapes (issue 11): each
+//! gives the same rebalances as the plain log.
+//!
+//! Takes a committed Apache Kafka `server.log` excerpt and writes, from its
+//! own lines, the shapes incidents arrive in: indented, quoted (`> `), with
+//! line numbers, as a Markdown list, as docker's json-file records, as
+//! logback/log4j2 JSON records (the message without its log4j time, the
+//! time in `@timestamp`), as journald `-o json` and as Elasticsearch hits.
+//! Gives one test that runs `kgtrace rebalances` on each and compares the
+//! rebalances (group, generations, trigger, member) with the plain log's.
+
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::util;
+
+const PLAIN: &str = "fixtures/kafka/ak4_java_session_timeout.server.log";
+
+/// `[2026-12-03 02:35:41,496] INFO msg (logger)` → (ISO time with `Z`,
+/// the rest after the bracket). kgtrace reads zone-less log times as UTC
+/// unless told otherwise, so `Z` is the same instant.
+fn split_time(line: &str) -> Option<(String, &str)> {
+    let rest = line.strip_prefix('[')?;
+    let (time, after) = rest.split_once("] ")?;
+    let (date, clock) = time.split_once(' ')?;
+    Some((format!("{date}T{}Z", clock.replace(',', ".")), after))
+}
+
+fn micros(iso: &str) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(iso).expect("an RFC 3339 time");
+    t.timestamp_micros().to_string()
+}
+
+/// Every variant's name and text, written from the plain log's lines.
+fn variants(plain: &str) -> Vec<(&'static str, String)> {
+    let lines: Vec<&str> = plain.lines().collect();
+    let each = |f: &dyn Fn(usize, &str) -> String| -> String {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| f(i, l) + "\n")
+            .collect()
+    };
+    let record = |l: &str, f: &dyn Fn(&str, &str) -> Value| -> String {
+        match split_time(l) {
+            Some((iso, msg)) => f(&iso, msg).to_string(),
+            None => l.to_string(),
+        }
+    };
+    vec![
+        ("indented", each(&|_, l| format!("    {l}"))),
+        ("quoted", each(&|_, l| format!("> {l}"))),
+        ("numbered", each(&|i, l| format!("{:>5}: {l}", i + 1))),
+        ("listed", each(&|_, l| format!(" * {l}"))),
+        (
+            "docker json-file",
+            each(&|_, l| {
+                let time = split_time(l).map_or("2026-12-03T00:00:00Z".into(), |t| t.0);
+                json!({"log": format!("{l}\n"), "stream": "stdout", "time": time}).to_string()
+            }),
+        ),
+        (
+            "logback JSON",
+            each(&|_, l| {
+                record(l, &|iso, msg| {
+                    let (level, text) = msg.split_once(' ').unwrap_or(("INFO", msg));
+                    json!({"@timestamp": iso, "level": level, "thread_name": "main",
+                           "logger_name": "kafka", "message": text})
+                })
+            }),
+        ),
+        (
+            "journald JSON",
+            each(&|_, l| {
+                record(l, &|iso, msg| {
+                    json!({"__REALTIME_TIMESTAMP": micros(iso), "_HOSTNAME": "kafka1",
+                           "MESSAGE": msg})
+                })
+            }),
+        ),
+        (
+            "Elasticsearch hits",
+            each(&|_, l| json!({"_index": "logs", "_source": {"message": l}}).to_string()),
+        ),
+    ]
+}
+
+fn rebalances(path: &str) -> Vec<(String, Value, Value, Value, Value)> {
+    let run = util::run(&["rebalances", "--format", "json", path]);
+    let report = util::json(&run.stdout);
+    util::rows(&report, "rebalances")
+        .iter()
+        .map(|r| {
+            (
+                r["group"].as_str().unwrap_or_default().to_string(),
+                r["previous_generation"].clone(),
+                r["generation"].clone(),
+                r["trigger"]["kind"].clone(),
+                r["trigger"]["member_id"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_broker_log_pasted_or_shipped_in_other_shapes_gives_the_same_rebalances() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let plain = std::fs::read_to_string(root.join(PLAIN)).expect("the plain log");
+    let want = rebalances(PLAIN);
+    assert!(want.len() >= 3, "the plain log shows rebalances: {want:?}");
+    let dir = std::env::temp_dir().join(format!("kgtrace-log-layouts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let mut differ = Vec::new();
+    for (name, text) in variants(&plain) {
+        let path = dir.join(format!("{}.log", name.replace(' ', "_")));
+        std::fs::write(&path, text).expect("the variant is written");
+        let got = rebalances(path.to_str().expect("a UTF-8 temp path"));
+        if got != want {
+            differ.push(format!("{name}: {got:?}"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        differ.is_empty(),
+        "plain: {want:?}\nvariants that differ:\n{}",
+        differ.join("\n")
+    );
+}
