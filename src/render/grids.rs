@@ -5,7 +5,9 @@
 //! HTML writers all print these, so a column means the same in each. CSV and
 //! JSON do not use them: they carry every raw field (see [`super::csv`]).
 
-use crate::report::{DiagnosticCount, ExchangeRow, GroupSummary, Rebalance, Report, TimelineEntry};
+use crate::report::{
+    DiagnosticCount, ExchangeRow, GroupSummary, MemberJoin, Rebalance, Report, TimelineEntry,
+};
 
 use super::doc::{Grid, Span, Tone, TriggerClass};
 use super::human::{self, TimeStyle};
@@ -106,8 +108,19 @@ pub(crate) fn trigger_span(kind: &str) -> Span {
     Span::code(human::one_line(kind)).tone(Tone::Trigger(TriggerClass::of(kind)))
 }
 
+/// The round's straggler, when it held anyone up: not the member that
+/// started the round, and not one that joined at the start (`+0 ms`), which
+/// parked nobody.
+pub(crate) fn shown_straggler(r: &Rebalance) -> Option<&MemberJoin> {
+    r.straggler.as_ref().filter(|s| {
+        s.after_start_ms.is_finite()
+            && s.after_start_ms >= 1.0
+            && r.trigger.member_id.as_deref() != Some(s.member_id.as_str())
+    })
+}
+
 fn straggler_span(r: &Rebalance) -> Span {
-    match &r.straggler {
+    match shown_straggler(r) {
         Some(s) => Span::code(format!(
             "{} (+{})",
             human::member_label(Some(&s.member_id), s.client_id.as_deref()),

@@ -19,6 +19,7 @@
 mod coordinator;
 mod csv;
 mod doc;
+mod escape;
 mod grids;
 mod html;
 mod human;
@@ -28,6 +29,8 @@ mod incident_round;
 pub mod json;
 mod markdown;
 mod ndjson;
+mod parts;
+mod story;
 mod svg;
 mod table;
 mod text;
@@ -112,6 +115,9 @@ pub fn render(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
+        Format::Table if view == View::Report => {
+            text::write(&incident::document(report), opts, out)
+        }
         Format::Table => table::write(report, view, opts, out),
         Format::Json => json::write(report, view, out),
         Format::Ndjson => ndjson::write(report, view, out),

@@ -18,7 +18,7 @@ use crate::report::Report;
 use super::doc::{Grid, Span, Style, Tone, TriggerClass};
 use super::grids;
 use super::human::TimeStyle;
-use super::{incident, text, RenderOptions, View};
+use super::{RenderOptions, View};
 
 /// Writes `view` as a table (or the report as text).
 pub(super) fn write(
@@ -33,7 +33,8 @@ pub(super) fn write(
         View::Rebalances => grids::rebalances(&report.rebalances, style),
         View::Groups => grids::groups(&report.groups),
         View::Decode => grids::exchanges(&report.exchanges, style),
-        View::Report => return text::write(&incident::document(report), opts, out),
+        // The report is text with tables: the caller sends it to `text`.
+        View::Report => grids::rebalances(&report.rebalances, style),
     };
     writeln!(out, "{}", grid_text(&grid, opts))
 }
