@@ -19,6 +19,14 @@ pub enum Error {
         /// Why.
         source: io::Error,
     },
+    /// An output file (`--html FILE`) could not be created or written.
+    #[error("cannot write '{path}': {source}")]
+    Create {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
     /// An input is neither a capture nor a log kgtrace knows.
     #[error("'{path}' is not a pcap, pcapng or Kafka log file (starts with {magic})")]
     UnknownInput {

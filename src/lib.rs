@@ -104,24 +104,38 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
             diagnostics,
         });
     }
+    let html = match &opts.command {
+        Command::Report { html } => html.as_deref(),
+        _ => None,
+    };
+    let html_to_stdout = html.is_some_and(|p| p == std::path::Path::new("-"));
     if opts.count {
         render::render_count(matched, out)?;
+    } else if html_to_stdout {
+        // `--html -`: the page is what stdout gets.
+        render::render_html(&report, out)?;
     } else {
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
-    if let Command::Report { html: Some(path) } = &opts.command {
-        let file = std::fs::File::create(path).map_err(|e| Error::Read {
-            path: path.clone(),
-            source: e,
-        })?;
-        let mut w = std::io::BufWriter::new(file);
-        render::render_html(&report, &mut w)?;
-        w.flush()?;
+    if let Some(path) = html.filter(|_| !html_to_stdout) {
+        write_html(&report, path)?;
     }
     Ok(Outcome {
         matched,
         diagnostics,
     })
+}
+
+/// Writes the HTML report to `path`, naming it on any failure.
+fn write_html(report: &report::Report, path: &std::path::Path) -> Result<()> {
+    let cannot = |source| Error::Create {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::create(path).map_err(cannot)?;
+    let mut w = std::io::BufWriter::new(file);
+    render::render_html(report, &mut w).map_err(cannot)?;
+    w.flush().map_err(cannot)
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without

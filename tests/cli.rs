@@ -6,6 +6,7 @@
 //! capture, garbage bytes).
 
 mod filters;
+mod flags;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
