@@ -48,6 +48,9 @@ pub enum CliCommand {
         /// Also write a self-contained HTML report with an SVG timeline to FILE (`-`: write only the HTML, to stdout).
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Only the story, the summary and the rebalance tables, under 30,000 characters (a ticket comment); says what it left out.
+        #[arg(long)]
+        brief: bool,
     },
     /// Raw Kafka request/response exchanges, one row each.
     Decode(Common),
@@ -120,6 +123,12 @@ pub struct Common {
     /// A Kafka port (repeatable; default 9092). Kafka on other ports is also detected from the traffic.
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
+    /// Table width in columns: 0 for unlimited (one line per row). Default: the terminal's width, else COLUMNS, else 100.
+    #[arg(long, value_name = "COLUMNS")]
+    pub width: Option<u16>,
+    /// Tables keep every column and cell whole, one line per row, whatever the width.
+    #[arg(long, conflicts_with = "width")]
+    pub wide: bool,
     /// No progress bar and no diagnostics summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -160,7 +169,11 @@ impl Cli {
             CliCommand::Timeline(c) => (Command::Analyse, c, View::Timeline),
             CliCommand::Groups(c) => (Command::Analyse, c, View::Groups),
             CliCommand::Decode(c) => (Command::Analyse, c, View::Decode),
-            CliCommand::Report { common, html } => (Command::Report { html }, common, View::Report),
+            CliCommand::Report {
+                common,
+                html,
+                brief,
+            } => (Command::Report { html, brief }, common, View::Report),
             CliCommand::Coordinator {
                 group,
                 partitions,
@@ -191,6 +204,7 @@ impl Cli {
             format,
             color,
             count: common.count,
+            width: if common.wide { Some(0) } else { common.width },
             quiet: common.quiet,
             inputs: common.inputs.clone(),
             filter: filter_of(&common, view)?,

@@ -43,6 +43,7 @@ pub mod progress;
 pub mod render;
 pub mod report;
 pub mod tcp;
+pub mod terminal;
 pub mod time;
 pub mod timeline;
 
@@ -105,7 +106,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         });
     }
     let html = match &opts.command {
-        Command::Report { html } => html.as_deref(),
+        Command::Report { html, .. } => html.as_deref(),
         _ => None,
     };
     let html_to_stdout = html.is_some_and(|p| p == std::path::Path::new("-"));

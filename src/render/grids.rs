@@ -18,7 +18,7 @@ pub(crate) fn timeline(entries: &[TimelineEntry], style: TimeStyle) -> Grid {
         "time", "group", "gen", "member", "kind", "error", "detail", "evidence",
     ];
     let rows = entries.iter().map(|e| timeline_row(e, style)).collect();
-    Grid::new(headers, rows).droppable(&["gen", "group"])
+    Grid::new(headers, rows).droppable(&["gen"])
 }
 
 fn timeline_row(e: &TimelineEntry, style: TimeStyle) -> Vec<Span> {
@@ -78,7 +78,7 @@ pub(crate) fn rebalances<'a>(
         .into_iter()
         .map(|r| rebalance_row(r, style))
         .collect();
-    Grid::new(headers, rows).droppable(&["evidence", "confidence", "group", "flags"])
+    Grid::new(headers, rows).droppable(&["evidence", "confidence", "flags", "straggler"])
 }
 
 fn rebalance_row(r: &Rebalance, style: TimeStyle) -> Vec<Span> {

@@ -64,7 +64,7 @@ pub(crate) fn group_names(report: &Report) -> Vec<&str> {
     names
 }
 
-fn title(names: &[&str]) -> Line {
+pub(crate) fn title(names: &[&str]) -> Line {
     let mut line = vec![Span::plain("Consumer group report")];
     if (1..=3).contains(&names.len()) {
         line.push(Span::plain(": "));
@@ -75,7 +75,11 @@ fn title(names: &[&str]) -> Line {
     line
 }
 
-fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static str, Line)> {
+pub(crate) fn summary(
+    report: &Report,
+    names: &[&str],
+    style: TimeStyle,
+) -> Vec<(&'static str, Line)> {
     let mut fields = vec![("Inputs", inputs(&report.inputs))];
     if let Some((first, last)) = human::span(report) {
         let text = format!(
