@@ -38,6 +38,7 @@ def parse_args(argv=None):
     p.add_argument("--heartbeat-ms", type=int, default=1000)
     p.add_argument("--instance-id", default=None)
     p.add_argument("--assignor", default="range")
+    p.add_argument("--group-protocol", choices=["classic", "consumer"], default="classic")
     p.add_argument("--run-seconds", type=float, default=110.0)
     p.add_argument("--stall-seconds", type=float, default=15.0)
     p.add_argument("--produce-interval", type=float, default=0.5)

@@ -31,6 +31,34 @@ MEMBER_CMD = {
     "kp": [sys.executable, os.path.join(HERE, "member_kp.py")],
     "kjs": ["node", os.path.join(HERE, "member_kjs.js")],
 }
+# Apache Kafka's Java consumer (lab/java/LabMember.java) against kafka-clients of one line
+JAVA_LINES = {"java39": "3.9", "java4": "4"}
+
+
+def java_member_cmd(kind):
+    """Compiles lab/java against the line's Maven classpath (once) and gives the command."""
+    import akbroker  # noqa: PLC0415
+    line = JAVA_LINES[kind]
+    cp = akbroker.classpath(line)
+    classes = os.path.join(HERE, "java", f"classes-{line}")
+    srcs = [os.path.join(HERE, "java", f) for f in ("LabMember.java", "LabAssignor.java")]
+    stamp = os.path.join(classes, "LabMember.class")
+    if not os.path.exists(stamp) or any(os.path.getmtime(s) > os.path.getmtime(stamp)
+                                        for s in srcs):
+        os.makedirs(classes, exist_ok=True)
+        subprocess.run(["javac", "-nowarn", "-d", classes, "-cp", cp, *srcs], check=True,
+                       timeout=300, capture_output=True)
+    log = (["-Dlog4j.configuration=file:" + os.path.join(akbroker.project(line),
+                                                           "client-log4j.properties")]
+           if line == "3.9" else
+           ["-Dlog4j2.configurationFile=" + os.path.join(akbroker.project(line),
+                                                         "client-log4j2.properties")])
+    return ["java", "-Xms32m", "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Duser.timezone=UTC", *log, "-cp", classes + ":" + cp, "LabMember"]
+
+
+def member_cmd(kind):
+    return java_member_cmd(kind) if kind in JAVA_LINES else list(MEMBER_CMD[kind])
 
 SIGNALS = {
     "leave": signal.SIGTERM,
@@ -38,7 +66,10 @@ SIGNALS = {
     "resume": signal.SIGCONT,
     "kill": signal.SIGKILL,
     "stop_polling": signal.SIGUSR1,
+    "exit_without_close": signal.SIGUSR2,
 }
+# the Java member stops polling on SIGWINCH (the JVM reserves SIGUSR1; nohup ignores SIGHUP)
+JAVA_SIGNALS = dict(SIGNALS, stop_polling=signal.SIGWINCH)
 
 
 def find_tansu():
@@ -85,8 +116,13 @@ def read_events(path):
 class Lab:
     """One scenario run: owns the broker, the capture and the member processes."""
 
-    def __init__(self, name, run_dir, client, capture="lo"):
+    def __init__(self, name, run_dir, client, capture="lo", kafka=None):
         self.name, self.dir, self.client, self.capture_kind = name, run_dir, client, capture
+        # kafka: None (tansu) or {"line": "3.9"|"4", "nodes": n, "extra": {...},
+        # "request_level": .., "coordinator_level": ..} for Apache Kafka (akbroker.py)
+        self.kafka = kafka
+        self.brokers = None
+        self.bootstrap = BOOTSTRAP
         shutil.rmtree(run_dir, ignore_errors=True)
         os.makedirs(run_dir)
         self.procs = {}  # client_id -> (Popen, group, client kind)
@@ -109,6 +145,8 @@ class Lab:
 
     # --- broker -----------------------------------------------------------------------------
     def start_broker(self):
+        if self.kafka:
+            return self.start_kafka()
         tansu = find_tansu()
         ver = subprocess.run([tansu, "--version"], capture_output=True, text=True, timeout=10)
         self.meta["broker_binary"] = tansu
@@ -123,10 +161,56 @@ class Lab:
             raise RuntimeError("tansu did not become ready in 15 s")
         self._create_topic()
 
-    def _create_topic(self):
+    def start_kafka(self):
+        import akbroker  # noqa: PLC0415
+        k = self.kafka
+        self.brokers = akbroker.Brokers(
+            k["line"], self.dir, k.get("nodes", 1), k.get("extra"),
+            k.get("request_level", "WARN"), k.get("coordinator_level", "INFO"))
+        self.bootstrap = self.brokers.bootstrap()
+        self.meta["broker"] = f"Apache Kafka {akbroker.version(k['line'])}"
+        self.meta["broker_binary"] = (f"kafka.Kafka from Maven Central (lab/kafka-{k['line']}/"
+                                      f"pom.xml), KRaft, {self.brokers.nodes} node(s)")
+        self.meta["broker_config"] = {"nodes": self.brokers.nodes, **(k.get("extra") or {})}
+        self.brokers.format_all()
+        secs = self.brokers.start_all()
+        self.log("broker_start", detail=f"{self.meta['broker']} x{self.brokers.nodes} up in "
+                                        f"{secs:.1f} s")
+        self._create_topic(min(3, self.brokers.nodes))
+
+    def broker_action(self, action, node, detail=""):
+        """start / stop (SIGTERM) / kill (SIGKILL) / freeze (SIGSTOP) / resume one node."""
+        b = self.brokers
+        if action == "broker_start":
+            b.start(node)
+        elif action == "broker_stop":
+            b.stop(node)
+        else:
+            b.signal(node, {"broker_kill": signal.SIGKILL, "broker_freeze": signal.SIGSTOP,
+                            "broker_resume": signal.SIGCONT}[action])
+        self.log(action, client_id=f"broker{node}", detail=detail)
+
+    def coordinator_of(self, group, partitions=3):
+        """Node id of the group's coordinator: the leader of `__consumer_offsets` partition
+        abs(group.hashCode()) % partitions (Kafka's GroupCoordinator.partitionFor /
+        Utils.abs(groupId.hashCode) % offsets.topic.num.partitions), or None."""
+        from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+        h = 0
+        for ch in group:
+            h = (31 * h + ord(ch)) & 0xFFFFFFFF
+        h = h - (1 << 32) if h >= 1 << 31 else h
+        part = (h & 0x7FFFFFFF) % partitions  # Utils.toPositive, as Kafka does
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "lab-admin"})
+        try:
+            md = admin.list_topics("__consumer_offsets", timeout=10)
+            return md.topics["__consumer_offsets"].partitions[part].leader
+        except Exception:  # noqa: BLE001 (reported by the caller)
+            return None
+
+    def _create_topic(self, replication=1):
         from confluent_kafka.admin import AdminClient, NewTopic  # noqa: PLC0415
-        admin = AdminClient({"bootstrap.servers": BOOTSTRAP, "client.id": "lab-admin"})
-        for fut in admin.create_topics([NewTopic(TOPIC, PARTITIONS, 1)]).values():
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "lab-admin"})
+        for fut in admin.create_topics([NewTopic(TOPIC, PARTITIONS, replication)]).values():
             fut.result(15)
         ok = wait_until(lambda: TOPIC in admin.list_topics(timeout=5).topics, 10, 0.5)
         if not ok:
@@ -137,11 +221,15 @@ class Lab:
         kind = self.capture_kind
         ext = "pcapng" if kind == "pcapng" else "pcap"
         self.cap_file = os.path.join(self.dir, f"{self.name}.{ext}")
+        flt = f"tcp port {PORT}"
+        if self.brokers and self.brokers.nodes > 1:
+            flt = f"tcp portrange {PORT}-{PORT + self.brokers.nodes - 1}"
+        snap = ["-s", str(self.kafka.get("snaplen", 0))] if self.kafka else []
         if kind == "pcapng":
-            cmd = ["dumpcap", "-q", "-i", "lo", "-f", f"tcp port {PORT}", "-w", self.cap_file]
+            cmd = ["dumpcap", "-q", "-i", "lo", *snap, "-f", flt, "-w", self.cap_file]
         else:
             iface = "any" if kind == "any" else "lo"
-            cmd = ["tcpdump", "-U", "-n", "-i", iface, "-w", self.cap_file, f"tcp port {PORT}"]
+            cmd = ["tcpdump", "-U", "-n", "-i", iface, *snap, "-w", self.cap_file, flt]
         self.meta["capture_cmd"] = " ".join(cmd)
         err = open(os.path.join(self.dir, "capture.log"), "w")
         self.cap = subprocess.Popen(cmd, stdout=err, stderr=subprocess.STDOUT)
@@ -173,8 +261,8 @@ class Lab:
     def start(self, group, client_id, client=None, role="consumer", note="", action="start",
               **opts):
         client = client or self.client
-        cmd = list(MEMBER_CMD[client]) + ["--role", role, "--client-id", client_id,
-                                          "--bootstrap", BOOTSTRAP]
+        cmd = member_cmd(client) + ["--role", role, "--client-id", client_id,
+                                    "--bootstrap", self.bootstrap]
         if group:
             cmd += ["--group", group]
         for k, v in opts.items():
@@ -193,10 +281,11 @@ class Lab:
         return p
 
     def signal(self, client_id, action, detail=""):
-        p, group, _ = self.procs[client_id]
+        p, group, kind = self.procs[client_id]
+        sigs = JAVA_SIGNALS if kind in JAVA_LINES else SIGNALS
         if p.poll() is None:
-            p.send_signal(SIGNALS[action])
-        self.log(action, group, client_id, detail or SIGNALS[action].name)
+            p.send_signal(sigs[action])
+        self.log(action, group, client_id, detail or sigs[action].name)
 
     def wait_exit(self, client_id, timeout=15):
         p = self.procs[client_id][0]
@@ -259,6 +348,8 @@ class Lab:
                 p.wait(10)
             except subprocess.TimeoutExpired:
                 pass
+        if self.brokers:
+            self.brokers.shutdown()
         if self.broker and self.broker.poll() is None:
             self.broker.terminate()
             try:

@@ -31,6 +31,11 @@ def consumer_conf(a):
     }
     if a.instance_id:
         conf["group.instance.id"] = a.instance_id
+    if a.group_protocol == "consumer":
+        # KIP-848: the broker owns session, heartbeat interval and assignor
+        for k in ("session.timeout.ms", "heartbeat.interval.ms", "partition.assignment.strategy"):
+            del conf[k]
+        conf["group.protocol"] = "consumer"
     return conf
 
 
@@ -51,7 +56,7 @@ def run_consumer(m):
                partitions=[f"{p.topic}-{p.partition}" for p in parts])
 
     c.subscribe([a.topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
-    m.emit("started", role="consumer", client="confluent-kafka")
+    m.emit("started", role="consumer", client="confluent-kafka", group_protocol=a.group_protocol)
     end = m.deadline()
     consumed = 0
     while not m.stop and time.monotonic() < end:

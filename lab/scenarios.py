@@ -208,3 +208,9 @@ SCENARIOS = {
     "kp_ten_members": (ten_members, "kp", "lo"),
     "kjs_clean_leave": (clean_leave, "kjs", "pcapng"),
 }
+
+# Apache Kafka scenarios (ak_scenarios.py) as 4-tuples: + the broker spec
+from ak_scenarios import AK_SCENARIOS  # noqa: E402 (after the shared constants it imports)
+
+SCENARIOS.update(AK_SCENARIOS)
+

@@ -37,6 +37,18 @@ KP_RULES = [
     ("poll_timeout", re.compile(r"^Consumer poll timeout has expired")),
     ("session_lost", re.compile(r"^Heartbeat session expired")),
 ]
+# Apache Kafka's Java consumer (lab/kafka-*/client-log4j*: JVM in UTC):
+# "[2026-12-03 02:35:00,123] LEVEL message (logger)" (log4j 1) or "[2026-12-03T02:35:00,123] ..."
+JAVA_LINE = re.compile(r"^\[(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d),(\d{3})\] (\w+) (.*) \([\w.$]+\)$")
+JAVA_RULES = [
+    ("sync_failed", re.compile(r"SyncGroup failed|Attempt to join group failed due to")),
+    ("heartbeat_rebalancing", re.compile(r"[Rr]equest joining group due to: group is already "
+                                         r"rebalancing|Heartbeat failed .*rebalance")),
+    ("unknown_member", re.compile(r"UNKNOWN_MEMBER_ID|unknown member id|FENCED_MEMBER_EPOCH|"
+                                  r"encountered UNKNOWN_MEMBER_ID")),
+    ("poll_timeout", re.compile(r"consumer poll timeout has expired")),
+    ("session_lost", re.compile(r"session timed out without receiving a heartbeat")),
+]
 
 
 def parse_line(kind, line):
@@ -47,12 +59,15 @@ def parse_line(kind, line):
     if kind == "kjs":
         m = KJS_LINE.match(line)
         return (m.group(1), m.group(4)) if m and m.group(2) != "INFO" else None
+    if kind.startswith("java"):
+        m = JAVA_LINE.match(line)
+        return (f"{m.group(1)}T{m.group(2)}.{m.group(3)}Z", m.group(5)) if m else None
     m = KP_LINE.match(line)
     return (m.group(1), m.group(3)) if m else None
 
 
 def signals(kind, err_path, client_id):
-    rules = {"ck": CK_RULES, "kjs": KJS_RULES, "kp": KP_RULES}[kind]
+    rules = {"ck": CK_RULES, "kjs": KJS_RULES, "kp": KP_RULES}.get(kind, JAVA_RULES)
     out = []
     try:
         lines = open(err_path, encoding="utf-8", errors="replace").read().splitlines()

@@ -22,13 +22,15 @@ from truth_time import iso_from_epoch, secs
 CK_JOIN = re.compile(r"^%\d\|(\d+\.\d+)\|JOINGROUP\|[^|]*\|.*JoinGroup response: GenerationId "
                      r"(-?\d+), Protocol ([^,]*), LeaderId ([^,]*), my MemberId ([^,]+),")
 DEPARTURE = {"leave": "member_left", "freeze": "session_timeout", "kill": "session_timeout",
-             "stop_polling": "poll_timeout"}
+             "exit_without_close": "session_timeout", "stop_polling": "poll_timeout"}
 ARRIVAL = {"start": "member_joined", "resume": "member_joined",
            "resume_polling": "member_joined", "restart_static": "static_member_replaced"}
 # joins of one generation that tansu answers this far apart still belong together
 SAME_REBALANCE_S = 8.0
 
 
+CK_848 = re.compile(r'^%\d\|(\d+\.\d+)\|HEARTBEAT\|[^|]*\|.*ConsumerGroupHeartbeat response '
+                    r'received for member id "([^"]+)" with epoch (-?\d+)')
 CK_MEMBER = re.compile(r'^%\d\|[^|]*\|ASSIGN\|[^|]*\|.*\]:  Member "([^"]+)"(?: \(me\))? with \d+ owned')
 
 
@@ -40,7 +42,22 @@ def ck_joins(err_path, client_id, group):
     except FileNotFoundError:
         return out
     last = None
+    epoch, fresh = None, True
     for line in lines:
+        h = CK_848.match(line)
+        if h:
+            # KIP-848 (group.protocol=consumer): every heartbeat answer logs the member epoch
+            e = int(h.group(3))
+            if e <= 0:
+                fresh = True  # fenced or left: the next epoch is a new membership
+            elif e != epoch:
+                out.append({"ts": iso_from_epoch(h.group(1)), "group": group,
+                            "client_id": client_id, "generation": e,
+                            "member_id": h.group(2), "leader_id": None,
+                            "protocol": "consumer", "first": fresh})
+                fresh = False
+            epoch = e
+            continue
         m = CK_JOIN.match(line)
         if m:
             last = None
@@ -66,7 +83,21 @@ def member_joins(run_dir, action):
     if action.get("client") == "ck":
         return ck_joins(base + ".err", cid, group)
     out = []
+    consumer_protocol, fresh = False, True
     for e in read_events(base + ".out"):
+        if e["event"] == "started":
+            consumer_protocol, fresh = e.get("group_protocol") == "consumer", True
+        if consumer_protocol:
+            # KIP-848: the member epoch is the epoch of the target assignment the member has
+            # reconciled to. See kip848_first_joins for a member's first epoch.
+            if e["event"] == "lost":
+                fresh = True  # fenced: it rejoins with member epoch 0
+            if e["event"] == "joined" and e.get("generation", -1) >= 0:
+                out.append({"ts": e["ts"], "group": group, "client_id": cid,
+                            "generation": e["generation"], "member_id": e.get("member_id"),
+                            "leader_id": None, "protocol": "consumer", "first": fresh})
+                fresh = False
+            continue
         if e["event"] == "joined" and e.get("generation", -1) >= 0:
             out.append({"ts": e["ts"], "group": group, "client_id": cid,
                         "generation": e["generation"], "member_id": e["member_id"],
@@ -76,6 +107,23 @@ def member_joins(run_dir, action):
         elif e["event"] == "leader_assign" and out and out[-1]["generation"] == e["generation"]:
             out[-1]["members"] = e["members"]
             out[-1]["leader_id"] = e["leader_id"]
+    return out
+
+
+def kip848_first_joins(joins):
+    """Drops a KIP-848 member's first epoch when another member of its group had already
+    logged that epoch: Apache Kafka 4.4 computes target assignments asynchronously
+    (group.consumer.assignment.interval.ms; GroupMetadataManager.java consumerGroupHeartbeat
+    answers with the epoch of the latest COMPUTED target assignment), so a member that just
+    joined is first told the previous assignment's epoch, of which it is not part; its next
+    epoch is the first one that includes it."""
+    out = []
+    for j in sorted(joins, key=lambda j: j["ts"]):
+        if j.pop("first", False) and any(
+                o["group"] == j["group"] and o["client_id"] != j["client_id"]
+                and o["generation"] == j["generation"] for o in out):
+            continue
+        out.append(j)
     return out
 
 
@@ -221,8 +269,20 @@ def same_generation_rejoin(c, prev, actions, used):
     """A round that changed nothing (same generation, same members, same member ids), e.g. a
     static member that tansu let back in with its old member id: not a rebalance. Gives the
     record for the truth's same_generation_rejoins, consuming a restart_static action."""
-    if prev is None or c["generation"] != prev["generation"] or c["view"] != prev["view"]:
+    if prev is None or c["generation"] != prev["generation"]:
         return None
+    if c["view"] != prev["view"]:
+        # Apache Kafka gives a restarted static member a NEW member id in the same
+        # generation without a rebalance (GroupCoordinator.scala updateStaticMemberAndRebalance
+        # / GroupMetadataManager.java classicGroupJoinExistingStaticMember: "static member
+        # with unknown member id joins ... replacing previously mapped member"): the same
+        # clients, only a restarted static member's member id differs
+        changed = {cid for cid in set(c["view"]) | set(prev["view"])
+                   if c["view"].get(cid) != prev["view"].get(cid)}
+        if set(c["view"]) != set(prev["view"]) or any(
+                pending_for(actions, used, cid, ("restart_static",), c["last_ts"]) is None
+                for cid in changed):
+            return None
     rec = {"group": c["members"][next(iter(c["members"]))]["group"],
            "generation": c["generation"],
            "joins_logged": [{"client_id": j["client_id"], "member_id": j["member_id"],
@@ -231,9 +291,13 @@ def same_generation_rejoin(c, prev, actions, used):
         i = pending_for(actions, used, cid, ("restart_static",), c["last_ts"])
         if i is not None:
             used.add(i)
+            same_id = prev["view"].get(cid) == c["view"].get(cid)
             rec.update(action="restart_static", client_id=cid, action_ts=actions[i]["ts"],
-                       note="restarted static member got its old member id and generation "
-                            "back; the other members did not rejoin (no rebalance)")
+                       note=("restarted static member got its old member id and generation "
+                             "back" if same_id else
+                             "restarted static member got a new member id in the same "
+                             "generation (the broker replaced the old one)") +
+                            "; the other members did not rejoin (no rebalance)")
     return rec
 
 
@@ -243,10 +307,11 @@ def group_rebalances(group, joins, actions, used, cooperative, sigs, rejoins):
     kept = []  # the clusters that became rebalances
     for c in cluster_joins(joins):
         causes = explain(c, prev, actions, used)
-        if not causes:
+        if all(k == "static_member_replaced" for _, k, _, _ in causes):
             same = same_generation_rejoin(c, prev, actions, used)
             if same is not None:
                 rejoins.append(same)
+                prev["view"] = dict(c["view"])  # a replaced static member's new member id
                 continue
         for i, *_ in causes:
             used.add(i)
@@ -285,6 +350,7 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
         sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
                             a["client_id"]))
     sigs.sort(key=lambda x: x["ts"])
+    joins = kip848_first_joins(joins)
     group_of = {cid: a["group"] for cid, a in members.items()}
     cooperative = any("cooperative" in (a.get("detail") or "") for a in members.values())
     used = set()

@@ -19,14 +19,6 @@ pub enum Error {
         /// Why.
         source: io::Error,
     },
-    /// An output file (`--html FILE`) could not be created or written.
-    #[error("cannot write '{path}': {source}")]
-    Create {
-        /// The output.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
     /// An input is neither a capture nor a log kgtrace knows.
     #[error("'{path}' is not a pcap, pcapng or Kafka log file (starts with {magic})")]
     UnknownInput {
@@ -62,6 +54,14 @@ pub enum Error {
         value: String,
         /// What would be right.
         hint: String,
+    },
+    /// An output file could not be created or written.
+    #[error("cannot write '{path}': {detail}")]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        detail: String,
     },
     /// Writing the output failed.
     #[error("cannot write output: {0}")]

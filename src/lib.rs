@@ -28,6 +28,7 @@ pub mod assemble;
 pub mod capture;
 pub mod cli;
 pub mod coordinator;
+pub mod decompress;
 pub mod describe;
 pub mod diagnostic;
 pub mod error;
@@ -119,7 +120,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
     if let Some(path) = html.filter(|_| !html_to_stdout) {
-        write_html(&report, path)?;
+        write_html(&report, path, &opts.inputs)?;
     }
     Ok(Outcome {
         matched,
@@ -127,16 +128,37 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     })
 }
 
-/// Writes the HTML report to `path`, naming it on any failure.
-fn write_html(report: &report::Report, path: &std::path::Path) -> Result<()> {
-    let cannot = |source| Error::Create {
+/// Writes the HTML report to `path`, naming it on any failure; never over
+/// one of the inputs.
+fn write_html(
+    report: &report::Report,
+    path: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
+    let cannot = |detail: String| Error::WriteFile {
         path: path.to_path_buf(),
-        source,
+        detail,
     };
-    let file = std::fs::File::create(path).map_err(cannot)?;
+    if is_an_input(path, inputs) {
+        return Err(cannot(
+            "it is one of the inputs (refusing to overwrite it)".into(),
+        ));
+    }
+    let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
     let mut w = std::io::BufWriter::new(file);
-    render::render_html(report, &mut w).map_err(cannot)?;
-    w.flush().map_err(cannot)
+    render::render_html(report, &mut w)
+        .and_then(|()| w.flush())
+        .map_err(|e| cannot(e.to_string()))
+}
+
+/// Whether `out` names one of the inputs (the same canonical path).
+fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
+    let Ok(target) = std::fs::canonicalize(out) else {
+        return false;
+    };
+    inputs
+        .iter()
+        .any(|i| std::fs::canonicalize(i).is_ok_and(|i| target == i))
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without

@@ -7,6 +7,7 @@
 
 mod filters;
 mod flags;
+mod hostile;
 mod terminal;
 
 use std::io::{BufRead, BufReader};

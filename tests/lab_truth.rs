@@ -154,6 +154,9 @@ struct TruthRebalance {
     client_id: Option<String>,
     /// Clients the truth holds equally responsible.
     also: Vec<String>,
+    /// The member ids of `client_id` and `also` (a broker log names members
+    /// by member id only).
+    member_ids: Vec<String>,
     /// The driver action behind it, if any (`start`, `leave`, `kill`...).
     action: Option<String>,
     expected: bool,
@@ -193,6 +196,16 @@ fn truth_rebalances(truth: &Value) -> Vec<TruthRebalance> {
                 .as_array()
                 .map(|a| a.iter().filter_map(|x| text(&x["client_id"])).collect())
                 .unwrap_or_default(),
+            member_ids: std::iter::once(&r["member_id"])
+                .chain(
+                    r["also"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|a| &a["member_id"]),
+                )
+                .filter_map(text)
+                .collect(),
             action: text(&r["action"]),
             expected: r["expected"].as_bool().unwrap_or(false),
             in_capture: r["in_capture"].as_bool() != Some(false),
@@ -223,8 +236,32 @@ fn agrees(t: &TruthRebalance, r: &Rebalance) -> bool {
     r.trigger.kind == t.trigger && client_ok
 }
 
+/// [`agrees`], or (for Apache Kafka) the same trigger naming the same
+/// member id: a broker's log names members by member id only, so kgtrace
+/// names no client (KIP-848 member ids carry none) or the static member's
+/// `group.instance.id` (the prefix of its member id) instead.
+fn agrees_ak(t: &TruthRebalance, r: &Rebalance) -> bool {
+    agrees(t, r)
+        || (r.trigger.kind == t.trigger
+            && r.trigger
+                .member_id
+                .as_ref()
+                .is_some_and(|m| t.member_ids.contains(m)))
+}
+
 fn same_key(t: &TruthRebalance, r: &Rebalance) -> bool {
     r.group == t.group && r.previous_generation == t.from && r.generation == t.to
+}
+
+/// [`same_key`] for Apache Kafka, whose new groups start at generation 0
+/// (`GroupMetadata`'s `generationId = 0` in 3.9's GroupMetadata.scala,
+/// `ClassicGroup`'s initial generation 0 in 4.x): the truth cannot know the
+/// generation before a group's first round (clients never see 0), so its
+/// `from: null` matches kgtrace's 0 (a log says "old generation 0") or null.
+fn same_key_ak(t: &TruthRebalance, r: &Rebalance) -> bool {
+    let from_ok =
+        r.previous_generation == t.from || (t.from.is_none() && r.previous_generation == Some(0));
+    r.group == t.group && from_ok && r.generation == t.to
 }
 
 /// Pairs truth and kgtrace rebalances (criteria b and c). Returns the
@@ -233,6 +270,16 @@ fn same_key(t: &TruthRebalance, r: &Rebalance) -> bool {
 fn compare(
     truth: &[TruthRebalance],
     found: &[Rebalance],
+) -> (Vec<Disagreement>, usize, usize, Vec<String>) {
+    compare_by(truth, found, same_key, agrees)
+}
+
+/// [`compare`] with the rule that pairs a truth rebalance with kgtrace's.
+fn compare_by(
+    truth: &[TruthRebalance],
+    found: &[Rebalance],
+    same_key: fn(&TruthRebalance, &Rebalance) -> bool,
+    agrees: fn(&TruthRebalance, &Rebalance) -> bool,
 ) -> (Vec<Disagreement>, usize, usize, Vec<String>) {
     let mut used = vec![false; found.len()];
     let mut out = Vec::new();
@@ -397,7 +444,11 @@ fn check(name: &str) {
     let truth = truth_rebalances(&truth_json);
     let found = util::analyse(name, View::Rebalances).rebalances;
     let (found_diffs, matched, total, verdicts) = compare(&truth, &found);
-    let missing = missing_generations(name, &truth_json);
+    let missing = if util::snapped(name) {
+        Vec::new()
+    } else {
+        missing_generations(name, &truth_json)
+    };
     let known = known_for(name);
     let unlisted: Vec<&Disagreement> = found_diffs.iter().filter(|d| !known.contains(d)).collect();
     let stale: Vec<&Disagreement> = known.iter().filter(|k| !found_diffs.contains(k)).collect();
@@ -502,6 +553,552 @@ fn known_differences_name_only_lab_fixtures() {
             "KNOWN_DIFFERENCES names unknown fixture {}",
             k.fixture
         );
+        assert!(!k.why.is_empty());
+    }
+}
+
+// --- Apache Kafka fixtures (fixtures/kafka) ------------------------------------------------
+
+/// Which inputs of an Apache Kafka fixture kgtrace reads.
+const SOURCES: [&str; 3] = ["capture", "log", "both"];
+
+/// One disagreement between kgtrace and an Apache Kafka fixture's truth,
+/// for one kind of input (`capture`, `log` = the brokers' server.log
+/// excerpts, `both`).
+struct AkKnown {
+    fixture: &'static str,
+    source: &'static str,
+    group: &'static str,
+    from: Option<i32>,
+    to: Option<i32>,
+    truth: &'static str,
+    kgtrace: &'static str,
+    /// Why they differ, against Apache Kafka's source.
+    why: &'static str,
+}
+
+/// Why kgtrace differs on `ak4_java_upgrade` (one text for all its entries).
+const UPGRADE_WHY: &str = "Classic -> consumer online upgrade by a rolling restart: when \
+    g1-c1 rejoined with group.protocol=consumer, Apache Kafka 4.4 converted the group \
+    (server.log 'Converted the classic group to a consumer group.'; GroupMetadataManager.java \
+    consumerGroupHeartbeat -> convertToConsumerGroup) and went on numbering with group \
+    epochs (3..7). The classic members g1-c2 and g1-c3 stayed in the converted group through \
+    JoinGroup/SyncGroup answered with those epochs, then left by LeaveGroup ('Dynamic member \
+    g1-c2-... has left group through explicit LeaveGroup request') and rejoined as consumer \
+    members. kgtrace keeps one protocol per group for its whole history, so it loses the \
+    classic rounds before the conversion (generations 1 and 2), starts the consumer history \
+    at epoch 3 with no previous epoch, and does not credit the classic members' LeaveGroups \
+    in a consumer group (it names a join instead, or nothing).";
+
+/// Generations a client logged inside the capture that kgtrace's capture
+/// reading does not list in `generations_seen`, with the reason.
+const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
+    ("ak4_java_upgrade", "g1", 1, UPGRADE_WHY),
+    ("ak4_java_upgrade", "g1", 2, UPGRADE_WHY),
+];
+
+/// Every disagreement kgtrace has today with an Apache Kafka fixture's
+/// truth. Keep it true: a listed entry that stops happening fails too.
+const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
+    AkKnown {
+        fixture: "ak4_ck_k848_join_leave",
+        source: "capture",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c2",
+        kgtrace: "unknown",
+        why: "g1-c1 and g1-c2 (librdkafka) sent their first ConsumerGroupHeartbeats 20 ms \
+              apart (frames 158, 170). The broker took g1-c1 into epoch 2 and g1-c2 into \
+              epoch 3 (server.log 03:23:18,585 'Member JAcr5CLxTqy6Q+brDBuUww joins the \
+              consumer group', 'Bumped group epoch to 3'), but computed epoch 3's target \
+              assignment only at 03:23:19,618 (group.consumer.assignment.interval.ms), so \
+              until then g1-c2's answers carried epoch 2 (its request of frame 292 sends \
+              epoch 2): on the wire alone g1-c2 looks like a member of epoch 2 and 2->3 \
+              changes no membership. The log alone and both together name g1-c2.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_slow_revoke",
+        source: "both",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_joined g1-c3",
+        kgtrace: "member_joined g1-c1",
+        why: "A kgtrace merge fault, not a reading one: the capture alone and the log alone \
+              both name g1-c3 (member nmdFbWzGQGyz0aXQpQOxMQ, server.log 03:17:27,560 'joins \
+              the consumer group', 'Bumped group epoch to 4'). Merged, the 3->4 record starts \
+              at 03:17:20.672 (g1-c1's own epoch-3 heartbeats while it joined) and names \
+              g1-c1, who then took 5 s in onPartitionsRevoked before reaching epoch 4: the \
+              merge of KIP-848 rounds attaches the early capture evidence of a lagging \
+              member to the next epoch's round.",
+    },
+    AkKnown {
+        fixture: "ak4_java_max_poll",
+        source: "both",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c2",
+        kgtrace: "member_left g1-c2",
+        why: "After its poll timeout g1-c2 sent LeaveGroup (frame 1456, reason 'consumer \
+              poll timeout has expired.'; 1->2 poll_timeout matches). When it polled again \
+              its JoinGroup (frame 1858) carried the reason 'consumer pro-actively leaving \
+              the group': the Java client keeps that text from its own leave \
+              (AbstractCoordinator.java resetGenerationOnLeaveGroup -> resetStateAndRejoin \
+              sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
+              reason literally as a leave; the member is joining again (new member id after \
+              MEMBER_ID_REQUIRED, frame 1859).",
+    },
+    AkKnown {
+        fixture: "ak4_java_max_poll",
+        source: "capture",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c2",
+        kgtrace: "member_left g1-c2",
+        why: "After its poll timeout g1-c2 sent LeaveGroup (frame 1456, reason 'consumer \
+              poll timeout has expired.'; 1->2 poll_timeout matches). When it polled again \
+              its JoinGroup (frame 1858) carried the reason 'consumer pro-actively leaving \
+              the group': the Java client keeps that text from its own leave \
+              (AbstractCoordinator.java resetGenerationOnLeaveGroup -> resetStateAndRejoin \
+              sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
+              reason literally as a leave; the member is joining again (new member id after \
+              MEMBER_ID_REQUIRED, frame 1859).",
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "both",
+        group: "g1",
+        from: None,
+        to: Some(1),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "both",
+        group: "g1",
+        from: None,
+        to: Some(3),
+        truth: "none",
+        kgtrace: "member_left g1-c1",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "both",
+        group: "g1",
+        from: Some(1),
+        to: Some(2),
+        truth: "member_left g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "both",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "both",
+        group: "g1",
+        from: Some(5),
+        to: Some(6),
+        truth: "member_left g1-c3",
+        kgtrace: "member_joined g1-c2",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: None,
+        to: Some(1),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: None,
+        to: Some(3),
+        truth: "none",
+        kgtrace: "member_joined g1-c1",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: Some(1),
+        to: Some(2),
+        truth: "member_left g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_left g1-c2",
+        kgtrace: "unknown",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "capture",
+        group: "g1",
+        from: Some(5),
+        to: Some(6),
+        truth: "member_left g1-c3",
+        kgtrace: "unknown",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: None,
+        to: Some(1),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: None,
+        to: Some(3),
+        truth: "none",
+        kgtrace: "member_joined g1-c2",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: Some(1),
+        to: Some(2),
+        truth: "member_left g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "member_joined g1-c1",
+        kgtrace: "none",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "member_left g1-c2",
+        kgtrace: "member_joined g1-c2",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: Some(4),
+        to: Some(5),
+        truth: "member_joined g1-c2",
+        kgtrace: "member_joined g1-c3",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_java_upgrade",
+        source: "log",
+        group: "g1",
+        from: Some(5),
+        to: Some(6),
+        truth: "member_left g1-c3",
+        kgtrace: "member_joined g1-c3",
+        why: UPGRADE_WHY,
+    },
+    AkKnown {
+        fixture: "ak4_k848_killed",
+        source: "capture",
+        group: "g1",
+        from: Some(4),
+        to: Some(5),
+        truth: "session_timeout g1-c2",
+        kgtrace: "unknown",
+        why: "g1-c2 (member kzDFsH0rR0eDKUBLZwFzlg) was SIGKILLed; its last \
+              ConsumerGroupHeartbeat is frame 722 (02:50:14.783); about 6 s later the \
+              others' answers carry epoch 5 without it (frame 1105, 02:50:21.027). Apache \
+              Kafka fenced it (server.log 02:50:20,789 'fenced from the group because the \
+              member session expired'). kgtrace does not yet infer a KIP-848 session \
+              timeout from a member's silence on the wire.",
+    },
+    // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "capture",
+        group: "g1",
+        from: Some(4),
+        to: Some(5),
+        truth: "session_timeout g1-c2",
+        kgtrace: "unknown",
+        why: "g1-c2 (member XufMxAcySbeOonbn0i6BQQ) was SIGSTOPped; its last \
+              ConsumerGroupHeartbeat is frame 647 (02:44:01.520); about 6 s \
+              (group.consumer.session.timeout.ms) later the others' heartbeat answers \
+              carry epoch 5 (frame 1026, 02:44:07.745) without it. Apache Kafka fenced it \
+              (server.log 02:44:07,523 'fenced from the group because the member session \
+              expired', GroupMetadataManager.java consumer group session timeout). kgtrace \
+              does not yet infer a KIP-848 session timeout from a member's silent \
+              heartbeats.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "log",
+        group: "g1",
+        from: Some(2),
+        to: Some(4),
+        truth: "member_joined g1-c2",
+        kgtrace: "none",
+        why: "The truth's blind spot, not kgtrace's: g1-c2 joined (server.log 02:43:57 \
+              'Bumped group epoch to 3') and g1-c3 joined about 0.5 s later ('Bumped group \
+              epoch to 4'), but the broker computed a target assignment only for epoch 4 \
+              (no 'Computed a new target assignment for epoch 3': group.consumer.\
+              assignment.interval.ms batches assignments in 4.4), so no member ever \
+              reconciled to epoch 3 and the clients' logs (the truth) show 2 -> 4. The log \
+              gives 2->3 and 3->4, one per epoch bump.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "log",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "none",
+        kgtrace: "member_joined",
+        why: "See 2->4: epoch 3 is g1-c2's join, logged by the broker, never reconciled \
+              by any member.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "log",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "none",
+        kgtrace: "member_joined",
+        why: "See 2->4: epoch 4 is g1-c3's join; the truth folds it into 2->4.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "both",
+        group: "g1",
+        from: Some(2),
+        to: Some(4),
+        truth: "member_joined g1-c2",
+        kgtrace: "none",
+        why: "As for the log alone (the log's epoch 3 splits the round).",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "both",
+        group: "g1",
+        from: Some(2),
+        to: Some(3),
+        truth: "none",
+        kgtrace: "member_joined g1-c2",
+        why: "As for the log alone.",
+    },
+    AkKnown {
+        fixture: "ak4_k848_session_timeout",
+        source: "both",
+        group: "g1",
+        from: Some(3),
+        to: Some(4),
+        truth: "none",
+        kgtrace: "member_joined g1-c3",
+        why: "As for the log alone.",
+    },
+];
+
+fn ak_inputs(name: &str, source: &str) -> Vec<std::path::PathBuf> {
+    match source {
+        "capture" => vec![util::capture_of(name)],
+        "log" => util::server_logs_of(name),
+        _ => {
+            let mut v = vec![util::capture_of(name)];
+            v.extend(util::server_logs_of(name));
+            v
+        }
+    }
+}
+
+/// Rebalances of the `both` run that lack evidence from the capture or
+/// the log (one record per rebalance, with both kinds of evidence).
+fn not_merged(found: &[Rebalance]) -> Vec<String> {
+    found
+        .iter()
+        .filter(|r| {
+            !(r.seen_in.iter().any(|s| s == "capture") && r.seen_in.iter().any(|s| s == "log"))
+        })
+        .map(|r| {
+            format!(
+                "{} {} seen only in {:?}",
+                r.group,
+                gens(r.previous_generation, r.generation),
+                r.seen_in
+            )
+        })
+        .collect()
+}
+
+/// Runs the truth comparison of one Apache Kafka fixture on its capture
+/// alone, its server.log alone, and both together; panics with every
+/// problem.
+fn ak_check(name: &str) {
+    let truth_json = util::truth_of(name);
+    let truth = truth_rebalances(&truth_json);
+    assert!(!truth.is_empty(), "{name}: the truth has no rebalance");
+    assert!(
+        !util::server_logs_of(name).is_empty(),
+        "{name}: no server.log excerpt"
+    );
+    let mut problems = String::new();
+    let sources: &[&str] = if util::snapped(name) {
+        println!("{name}: captured with a snap length; only its server.log is checked here");
+        &SOURCES[1..2]
+    } else {
+        &SOURCES
+    };
+    for &source in sources {
+        let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances).rebalances;
+        let (diffs, matched, total, verdicts) = compare_by(&truth, &found, same_key_ak, agrees_ak);
+        let known: Vec<Disagreement> = AK_KNOWN_DIFFERENCES
+            .iter()
+            .filter(|k| k.fixture == name && k.source == source)
+            .map(|k| Disagreement {
+                group: k.group.into(),
+                from: k.from,
+                to: k.to,
+                truth: k.truth.into(),
+                kgtrace: k.kgtrace.into(),
+            })
+            .collect();
+        println!(
+            "{name} [{source}]: matched {matched} of {total} truth rebalances; {} known \
+             difference(s); kgtrace reported {} rebalance(s)",
+            known.len(),
+            found.len()
+        );
+        print!("{}", driver_table(&truth, &verdicts));
+        for d in diffs.iter().filter(|d| !known.contains(d)) {
+            let _ = writeln!(
+                problems,
+                "  [{source}] unlisted disagreement: {} {}: truth `{}`, kgtrace `{}`",
+                d.group,
+                gens(d.from, d.to),
+                d.truth,
+                d.kgtrace
+            );
+        }
+        for k in known.iter().filter(|k| !diffs.contains(k)) {
+            let _ = writeln!(
+                problems,
+                "  [{source}] stale AK_KNOWN_DIFFERENCES entry: {} {}: truth `{}`, kgtrace `{}`",
+                k.group,
+                gens(k.from, k.to),
+                k.truth,
+                k.kgtrace
+            );
+        }
+        if source == "both" {
+            for m in not_merged(&found) {
+                let _ = writeln!(problems, "  [both] not merged: {m}");
+            }
+        }
+    }
+    let missing = if util::snapped(name) {
+        Vec::new()
+    } else {
+        missing_generations(name, &truth_json)
+    };
+    for m in &missing {
+        let known = AK_KNOWN_MISSING_GENERATIONS
+            .iter()
+            .any(|(f, g, n, _)| *f == name && m.starts_with(&format!("{g} generation Some({n}) ")));
+        if !known {
+            let _ = writeln!(
+                problems,
+                "  [capture] generation not in generations_seen: {m}"
+            );
+        }
+    }
+    for (f, g, n, _) in AK_KNOWN_MISSING_GENERATIONS.iter().filter(|k| k.0 == name) {
+        if !missing
+            .iter()
+            .any(|m| m.starts_with(&format!("{g} generation Some({n}) ")))
+        {
+            let _ = writeln!(
+                problems,
+                "  stale AK_KNOWN_MISSING_GENERATIONS entry: {f} {g} generation {n} is now seen"
+            );
+        }
+    }
+    assert!(problems.is_empty(), "{name} against its truth:\n{problems}");
+}
+
+#[test]
+fn every_apache_kafka_fixture_matches_its_truth_from_capture_log_and_both() {
+    let mut failed = Vec::new();
+    for name in util::KAFKA_FIXTURES {
+        if let Err(e) = std::panic::catch_unwind(|| ak_check(name)) {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| "panic".into());
+            failed.push(msg);
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn ak_known_differences_name_only_kafka_fixtures() {
+    for k in AK_KNOWN_DIFFERENCES {
+        assert!(
+            util::KAFKA_FIXTURES.contains(&k.fixture),
+            "unknown fixture {}",
+            k.fixture
+        );
+        assert!(SOURCES.contains(&k.source), "unknown source {}", k.source);
         assert!(!k.why.is_empty());
     }
 }

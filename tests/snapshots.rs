@@ -134,3 +134,87 @@ fn decode_of_a_small_capture_as_ndjson() {
         &["decode", "-q", capture, "--format", "ndjson"],
     );
 }
+
+/// Snapshots of one Apache Kafka fixture (fixtures/kafka): the rebalances
+/// (table and JSON), groups and the story timeline from the capture; the
+/// rebalances from the brokers' server.log alone; and from both together.
+fn kafka_scenario(scenario: &str, capture: &str, logs: &[&str]) {
+    // A capture cut by a snap length (`_s128`) may hold no whole rebalance:
+    // `rebalances` then exits 1 (nothing matched) and has nothing to show.
+    if !scenario.ends_with("_s128") {
+        views(scenario, capture, "rebalances", &["table", "json"], &[]);
+    }
+    views(scenario, capture, "groups", &["table"], &[]);
+    views(scenario, capture, "timeline", &["table"], &STORY_KINDS);
+    let mut args = vec!["rebalances", "-q"];
+    args.extend_from_slice(logs);
+    args.extend_from_slice(&["--format", "table"]);
+    check(&format!("{scenario}__rebalances_log_table"), &args);
+    let mut args = vec!["rebalances", "-q", capture];
+    args.extend_from_slice(logs);
+    args.extend_from_slice(&["--format", "table"]);
+    check(&format!("{scenario}__rebalances_both_table"), &args);
+}
+
+macro_rules! kafka_scenarios {
+    ($($name:ident => $file:literal, [$($log:literal),*]),* $(,)?) => {
+        /// The Apache Kafka captures the macro covers.
+        const KAFKA_COVERED: &[&str] = &[$(concat!("fixtures/kafka/", $file)),*];
+        $(
+            #[test]
+            fn $name() {
+                kafka_scenario(
+                    stringify!($name),
+                    concat!("fixtures/kafka/", $file),
+                    &[$(concat!("fixtures/kafka/", $log)),*],
+                );
+            }
+        )*
+    };
+}
+
+kafka_scenarios! {
+    // (generated list start)
+    ak39_ck_fifty => "ak39_ck_fifty.pcap", ["ak39_ck_fifty.server.log"],
+    ak39_ck_join_delay => "ak39_ck_join_delay.pcap", ["ak39_ck_join_delay.server.log"],
+    ak39_ck_midstream => "ak39_ck_midstream.pcap", ["ak39_ck_midstream.server.log"],
+    ak39_java_clean_leave => "ak39_java_clean_leave.pcap", ["ak39_java_clean_leave.server.log"],
+    ak39_java_session_timeout => "ak39_java_session_timeout.pcap", ["ak39_java_session_timeout.server.log"],
+    ak39_java_static_restart => "ak39_java_static_restart.pcap", ["ak39_java_static_restart.server.log"],
+    ak39_kjs_killed => "ak39_kjs_killed.pcap", ["ak39_kjs_killed.server.log"],
+    ak4_ck_k848_join_leave => "ak4_ck_k848_join_leave.pcap", ["ak4_ck_k848_join_leave.server.log"],
+    ak4_ck_killed => "ak4_ck_killed.pcap", ["ak4_ck_killed.server.log"],
+    ak4_java_cooperative_sticky => "ak4_java_cooperative_sticky.pcap", ["ak4_java_cooperative_sticky.server.log"],
+    ak4_java_failover => "ak4_java_failover.pcap", ["ak4_java_failover.broker1.server.log", "ak4_java_failover.broker2.server.log", "ak4_java_failover.broker3.server.log"],
+    ak4_java_max_poll => "ak4_java_max_poll.pcap", ["ak4_java_max_poll.server.log"],
+    ak4_java_processed_twice => "ak4_java_processed_twice.pcap", ["ak4_java_processed_twice.server.log"],
+    ak4_java_session_timeout => "ak4_java_session_timeout.pcap", ["ak4_java_session_timeout.server.log"],
+    ak4_java_session_timeout_s128 => "ak4_java_session_timeout_s128.pcap", ["ak4_java_session_timeout_s128.server.log"],
+    ak4_java_session_timeout_s200 => "ak4_java_session_timeout_s200.pcap", ["ak4_java_session_timeout_s200.server.log"],
+    ak4_java_static_expired => "ak4_java_static_expired.pcap", ["ak4_java_static_expired.server.log"],
+    ak4_java_upgrade => "ak4_java_upgrade.pcap", ["ak4_java_upgrade.server.log"],
+    ak4_k848_join_leave => "ak4_k848_join_leave.pcap", ["ak4_k848_join_leave.server.log"],
+    ak4_k848_killed => "ak4_k848_killed.pcap", ["ak4_k848_killed.server.log"],
+    ak4_k848_session_timeout => "ak4_k848_session_timeout.pcap", ["ak4_k848_session_timeout.server.log"],
+    ak4_k848_slow_revoke => "ak4_k848_slow_revoke.pcap", ["ak4_k848_slow_revoke.server.log"],
+    ak4_kp_clean_leave => "ak4_kp_clean_leave.pcap", ["ak4_kp_clean_leave.server.log"],
+    // (generated list end)
+}
+
+#[test]
+fn every_kafka_capture_has_snapshots() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/kafka");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .expect("fixtures/kafka is committed")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".pcap") || n.ends_with(".pcapng"))
+        .map(|n| format!("fixtures/kafka/{n}"))
+        .collect();
+    on_disk.sort();
+    let mut covered: Vec<String> = KAFKA_COVERED.iter().map(|c| c.to_string()).collect();
+    covered.sort();
+    assert_eq!(
+        covered, on_disk,
+        "update kafka_scenarios! in tests/snapshots.rs"
+    );
+}

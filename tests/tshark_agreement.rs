@@ -42,6 +42,25 @@ struct Exception {
 /// compare; see `expected_group`.)
 const EXCEPTIONS: &[Exception] = &[];
 
+/// A request version kgtrace cannot decode the body of yet (so it has no
+/// group id), while tshark reads its group id.
+struct DecodeGap {
+    api_key: i16,
+    api_version: i16,
+    /// Why, and where it shows.
+    why: &'static str,
+}
+
+/// Known body-decoding gaps of kgtrace, found by the Apache Kafka fixtures.
+const DECODE_GAPS: &[DecodeGap] = &[DecodeGap {
+    api_key: 8,
+    api_version: 10,
+    why: "OffsetCommit v10, sent by Apache Kafka 4.4's Java consumer with \
+          group.protocol=consumer (ak4_k848_*): the kafka-protocol crate 0.18 that \
+          kgtrace decodes with stops at v9, so kgtrace pairs and times these \
+          exchanges but reads no group id, member id or epoch from them.",
+}];
+
 /// The fields compared, tshark's value then kgtrace's (`None` = absent).
 type Field = (&'static str, Option<String>, Option<String>);
 
@@ -122,6 +141,9 @@ struct Tally {
     fields: usize,
     undecoded_by_tshark: usize,
     find_coordinator_groups_not_compared: usize,
+    /// Requests of a [`DECODE_GAPS`] version: kgtrace frames them (header,
+    /// pairing) but cannot read their body.
+    known_decode_gaps: usize,
     problems: String,
     /// `(frame, field)` of every disagreement, to hold against [`EXCEPTIONS`].
     disagreements: Vec<(u64, &'static str, String)>,
@@ -173,7 +195,12 @@ fn check_undecoded(t: &mut Tally, q: &TsvRow, by_request: &HashMap<u64, &Exchang
         );
         return;
     };
-    if e.group_id.as_deref().is_none_or(str::is_empty) {
+    let gap = DECODE_GAPS
+        .iter()
+        .any(|g| g.api_key == e.api_key && g.api_version == e.api_version);
+    if gap {
+        t.known_decode_gaps += 1;
+    } else if e.group_id.as_deref().is_none_or(str::is_empty) {
         let _ = writeln!(
             t.problems,
             "  frame {frame}: kgtrace decoded {} without a group id",
@@ -328,14 +355,21 @@ fn check(name: &str) {
     }
     println!(
         "{name}: {} exchanges compared ({} fields), {} agreed, {exceptions} exception(s); \
-         {} tshark could not decode or pair (malformed, or no answer), all decoded by kgtrace; \
+         {} tshark could not decode or pair (malformed, or no answer), all decoded by kgtrace \
+         ({} of a known kgtrace decode gap); \
          {} FindCoordinator group ids not in the stored decode",
         t.compared,
         t.fields,
         t.agreed,
         t.undecoded_by_tshark,
+        t.known_decode_gaps,
         t.find_coordinator_groups_not_compared
     );
+    if t.known_decode_gaps > 0 {
+        for g in DECODE_GAPS {
+            println!("  known decode gap: {}", g.why);
+        }
+    }
     assert!(t.compared > 0, "{name}: nothing compared");
     assert!(
         t.problems.is_empty(),
@@ -395,4 +429,34 @@ fn all_lab_fixtures_together_agree_with_tshark() {
     );
     let excepted: HashSet<(&str, u64)> = EXCEPTIONS.iter().map(|x| (x.fixture, x.frame)).collect();
     assert_eq!(agreed + excepted.len(), compared);
+}
+
+/// The same comparison on every Apache Kafka fixture (fixtures/kafka):
+/// Apache Kafka 3.9 and 4.x brokers answer the Java consumer and librdkafka
+/// with newer versions than tansu did, so this is where tshark's gaps show.
+#[test]
+fn every_apache_kafka_fixture_agrees_with_tshark() {
+    let mut failed = Vec::new();
+    for name in util::KAFKA_FIXTURES {
+        if util::snapped(name) {
+            // tshark decodes the cut PDUs as far as they go; nothing to agree on
+            println!("{name}: captured with a snap length, not compared");
+            continue;
+        }
+        if let Err(e) = std::panic::catch_unwind(|| check(name)) {
+            failed.push(
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .unwrap_or_else(|| format!("{name}: panic")),
+            );
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn every_known_decode_gap_is_explained() {
+    for g in DECODE_GAPS {
+        assert!(!g.why.is_empty(), "api {} v{}", g.api_key, g.api_version);
+    }
 }
