@@ -9,7 +9,7 @@
 use regex::Regex;
 
 use crate::report::{ExchangeRow, GroupSummary, Rebalance, TimelineEntry};
-use crate::time::Timestamp;
+use crate::time::{LogZone, Timestamp};
 
 /// The selection, compiled.
 #[derive(Clone, Debug, Default)]
@@ -32,16 +32,72 @@ pub struct Filter {
     pub invert: bool,
 }
 
-/// A time bound: absolute, or relative to the first event of the inputs.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A time bound: absolute, relative to the first event of the inputs, or a
+/// time of day on the inputs' first day.
+#[derive(Clone, Debug)]
 pub enum TimeBound {
     /// An instant.
     At(Timestamp),
     /// Nanoseconds after the first event.
     AfterFirst(i64),
+    /// A time of day (nanoseconds after midnight) in `zone`, on the day of
+    /// the first event as seen in that zone: `15:05:00`, the times the
+    /// tables show.
+    TimeOfDay {
+        /// Nanoseconds after local midnight.
+        nanos: i64,
+        /// The zone the time was typed in (`--log-tz`; UTC by default).
+        zone: LogZone,
+    },
+}
+
+impl PartialEq for TimeBound {
+    fn eq(&self, other: &TimeBound) -> bool {
+        match (self, other) {
+            (TimeBound::At(a), TimeBound::At(b)) => a == b,
+            (TimeBound::AfterFirst(a), TimeBound::AfterFirst(b)) => a == b,
+            (
+                TimeBound::TimeOfDay { nanos: a, zone: x },
+                TimeBound::TimeOfDay { nanos: b, zone: y },
+            ) => a == b && x.name() == y.name(),
+            _ => false,
+        }
+    }
+}
+
+const NANOS_PER_DAY: i64 = 86_400_000_000_000;
+
+/// `HH:MM`, `HH:MM:SS` or `HH:MM:SS.ffffff`, as nanoseconds after midnight.
+fn time_of_day(text: &str) -> Option<i64> {
+    let mut parts = text.split(':');
+    let hour: i64 = parts.next()?.parse().ok()?;
+    let minute: i64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = match parts.next() {
+        Some(s) if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == '.') => {
+            s.parse().ok()?
+        }
+        Some(_) => return None,
+        None => 0.0,
+    };
+    if parts.next().is_some() || hour > 23 || minute > 59 || !(0.0..60.0).contains(&seconds) {
+        return None;
+    }
+    Some((hour * 3600 + minute * 60) * 1_000_000_000 + (seconds * 1e9).round() as i64)
 }
 
 impl TimeBound {
+    /// Parses RFC 3339, a relative `+90s`, `+5m`, `+1h`, `+250ms`, or a
+    /// time of day `15:05:00` read in `zone`.
+    pub fn parse_in(text: &str, zone: &LogZone) -> Option<TimeBound> {
+        if let Some(nanos) = time_of_day(text.trim()) {
+            return Some(TimeBound::TimeOfDay {
+                nanos,
+                zone: zone.clone(),
+            });
+        }
+        TimeBound::parse(text)
+    }
+
     /// Parses RFC 3339 or a relative `+90s`, `+5m`, `+1h`, `+250ms`.
     pub fn parse(text: &str) -> Option<TimeBound> {
         if let Some(rel) = text.strip_prefix('+') {
@@ -60,10 +116,17 @@ impl TimeBound {
         Timestamp::parse_rfc3339(text).map(TimeBound::At)
     }
 
-    fn resolve(self, first: Option<Timestamp>) -> Timestamp {
+    fn resolve(&self, first: Option<Timestamp>) -> Timestamp {
         match self {
-            TimeBound::At(t) => t,
-            TimeBound::AfterFirst(ns) => first.unwrap_or_default().offset_by(ns),
+            TimeBound::At(t) => *t,
+            TimeBound::AfterFirst(ns) => first.unwrap_or_default().offset_by(*ns),
+            TimeBound::TimeOfDay { nanos, zone } => {
+                let first = first.unwrap_or_default();
+                let offset = i64::from(zone.offset_at(first)) * 1_000_000_000;
+                let local = first.0.saturating_add(offset);
+                let midnight = local - local.rem_euclid(NANOS_PER_DAY);
+                Timestamp(midnight.saturating_add(*nanos).saturating_sub(offset))
+            }
         }
     }
 }
@@ -92,8 +155,8 @@ impl Filter {
     }
 
     fn time_ok(&self, ts: Timestamp, first: Option<Timestamp>) -> bool {
-        self.since.is_none_or(|s| ts >= s.resolve(first))
-            && self.until.is_none_or(|u| ts <= u.resolve(first))
+        self.since.as_ref().is_none_or(|s| ts >= s.resolve(first))
+            && self.until.as_ref().is_none_or(|u| ts <= u.resolve(first))
     }
 
     fn kind_ok(&self, kinds: &[&str]) -> bool {
@@ -190,6 +253,55 @@ impl Filter {
     }
 }
 
+/// The timeline's marks (`TimelineEntry::mark`), for `--kind` on `timeline`.
+pub const MARKS: [&str; 10] = [
+    "join",
+    "sync",
+    "heartbeat",
+    "heartbeat_failed",
+    "leave",
+    "commit",
+    "coordinator",
+    "state",
+    "close",
+    "other",
+];
+
+/// Checks `--kind` values against what `view` can match, in snake_case or
+/// kebab-case, and gives them back in snake_case: trigger kinds for
+/// `rebalances` and `report`, marks for `timeline` (where a value with a
+/// capital letter, such as `JoinGroup`, is event text and passes as it is);
+/// `groups` and `decode` match free text.
+pub fn kinds(values: &[String], view: crate::render::View) -> crate::Result<Vec<String>> {
+    use crate::render::View;
+    let known: Vec<&str> = match view {
+        View::Rebalances | View::Report => crate::group::trigger::Kind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect(),
+        View::Timeline => MARKS.to_vec(),
+        View::Groups | View::Decode => return Ok(values.to_vec()),
+    };
+    values
+        .iter()
+        .map(|v| {
+            if view == View::Timeline && v.chars().any(|c| c.is_ascii_uppercase()) {
+                return Ok(v.clone());
+            }
+            let snake = v.trim().to_ascii_lowercase().replace('-', "_");
+            if known.contains(&snake.as_str()) {
+                Ok(snake)
+            } else {
+                Err(crate::Error::InvalidOption {
+                    flag: "--kind",
+                    value: v.clone(),
+                    hint: format!("expected one of: {}", known.join(", ")),
+                })
+            }
+        })
+        .collect()
+}
+
 /// Compiles a user pattern, naming the flag on error.
 pub fn compile(flag: &'static str, pattern: &str) -> crate::Result<Regex> {
     Regex::new(pattern).map_err(|e| crate::Error::InvalidOption {
@@ -225,6 +337,24 @@ mod tests {
             TimeBound::parse("2024-05-01T12:00:00Z"),
             Some(TimeBound::At(_))
         ));
+    }
+
+    #[test]
+    fn a_time_of_day_falls_on_the_first_events_day_in_the_given_zone() {
+        let first = Timestamp::parse_rfc3339("2024-05-01T14:59:00Z");
+        let utc = TimeBound::parse_in("15:05:00", &LogZone::Utc).unwrap();
+        assert_eq!(
+            utc.resolve(first),
+            Timestamp::parse_rfc3339("2024-05-01T15:05:00Z").unwrap()
+        );
+        let berlin = LogZone::parse("+02:00").unwrap();
+        let local = TimeBound::parse_in("17:05", &berlin).unwrap();
+        assert_eq!(
+            local.resolve(first),
+            Timestamp::parse_rfc3339("2024-05-01T15:05:00Z").unwrap()
+        );
+        assert!(TimeBound::parse_in("25:00", &LogZone::Utc).is_none());
+        assert!(TimeBound::parse_in("15:05:00x", &LogZone::Utc).is_none());
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub mod render;
 pub mod report;
 pub mod stops;
 pub mod tcp;
+pub mod terminal;
 pub mod time;
 pub mod timeline;
 
@@ -108,31 +109,49 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
             diagnostics,
         });
     }
+    let html = match &opts.command {
+        Command::Report { html, .. } => html.as_deref(),
+        _ => None,
+    };
+    let html_to_stdout = html.is_some_and(|p| p == std::path::Path::new("-"));
     if opts.count {
         render::render_count(matched, out)?;
+    } else if html_to_stdout {
+        // `--html -`: the page is what stdout gets.
+        render::render_html(&report, out)?;
     } else {
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
-    if let Command::Report { html: Some(path) } = &opts.command {
-        let cannot = |detail: String| Error::WriteFile {
-            path: path.clone(),
-            detail,
-        };
-        if is_an_input(path, &opts.inputs) {
-            return Err(cannot(
-                "it is one of the inputs (refusing to overwrite it)".into(),
-            ));
-        }
-        let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
-        let mut w = std::io::BufWriter::new(file);
-        render::render_html(&report, &mut w)
-            .and_then(|()| w.flush())
-            .map_err(|e| cannot(e.to_string()))?;
+    if let Some(path) = html.filter(|_| !html_to_stdout) {
+        write_html(&report, path, &opts.inputs)?;
     }
     Ok(Outcome {
         matched,
         diagnostics,
     })
+}
+
+/// Writes the HTML report to `path`, naming it on any failure; never over
+/// one of the inputs.
+fn write_html(
+    report: &report::Report,
+    path: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
+    let cannot = |detail: String| Error::WriteFile {
+        path: path.to_path_buf(),
+        detail,
+    };
+    if is_an_input(path, inputs) {
+        return Err(cannot(
+            "it is one of the inputs (refusing to overwrite it)".into(),
+        ));
+    }
+    let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
+    let mut w = std::io::BufWriter::new(file);
+    render::render_html(report, &mut w)
+        .and_then(|()| w.flush())
+        .map_err(|e| cannot(e.to_string()))
 }
 
 /// Whether `out` names one of the inputs (the same canonical path).

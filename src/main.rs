@@ -19,9 +19,14 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(&e),
     };
+    let columns = std::env::var("COLUMNS").ok();
     let render_opts = RenderOptions {
         color: opts.color,
-        width: is_terminal.then(terminal_width),
+        width: kgtrace::terminal::width(opts.width, columns.as_deref()),
+        brief: matches!(
+            opts.command,
+            kgtrace::options::Command::Report { brief: true, .. }
+        ),
     };
     let mut out = io::BufWriter::new(stdout.lock());
     let result = kgtrace::run(&opts, &render_opts, &mut out)
@@ -49,13 +54,6 @@ fn fail(e: &kgtrace::Error) -> ExitCode {
 
 fn is_broken_pipe(e: &kgtrace::Error) -> bool {
     matches!(e, kgtrace::Error::Write(io) if io.kind() == io::ErrorKind::BrokenPipe)
-}
-
-fn terminal_width() -> u16 {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(160)
 }
 
 /// One line of diagnostics on stderr: counts per kind.

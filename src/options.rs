@@ -19,6 +19,8 @@ pub enum Command {
     Report {
         /// `--html FILE`.
         html: Option<PathBuf>,
+        /// `--brief`.
+        brief: bool,
     },
     /// Which partition and broker coordinate a group.
     Coordinator {
@@ -79,6 +81,9 @@ pub struct Options {
     pub color: bool,
     /// `-c`: only the number of matching rows.
     pub count: bool,
+    /// `--width` (`Some(0)`: unlimited, also `--wide`); `None`: the
+    /// terminal's.
+    pub width: Option<u16>,
     /// No progress bar, no diagnostics summary.
     pub quiet: bool,
     /// Input paths (`-` = stdin).
@@ -98,6 +103,7 @@ impl Options {
             format: Format::Table,
             color: false,
             count: false,
+            width: None,
             quiet: true,
             inputs: Vec::new(),
             filter: Filter::default(),

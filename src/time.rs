@@ -294,6 +294,18 @@ impl LogZone {
         }
     }
 
+    /// Seconds east of UTC in force at `ts` (for a time of day the user
+    /// typed in this zone).
+    pub fn offset_at(&self, ts: Timestamp) -> i32 {
+        match self {
+            LogZone::Utc => 0,
+            LogZone::Fixed(secs) => *secs,
+            LogZone::Iana { tz, .. } => jiff::Timestamp::from_nanosecond(i128::from(ts.0))
+                .map(|t| tz.to_offset(t).seconds())
+                .unwrap_or(0),
+        }
+    }
+
     /// Puts a wall-clock time on the UTC line. DST-ambiguous times take the
     /// earlier instant and nonexistent ones are read with the offset before
     /// the gap (jiff's "compatible" choice, as java.time does); both are

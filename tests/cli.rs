@@ -6,7 +6,9 @@
 //! capture, garbage bytes).
 
 mod filters;
+mod flags;
 mod hostile;
+mod terminal;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -84,7 +86,8 @@ fn every_analysing_subcommand_prints_something_and_exits_0_on_a_fixture() {
 
 #[test]
 fn the_table_of_rebalances_shows_the_trigger_and_the_generations() {
-    let out = run(&["rebalances", "-q", KILLED]).expect_code(0);
+    // Unlimited width: every column.
+    let out = run(&["rebalances", "-q", KILLED, "--width", "0"]).expect_code(0);
     let header = out.stdout.lines().nth(1).unwrap();
     for column in ["started", "group", "generation", "trigger", "straggler"] {
         assert!(header.contains(column), "{header}");

@@ -54,6 +54,7 @@ fn scenario(scenario: &str, capture: &str) {
     views(scenario, capture, "rebalances", &every, &[]);
     views(scenario, capture, "groups", &["table", "json"], &[]);
     views(scenario, capture, "report", &["markdown"], &[]);
+    story(scenario, capture);
     views(
         scenario,
         capture,
@@ -61,6 +62,28 @@ fn scenario(scenario: &str, capture: &str) {
         &["table", "ndjson"],
         &STORY_KINDS,
     );
+}
+
+/// The story paragraphs that open the report, alone, so a reader can hold
+/// each against the fixture's `.truth.json` (who, why, how long).
+fn story(scenario: &str, capture: &str) {
+    let out = run(&["report", "-q", capture]).expect_code(0);
+    let story: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("- **"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert!(!story.is_empty(), "no story in the report of {capture}");
+    insta::with_settings!({
+        snapshot_path => "snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+        description => format!("kgtrace report -q {capture} (the paragraphs before the summary)"),
+    }, {
+        insta::assert_snapshot!(format!("{scenario}__story"), story.join("\n\n"));
+    });
 }
 
 macro_rules! scenarios {

@@ -51,6 +51,25 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order `--help` lists them.
+    pub const ALL: [Kind; 15] = [
+        Kind::MemberJoined,
+        Kind::MemberLeft,
+        Kind::PollTimeout,
+        Kind::SessionTimeout,
+        Kind::MetadataChanged,
+        Kind::SubscriptionChanged,
+        Kind::LeaderRejoined,
+        Kind::StaticMemberReplaced,
+        Kind::StaticMemberFenced,
+        Kind::CoordinatorChanged,
+        Kind::PreviousRebalanceFailed,
+        Kind::PendingSyncExpired,
+        Kind::GroupOverCapacity,
+        Kind::ProtocolMigration,
+        Kind::Unknown,
+    ];
+
     /// The name used in every output format.
     pub fn name(self) -> &'static str {
         match self {

@@ -186,6 +186,14 @@ impl Grid {
         self
     }
 
+    /// The grid without the column named `name`, if it has one.
+    pub(crate) fn without_named(self, name: &str) -> Grid {
+        match self.headers.iter().position(|h| *h == name) {
+            Some(i) => self.without(i),
+            None => self,
+        }
+    }
+
     /// The grid without column `index`.
     pub(crate) fn without(&self, index: usize) -> Grid {
         let mut headers = self.headers.clone();

@@ -5,7 +5,9 @@
 //! HTML writers all print these, so a column means the same in each. CSV and
 //! JSON do not use them: they carry every raw field (see [`super::csv`]).
 
-use crate::report::{DiagnosticCount, ExchangeRow, GroupSummary, Rebalance, Report, TimelineEntry};
+use crate::report::{
+    DiagnosticCount, ExchangeRow, GroupSummary, MemberJoin, Rebalance, Report, TimelineEntry,
+};
 
 use super::doc::{Grid, Span, Tone, TriggerClass};
 use super::human::{self, TimeStyle};
@@ -16,7 +18,7 @@ pub(crate) fn timeline(entries: &[TimelineEntry], style: TimeStyle) -> Grid {
         "time", "group", "gen", "member", "kind", "error", "detail", "evidence",
     ];
     let rows = entries.iter().map(|e| timeline_row(e, style)).collect();
-    Grid::new(headers, rows).droppable(&["gen", "group"])
+    Grid::new(headers, rows).droppable(&["gen"])
 }
 
 fn timeline_row(e: &TimelineEntry, style: TimeStyle) -> Vec<Span> {
@@ -77,7 +79,7 @@ pub(crate) fn rebalances<'a>(
         .into_iter()
         .map(|r| rebalance_row(r, style))
         .collect();
-    Grid::new(headers, rows).droppable(&["evidence", "confidence", "group", "flags"])
+    Grid::new(headers, rows).droppable(&["evidence", "confidence", "flags", "straggler"])
 }
 
 fn rebalance_row(r: &Rebalance, style: TimeStyle) -> Vec<Span> {
@@ -110,8 +112,19 @@ pub(crate) fn trigger_span(kind: &str) -> Span {
     Span::code(human::one_line(kind)).tone(Tone::Trigger(TriggerClass::of(kind)))
 }
 
+/// The round's straggler, when it held anyone up: not the member that
+/// started the round, and not one that joined at the start (`+0 ms`), which
+/// parked nobody.
+pub(crate) fn shown_straggler(r: &Rebalance) -> Option<&MemberJoin> {
+    r.straggler.as_ref().filter(|s| {
+        s.after_start_ms.is_finite()
+            && s.after_start_ms >= 1.0
+            && r.trigger.member_id.as_deref() != Some(s.member_id.as_str())
+    })
+}
+
 fn straggler_span(r: &Rebalance) -> Span {
-    match &r.straggler {
+    match shown_straggler(r) {
         Some(s) => Span::code(format!(
             "{} (+{})",
             human::member_label(Some(&s.member_id), s.client_id.as_deref()),

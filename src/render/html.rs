@@ -12,6 +12,7 @@ use std::io::{self, Write};
 use crate::report::Report;
 
 use super::doc::{plain_text, Block, Grid, Span, Style, Tone, TriggerClass};
+use super::escape::escape;
 use super::{incident, svg};
 
 /// Writes the report as HTML.
@@ -172,26 +173,6 @@ fn class_index(class: TriggerClass) -> usize {
         .iter()
         .position(|c| *c == class)
         .unwrap_or(0)
-}
-
-/// Escapes text for HTML and SVG content and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // XML 1.0 forbids most control characters even escaped; show them.
-            c if super::human::is_hidden(c) && !matches!(c, '\n' | '\t') => {
-                out.extend(c.escape_default())
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn css() -> String {

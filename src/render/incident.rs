@@ -8,20 +8,20 @@
 //! diagnostics. Choosing what to show is rendering; every number shown was
 //! computed before.
 
-use crate::report::{InputSummary, MemberSummary, Rebalance, Report};
+use crate::report::{InputSummary, Rebalance, Report};
 
-use super::doc::{Block, Grid, Line, Span, Tone};
+use super::doc::{Block, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
+use super::parts::comma_list;
 
 /// The whole report.
 pub(crate) fn document(report: &Report) -> Vec<Block> {
     let style = TimeStyle::for_report(report);
     let names = group_names(report);
-    let mut doc = vec![
-        Block::Heading(1, title(&names)),
-        Block::Fields(summary(report, &names, style)),
-    ];
+    let mut doc = vec![Block::Heading(1, title(&names))];
+    doc.extend(story(report, &names, style));
+    doc.push(Block::Fields(summary(report, &names, style)));
     if names.is_empty() {
         doc.push(Block::Paragraph(vec![Span::plain(
             "No consumer group events were found in the inputs.",
@@ -44,6 +44,14 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
     doc
 }
 
+/// The story first: one paragraph per group.
+pub(crate) fn story(report: &Report, names: &[&str], style: TimeStyle) -> Vec<Block> {
+    names
+        .iter()
+        .map(|name| Block::Paragraph(super::story::group(report, name, style)))
+        .collect()
+}
+
 /// Groups in the order of `report.groups`, then any group that only a
 /// rebalance names.
 pub(crate) fn group_names(report: &Report) -> Vec<&str> {
@@ -56,7 +64,7 @@ pub(crate) fn group_names(report: &Report) -> Vec<&str> {
     names
 }
 
-fn title(names: &[&str]) -> Line {
+pub(crate) fn title(names: &[&str]) -> Line {
     let mut line = vec![Span::plain("Consumer group report")];
     if (1..=3).contains(&names.len()) {
         line.push(Span::plain(": "));
@@ -67,19 +75,11 @@ fn title(names: &[&str]) -> Line {
     line
 }
 
-/// Items separated by commas.
-pub(crate) fn comma_list(items: impl IntoIterator<Item = Span>) -> Vec<Span> {
-    let mut out = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        if i > 0 {
-            out.push(Span::plain(", "));
-        }
-        out.push(item);
-    }
-    out
-}
-
-fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static str, Line)> {
+pub(crate) fn summary(
+    report: &Report,
+    names: &[&str],
+    style: TimeStyle,
+) -> Vec<(&'static str, Line)> {
     let mut fields = vec![("Inputs", inputs(&report.inputs))];
     if let Some((first, last)) = human::span(report) {
         let text = format!(
@@ -91,13 +91,16 @@ fn summary(report: &Report, names: &[&str], style: TimeStyle) -> Vec<(&'static s
         );
         fields.push(("Time span", vec![Span::plain(text)]));
     }
-    fields.push((
-        "Log time zone",
-        vec![
-            Span::code(human::one_line(&report.log_time_zone)),
-            Span::plain(" (log times shown in UTC)"),
-        ],
-    ));
+    // Only logs are read in a zone: a capture's times are UTC instants.
+    if report.inputs.iter().any(|i| i.kind == "log") {
+        fields.push((
+            "Log time zone",
+            vec![
+                Span::code(human::one_line(&report.log_time_zone)),
+                Span::plain(" (log times shown in UTC)"),
+            ],
+        ));
+    }
     let mut groups = vec![Span::plain(names.len().to_string())];
     if !names.is_empty() {
         groups.push(Span::plain(": "));
@@ -243,39 +246,6 @@ fn diagnostic_totals(report: &Report) -> Line {
     ))]
 }
 
-/// `Members …: (n) a, b, c`.
-pub(crate) fn members_field(name: &'static str, members: &[MemberSummary]) -> (&'static str, Line) {
-    if members.is_empty() {
-        return (name, vec![Span::plain("none seen")]);
-    }
-    let mut line = vec![Span::plain(format!("{}", members.len()))];
-    {
-        line.push(Span::plain(": "));
-        line.extend(comma_list(members.iter().map(|m| {
-            Span::code(human::member_label(
-                Some(&m.member_id),
-                m.client_id.as_deref(),
-            ))
-        })));
-    }
-    (name, line)
-}
-
-/// A "Notes" paragraph and list, or nothing.
-pub(crate) fn notes(notes: &[String]) -> Vec<Block> {
-    if notes.is_empty() {
-        return Vec::new();
-    }
-    let items = notes
-        .iter()
-        .map(|n| vec![Span::plain(human::one_line(n))])
-        .collect();
-    vec![
-        Block::Paragraph(vec![Span::strong("Notes")]),
-        Block::List(items),
-    ]
-}
-
 fn diagnostics(report: &Report) -> Vec<Block> {
     if report.diagnostic_counts.is_empty() && report.diagnostics.is_empty() {
         return Vec::new();
@@ -289,9 +259,4 @@ fn diagnostics(report: &Report) -> Vec<Block> {
         blocks.push(Block::Grid(grids::diagnostic_examples(report)));
     }
     blocks
-}
-
-/// A grid with no rows is not worth a table.
-pub(crate) fn non_empty(grid: Grid) -> Option<Block> {
-    (!grid.rows.is_empty()).then_some(Block::Grid(grid))
 }

@@ -12,7 +12,7 @@ use crate::report::{GroupSummary, MemberSummary, Rebalance, Report, StateChange}
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::incident::{comma_list, members_field, non_empty, notes};
+use super::parts::{comma_list, members_field, non_empty, notes};
 
 /// State changes listed at most; a storm can have hundreds.
 const MAX_STATES: usize = 12;

@@ -11,7 +11,7 @@ use crate::report::{EvidenceLine, MemberJoin, Rebalance};
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::incident::{members_field, non_empty, notes};
+use super::parts::{members_field, non_empty, notes};
 use super::incident_stops;
 
 /// The section of rebalance number `number`.
@@ -75,7 +75,7 @@ fn facts(r: &Rebalance, style: TimeStyle) -> Vec<(&'static str, Line)> {
     }
     fields.push(members_field("Members before", &r.members_before));
     fields.push(members_field("Members after", &r.members_after));
-    if let Some(s) = &r.straggler {
+    if let Some(s) = grids::shown_straggler(r) {
         fields.push(("Straggler", straggler(s)));
     }
     if !r.removed.is_empty() {

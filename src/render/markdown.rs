@@ -15,19 +15,34 @@ use crate::report::Report;
 use super::doc::{Block, Grid, Span, Style};
 use super::grids;
 use super::human::TimeStyle;
-use super::{incident, View};
+use super::{brief, incident, View};
 
 /// Writes `view` as Markdown.
-pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write(
+    report: &Report,
+    view: View,
+    brief: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let style = TimeStyle::for_report(report);
     let grid = match view {
         View::Timeline => grids::timeline(&report.timeline, style),
         View::Rebalances => grids::rebalances(&report.rebalances, style),
         View::Groups => grids::groups(&report.groups),
         View::Decode => grids::exchanges(&report.exchanges, style),
+        View::Report if brief => return blocks(&brief::document(report, &size), out),
         View::Report => return blocks(&incident::document(report), out),
     };
     table(&grid, out)
+}
+
+/// Characters `block` takes as Markdown.
+fn size(block: &Block) -> usize {
+    let mut out = Vec::new();
+    match blocks(std::slice::from_ref(block), &mut out) {
+        Ok(()) => String::from_utf8_lossy(&out).chars().count(),
+        Err(_) => usize::MAX,
+    }
 }
 
 /// Writes blocks separated by blank lines; pictures are HTML-only.
@@ -155,7 +170,7 @@ mod tests {
 
     fn markdown(view: View) -> String {
         let mut out = Vec::new();
-        write(&sample::incident(), view, &mut out).unwrap();
+        write(&sample::incident(), view, false, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -192,7 +207,7 @@ mod tests {
         for (name, report) in sample::all() {
             for view in views {
                 let mut out = Vec::new();
-                write(&report, view, &mut out).unwrap();
+                write(&report, view, false, &mut out).unwrap();
                 let text = String::from_utf8(out).unwrap();
                 let mut columns = None;
                 for line in text.lines() {

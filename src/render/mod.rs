@@ -16,9 +16,11 @@
 //!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
 //!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture.
 
+mod brief;
 mod coordinator;
 mod csv;
 mod doc;
+mod escape;
 mod grids;
 mod html;
 mod human;
@@ -35,6 +37,8 @@ mod incident_stops;
 pub mod json;
 mod markdown;
 mod ndjson;
+mod parts;
+mod story;
 mod svg;
 mod table;
 mod text;
@@ -104,6 +108,9 @@ pub struct RenderOptions {
     /// which selects a fixed ASCII layout that never wraps, so output is
     /// stable for pipes and snapshots.
     pub width: Option<u16>,
+    /// `report --brief`: the story, the summary and the rebalance tables,
+    /// under 30,000 characters.
+    pub brief: bool,
 }
 
 /// Writes `view` of `report` as `format` into `out`.
@@ -119,11 +126,19 @@ pub fn render(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
+        Format::Table if view == View::Report => {
+            let blocks = if opts.brief {
+                brief::document(report, &|b| text::size(b, opts))
+            } else {
+                incident::document(report)
+            };
+            text::write(&blocks, opts, out)
+        }
         Format::Table => table::write(report, view, opts, out),
         Format::Json => json::write(report, view, out),
         Format::Ndjson => ndjson::write(report, view, out),
         Format::Csv => csv::write(report, view, out),
-        Format::Markdown => markdown::write(report, view, out),
+        Format::Markdown => markdown::write(report, view, opts.brief, out),
     }
 }
 
@@ -205,6 +220,7 @@ mod tests {
         let opts = RenderOptions {
             color: false,
             width: Some(100),
+            ..RenderOptions::default()
         };
         let report = sample::incident();
         for (view, view_name) in [(View::Rebalances, "rebalances"), (View::Report, "report")] {
@@ -286,6 +302,7 @@ mod tests {
         let terminal = |width| RenderOptions {
             color: true,
             width: Some(width),
+            ..RenderOptions::default()
         };
         for opts in [
             RenderOptions::default(),

@@ -18,7 +18,7 @@ use crate::report::Report;
 use super::doc::{Grid, Span, Style, Tone, TriggerClass};
 use super::grids;
 use super::human::TimeStyle;
-use super::{incident, text, RenderOptions, View};
+use super::{RenderOptions, View};
 
 /// Writes `view` as a table (or the report as text).
 pub(super) fn write(
@@ -33,7 +33,8 @@ pub(super) fn write(
         View::Rebalances => grids::rebalances(&report.rebalances, style),
         View::Groups => grids::groups(&report.groups),
         View::Decode => grids::exchanges(&report.exchanges, style),
-        View::Report => return text::write(&incident::document(report), opts, out),
+        // The report is text with tables: the caller sends it to `text`.
+        View::Report => grids::rebalances(&report.rebalances, style),
     };
     writeln!(out, "{}", grid_text(&grid, opts))?;
     if matches!(view, View::Rebalances | View::Groups) {
@@ -44,9 +45,18 @@ pub(super) fn write(
     Ok(())
 }
 
+/// Columns a narrow terminal never hides or wraps: without them two
+/// groups' rows, or two causes, cannot be told apart.
+const KEPT: [&str; 2] = ["group", "trigger"];
+
+/// Columns kept whole when a width is set: a time or a `file#frame` cut
+/// over two lines reads as another value.
+const WHOLE: [&str; 4] = ["group", "trigger", "evidence", "time"];
+
 /// A grid laid out as a table, without a trailing newline. On a terminal
-/// too narrow for it, the grid's droppable columns are hidden first, and a
-/// last line says which.
+/// too narrow for it, cells are shortened first (times to milliseconds,
+/// evidence to its file name), then the grid's droppable columns are
+/// hidden, never the group or the trigger, and a last line says which.
 pub(super) fn grid_text(grid: &Grid, opts: &RenderOptions) -> String {
     let Some(width) = opts.width else {
         return layout(grid, opts);
@@ -55,28 +65,41 @@ pub(super) fn grid_text(grid: &Grid, opts: &RenderOptions) -> String {
     let mut text = layout(&fitted, opts);
     if !hidden.is_empty() {
         text.push_str(&format!(
-            "\n(hidden to fit a {width}-column terminal: {})",
+            "\n(hidden to fit {width} columns: {}; --wide shows everything)",
             hidden.join(", ")
         ));
     }
     text
 }
 
-/// The grid without as many droppable columns as it takes to fit `width`.
-/// Long columns count as [`WRAPPED`] wide: wrapping them over two or three
-/// lines is better than hiding a column.
-fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
+/// Columns the grid needs: long columns count as [`WRAPPED`] wide, since
+/// wrapping them over two or three lines is better than hiding a column.
+fn needed(g: &Grid) -> usize {
     const WRAPPED: usize = 24;
-    let needed = |g: &Grid| {
-        let cells: usize = (0..g.headers.len())
-            .map(|i| column_width(g, i).min(WRAPPED))
-            .sum();
-        cells + 3 * g.headers.len() + 1
-    };
-    let mut fitted = grid.clone();
+    let cells: usize = (0..g.headers.len())
+        .map(|i| {
+            let w = column_width(g, i);
+            if WHOLE.contains(&g.headers[i]) {
+                w
+            } else {
+                w.min(WRAPPED)
+            }
+        })
+        .sum();
+    cells + 3 * g.headers.len() + 1
+}
+
+/// The grid shortened, then without as many droppable columns as it takes
+/// to fit `width`.
+fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
+    let width = usize::from(width);
+    if needed(grid) <= width {
+        return (grid.clone(), Vec::new());
+    }
+    let mut fitted = shortened(grid);
     let mut hidden = Vec::new();
-    for name in &grid.droppable {
-        if needed(&fitted) <= usize::from(width) {
+    for name in grid.droppable.iter().filter(|n| !KEPT.contains(n)) {
+        if needed(&fitted) <= width {
             break;
         }
         if let Some(index) = fitted.headers.iter().position(|h| h == name) {
@@ -85,6 +108,47 @@ fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
         }
     }
     (fitted, hidden)
+}
+
+/// Cells cut to what a reader needs at a glance: `16:34:40.886995` to
+/// `16:34:40.887`, `fixtures/lab/a.pcapng#12` to `a.pcapng#12`.
+fn shortened(grid: &Grid) -> Grid {
+    let mut short = grid.clone();
+    for header in short.headers.iter_mut() {
+        *header = match *header {
+            "generation" => "gen",
+            "duration" => "took",
+            other => other,
+        };
+    }
+    for (i, header) in grid.headers.iter().enumerate() {
+        let cut: fn(&str) -> Option<String> = match *header {
+            "time" | "started" => millis,
+            "evidence" => file_name,
+            _ => continue,
+        };
+        for row in &mut short.rows {
+            if let Some(cell) = row.get_mut(i) {
+                if let Some(text) = cut(&cell.text) {
+                    cell.text = text;
+                }
+            }
+        }
+    }
+    short
+}
+
+/// `…12:00:03.123456` to `…12:00:03.123` (rounded down).
+fn millis(text: &str) -> Option<String> {
+    let (head, fraction) = text.rsplit_once('.')?;
+    (fraction.len() == 6 && fraction.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| format!("{head}.{}", &fraction[..3]))
+}
+
+/// `dir/file#12` to `file#12`.
+fn file_name(text: &str) -> Option<String> {
+    let (_, name) = text.rsplit_once('/')?;
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 fn layout(grid: &Grid, opts: &RenderOptions) -> String {
@@ -118,35 +182,54 @@ fn layout(grid: &Grid, opts: &RenderOptions) -> String {
     table.to_string()
 }
 
-/// Short columns (times, generations, counts) are kept whole, narrowest
-/// first, as long as the long ones (members, details) keep at least
-/// [`LONG_MIN`] columns each; the rest share what is left. Without this
-/// comfy-table gives every column an equal share and splits
-/// `12:00:41.250000` over two lines while a member id gets one letter per
-/// line.
+/// The group, trigger, time and evidence columns are kept whole, then
+/// short columns (generations, durations, counts), narrowest first, as long
+/// as the long ones (members, details) keep at least [`LONG_MIN`] columns
+/// each; the rest share what is left. Without this comfy-table gives every
+/// column an equal share and splits `member_joined` over two lines while a
+/// member id gets one letter per line.
 fn keep_short_columns_whole(table: &mut Table, grid: &Grid, width: u16) {
     const SHORT: usize = 16;
     const LONG_MIN: usize = 12;
     let widths: Vec<usize> = (0..grid.headers.len())
         .map(|i| column_width(grid, i))
         .collect();
+    let whole = |i: usize| WHOLE.contains(&grid.headers[i]) || grid.headers[i] == "started";
     // Each column costs its padding and one border.
     let borders = 3 * widths.len() + 1;
-    let reserved: usize = widths
-        .iter()
-        .filter(|w| **w > SHORT)
-        .map(|w| (*w).min(LONG_MIN))
-        .sum();
-    let mut budget = usize::from(width).saturating_sub(borders + reserved);
-    let mut short: Vec<usize> = (0..widths.len()).filter(|i| widths[*i] <= SHORT).collect();
-    short.sort_by_key(|i| (widths[*i], *i));
-    for i in short {
-        if widths[i] > budget {
-            break;
+    let mut budget = usize::from(width).saturating_sub(borders);
+    let long = |min: usize| -> usize {
+        (0..widths.len())
+            .filter(|i| !whole(*i) && widths[*i] > SHORT)
+            .map(|i| widths[i].min(min))
+            .sum()
+    };
+    // First the columns that must not wrap, leaving the long ones a few
+    // letters each; then short ones, leaving the long ones [`LONG_MIN`].
+    let mut keep = |i: usize, budget: &mut usize, reserve: usize| -> bool {
+        if widths[i] + reserve > *budget {
+            return false;
         }
-        budget -= widths[i];
+        *budget -= widths[i];
         if let Some(column) = table.column_mut(i) {
             column.set_constraint(ColumnConstraint::ContentWidth);
+        }
+        true
+    };
+    let mut first: Vec<usize> = (0..widths.len()).filter(|i| whole(*i)).collect();
+    first.sort_by_key(|i| (widths[*i], *i));
+    let reserve = long(4);
+    for i in first {
+        keep(i, &mut budget, reserve);
+    }
+    let mut short: Vec<usize> = (0..widths.len())
+        .filter(|i| !whole(*i) && widths[*i] <= SHORT)
+        .collect();
+    short.sort_by_key(|i| (widths[*i], *i));
+    let reserve = long(LONG_MIN);
+    for i in short {
+        if !keep(i, &mut budget, reserve) {
+            break;
         }
     }
 }
@@ -229,6 +312,7 @@ mod tests {
         let opts = RenderOptions {
             color: false,
             width: Some(80),
+            ..RenderOptions::default()
         };
         let text = table(View::Rebalances, opts);
         let table_lines = text.lines().filter(|l| !l.starts_with('('));
@@ -247,10 +331,11 @@ mod tests {
             RenderOptions {
                 color: false,
                 width: Some(100),
+                ..RenderOptions::default()
             },
         );
         assert!(
-            narrow.contains("(hidden to fit a 100-column terminal: evidence, confidence"),
+            narrow.contains("(hidden to fit 100 columns: evidence, confidence"),
             "{narrow}"
         );
         let wide = table(
@@ -258,9 +343,47 @@ mod tests {
             RenderOptions {
                 color: false,
                 width: Some(250),
+                ..RenderOptions::default()
             },
         );
         assert!(!wide.contains("hidden") && wide.contains("evidence"));
+    }
+
+    #[test]
+    fn group_and_trigger_are_never_hidden_or_wrapped_at_80_columns() {
+        let report = sample::incident();
+        for width in [80, 100, 200] {
+            let text = table(
+                View::Rebalances,
+                RenderOptions {
+                    width: Some(width),
+                    ..RenderOptions::default()
+                },
+            );
+            let header = text.lines().nth(1).unwrap();
+            assert!(
+                header.contains("group") && header.contains("trigger"),
+                "{text}"
+            );
+            for r in &report.rebalances {
+                assert!(text.contains(&r.trigger.kind), "{width}: {text}");
+                assert!(text.contains(&r.group), "{width}: {text}");
+            }
+            let widest = text
+                .lines()
+                .filter(|l| !l.starts_with('('))
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap();
+            assert!(widest <= usize::from(width), "{widest} > {width}: {text}");
+        }
+    }
+
+    #[test]
+    fn cells_are_shortened_before_columns_are_hidden() {
+        assert_eq!(millis("12:00:03.123456").as_deref(), Some("12:00:03.123"));
+        assert_eq!(millis("12:00:03").as_deref(), None);
+        assert_eq!(file_name("lab/x.pcap#12").as_deref(), Some("x.pcap#12"));
     }
 
     #[test]
@@ -271,6 +394,7 @@ mod tests {
             RenderOptions {
                 color: true,
                 width: None,
+                ..RenderOptions::default()
             },
         );
         assert!(!plain.contains('\u{1b}'));

@@ -27,6 +27,15 @@ pub(super) fn write(blocks: &[Block], opts: &RenderOptions, out: &mut dyn Write)
     Ok(())
 }
 
+/// Characters `block` takes as text.
+pub(super) fn size(block: &Block, opts: &RenderOptions) -> usize {
+    let mut out = Vec::new();
+    match write_block(block, opts, &mut out) {
+        Ok(()) => String::from_utf8_lossy(&out).chars().count(),
+        Err(_) => usize::MAX,
+    }
+}
+
 fn write_block(block: &Block, opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     match block {
         Block::Heading(level, line) => {
@@ -141,7 +150,8 @@ mod tests {
         assert!(!report_text(RenderOptions::default()).contains('\u{1b}'));
         assert!(report_text(RenderOptions {
             color: true,
-            width: None
+            width: None,
+            ..RenderOptions::default()
         })
         .contains("\u{1b}[96m"));
     }

@@ -24,7 +24,7 @@ use std::io::{self, Write};
 use crate::report::Report;
 
 use super::doc::TriggerClass;
-use super::html::escape;
+use super::escape::escape;
 use model::{Picture, Window};
 use panel::{Panel, Scale};
 

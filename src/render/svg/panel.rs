@@ -10,7 +10,7 @@
 use super::glyph::{self, LANE_STRIPE, PRESENCE};
 use super::model::{Lane, Mark, Window};
 use super::{axis, CHAR_W, GUTTER, RIGHT, WIDTH};
-use crate::render::html::escape;
+use crate::render::escape::escape;
 use crate::render::human;
 use crate::time::Timestamp;
 

@@ -1,0 +1,391 @@
+//! The story: one short paragraph per group, in plain words, that opens
+//! every report.
+//!
+//! Takes: a [`Report`]. Gives: a [`Line`] per group saying how often it
+//! rebalanced over how long, then the worst rebalance (when, who, why,
+//! whom the coordinator removed, how long the round took, who held it up)
+//! and what the other rounds were. Every clause is read from one field of
+//! the records and says nothing they do not: the count from the group's
+//! [`Rebalance`]s, the span from `GroupSummary::first_seen`/`last_seen`, the
+//! cause from `Trigger::kind`, `member_id`, `client_id` and `detail`, the
+//! removals from `Rebalance::removed`, the length from `duration_ms`, the
+//! hold-up from `straggler`. Nothing here is free text.
+
+use crate::report::{Rebalance, RemovedMember, Report};
+
+use super::doc::{Line, Span, TriggerClass};
+use super::grids;
+use super::human::{self, TimeStyle};
+
+/// The story of group `name`.
+pub(crate) fn group(report: &Report, name: &str, style: TimeStyle) -> Line {
+    let rounds: Vec<&Rebalance> = report
+        .rebalances
+        .iter()
+        .filter(|r| r.group == name)
+        .collect();
+    let mut line = vec![Span::code(human::one_line(name))];
+    line.push(Span::plain(count_clause(report, name, &rounds)));
+    let unexpected: Vec<&Rebalance> = rounds.iter().copied().filter(|r| !r.expected).collect();
+    let Some(worst) = worst(&unexpected) else {
+        return line;
+    };
+    line.push(Span::plain(" The worst: "));
+    line.extend(worst_clauses(worst, style));
+    line.extend(longest(&unexpected, worst, style));
+    line.extend(others(&unexpected, worst));
+    line
+}
+
+/// `rebalanced 3 times in the 31.4 s it was seen (1 expected).`
+fn count_clause(report: &Report, name: &str, rounds: &[&Rebalance]) -> String {
+    let seen = report
+        .groups
+        .iter()
+        .find(|g| g.group == name)
+        .and_then(|g| Some(human::millis_between(g.first_seen?, g.last_seen?)))
+        .map(|ms| format!(" in the {} it was seen", human::duration(ms)))
+        .unwrap_or_default();
+    if rounds.is_empty() {
+        return format!(" did not rebalance{seen}.");
+    }
+    let times = match rounds.len() {
+        1 => "once".to_string(),
+        n => format!("{n} times"),
+    };
+    let expected = rounds.iter().filter(|r| r.expected).count();
+    if expected == rounds.len() {
+        return format!(
+            " rebalanced {times}{seen}, all expected ({}).",
+            expected_reasons(rounds)
+        );
+    }
+    let open = rounds.iter().filter(|r| r.completed_at.is_none()).count();
+    let mut notes = Vec::new();
+    if expected > 0 {
+        notes.push(format!("{expected} expected: {}", expected_reasons(rounds)));
+    }
+    if open > 0 {
+        notes.push(format!("{open} never completed in the inputs"));
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
+    format!(" rebalanced {times}{seen}{notes}.")
+}
+
+/// The distinct reasons of the expected rounds, each up to its first
+/// colon: `group formation, cooperative follow-up round (KIP-429)`.
+fn expected_reasons(rounds: &[&Rebalance]) -> String {
+    let mut reasons: Vec<String> = Vec::new();
+    for r in rounds.iter().filter(|r| r.expected) {
+        let reason = r.expected_reason.as_deref().unwrap_or("expected");
+        let head = human::one_line(reason.split(':').next().unwrap_or(reason).trim());
+        if !reasons.contains(&head) {
+            reasons.push(head);
+        }
+    }
+    reasons.join(", ")
+}
+
+/// The unexpected round that hurt most: a member timing out before one
+/// leaving, before a failed round, a moved coordinator, a changed
+/// subscription, an unknown cause, and a member joining last; among rounds
+/// of one family the longest; when none completed, the first.
+fn worst<'a>(unexpected: &[&'a Rebalance]) -> Option<&'a Rebalance> {
+    unexpected.iter().copied().min_by(|a, b| {
+        let length = |r: &Rebalance| r.duration_ms.filter(|d| d.is_finite());
+        severity(&a.trigger.kind)
+            .cmp(&severity(&b.trigger.kind))
+            .then_with(|| {
+                length(b)
+                    .partial_cmp(&length(a))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .then_with(|| a.started_at.cmp(&b.started_at))
+    })
+}
+
+/// How much a trigger family says about an incident, most first.
+fn severity(kind: &str) -> u8 {
+    match TriggerClass::of(kind) {
+        TriggerClass::Timeout => 0,
+        TriggerClass::Leave => 1,
+        TriggerClass::Failure => 2,
+        TriggerClass::Coordinator => 3,
+        TriggerClass::Change => 4,
+        TriggerClass::Unknown => 5,
+        TriggerClass::Join => 6,
+    }
+}
+
+/// The longest completed unexpected round, when it is not the worst one:
+/// `The longest round: generation 3 → 4 at 16:35:04 (member_joined by
+/// g1-c2) took 3.72 s.`
+fn longest(unexpected: &[&Rebalance], worst: &Rebalance, style: TimeStyle) -> Line {
+    let longest = unexpected
+        .iter()
+        .copied()
+        .filter(|r| r.duration_ms.is_some_and(f64::is_finite))
+        .fold(None::<&Rebalance>, |best, r| match best {
+            Some(b) if b.duration_ms >= r.duration_ms => Some(b),
+            _ => Some(r),
+        });
+    let Some(r) = longest.filter(|r| !std::ptr::eq(*r, worst)) else {
+        return Vec::new();
+    };
+    if r.duration_ms <= worst.duration_ms {
+        return Vec::new();
+    }
+    let mut line = vec![
+        Span::plain(format!(
+            " The longest round: {} {} at {} (",
+            human::generation_word(&r.protocol),
+            human::generation_step(r.previous_generation, r.generation),
+            style.show(r.started_at)
+        )),
+        grids::trigger_span(&r.trigger.kind),
+    ];
+    if r.trigger.member_id.is_some() || r.trigger.client_id.is_some() {
+        line.push(Span::plain(" by "));
+        line.push(Span::code(human::member_label(
+            r.trigger.member_id.as_deref(),
+            r.trigger.client_id.as_deref(),
+        )));
+    }
+    line.push(Span::plain(format!(
+        ") took {}.",
+        human::maybe_duration(r.duration_ms)
+    )));
+    line
+}
+
+/// `at 16:34:58.910554 g1-c2 / 13457946… stopped polling (LeaveGroup …);
+/// it left; generation 2 → 3 took 3.26 s.`
+fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
+    let mut line = vec![Span::plain(format!("at {} ", style.show(r.started_at)))];
+    line.extend(cause(r));
+    if !matches!(r.trigger.confidence.as_str(), "" | "high") {
+        line.push(Span::plain(format!(
+            ", {} confidence",
+            human::one_line(&r.trigger.confidence)
+        )));
+    }
+    for (i, t) in r.other_triggers.iter().enumerate() {
+        line.push(Span::plain(if i == 0 {
+            "; also in this round: "
+        } else {
+            ", "
+        }));
+        line.push(grids::trigger_span(&t.kind));
+        if t.member_id.is_some() || t.client_id.is_some() {
+            line.push(Span::plain(" by "));
+            line.push(Span::code(human::member_label(
+                t.member_id.as_deref(),
+                t.client_id.as_deref(),
+            )));
+        }
+    }
+    for m in r.removed.iter().filter(|m| !said_by_the_trigger(r, m)) {
+        line.push(Span::plain("; "));
+        let itself = r.trigger.member_id.as_deref() == Some(m.member_id.as_str());
+        line.extend(removal(m, itself));
+    }
+    let step = format!(
+        "{} {}",
+        human::generation_word(&r.protocol),
+        human::generation_step(r.previous_generation, r.generation)
+    );
+    let took = match r.duration_ms {
+        Some(ms) => format!("; {step} took {}", human::duration(ms)),
+        None => format!("; {step} never completed in the inputs"),
+    };
+    line.push(Span::plain(took));
+    if let Some(s) = grids::shown_straggler(r) {
+        line.push(Span::plain("; "));
+        line.push(Span::code(human::member_label(
+            Some(&s.member_id),
+            s.client_id.as_deref(),
+        )));
+        line.push(Span::plain(format!(
+            " joined last, {} after the start",
+            human::duration(s.after_start_ms)
+        )));
+    }
+    line.push(Span::plain("."));
+    line
+}
+
+/// A member that left and is the trigger of a `member_left` round: the
+/// cause already said so.
+fn said_by_the_trigger(r: &Rebalance, m: &RemovedMember) -> bool {
+    m.how == "left"
+        && std::iter::once(&r.trigger)
+            .chain(&r.other_triggers)
+            .any(|t| t.kind == "member_left" && t.member_id.as_deref() == Some(&m.member_id))
+}
+
+/// Who did what, from the trigger's kind and member.
+fn cause(r: &Rebalance) -> Line {
+    let t = &r.trigger;
+    let who = (t.member_id.is_some() || t.client_id.is_some()).then(|| {
+        Span::code(human::member_label(
+            t.member_id.as_deref(),
+            t.client_id.as_deref(),
+        ))
+    });
+    let (subject, verb) = match t.kind.as_str() {
+        "member_joined" => ("a member", "joined"),
+        "member_left" => ("a member", "left the group"),
+        "poll_timeout" => (
+            "a member",
+            "stopped polling for longer than max.poll.interval.ms",
+        ),
+        "session_timeout" => ("a member", "stopped heartbeating for its session timeout"),
+        "metadata_changed" => ("the topic metadata", "changed"),
+        "subscription_changed" => ("a member", "changed its subscription"),
+        "leader_rejoined" => ("a known member", "rejoined while the group was stable"),
+        "static_member_replaced" => (
+            "a static member",
+            "restarted and replaced its old member id",
+        ),
+        "static_member_fenced" => ("a static member", "was fenced"),
+        "coordinator_changed" => ("the coordinator", "moved"),
+        "previous_rebalance_failed" => ("a member", "retried after the previous round failed"),
+        "pending_sync_expired" => ("a member", "never sent SyncGroup and was removed"),
+        "group_over_capacity" => ("the group", "went over group.max.size"),
+        "protocol_migration" => (
+            "the group",
+            "moved between the classic and consumer protocols",
+        ),
+        _ => ("", "the cause is not in the inputs"),
+    };
+    let mut line = match (who, subject) {
+        (_, "") => vec![Span::plain(verb)],
+        (Some(who), _) => vec![who, Span::plain(format!(" {verb}"))],
+        (None, subject) => vec![Span::plain(format!("{subject} {verb}"))],
+    };
+    line.push(Span::plain(" ("));
+    line.push(grids::trigger_span(&t.kind));
+    if !t.detail.is_empty() {
+        line.push(Span::plain(format!(": {}", human::one_line(&t.detail))));
+    }
+    line.push(Span::plain(")"));
+    line
+}
+
+/// `the coordinator removed X after its session timeout`, from
+/// `RemovedMember::how`.
+/// `itself`: the member is the trigger's, already named: "it".
+fn removal(m: &RemovedMember, itself: bool) -> Line {
+    let who = if itself {
+        Span::plain("it")
+    } else {
+        Span::code(human::member_label(
+            Some(&m.member_id),
+            m.client_id.as_deref(),
+        ))
+    };
+    let how = |text: &str| Span::plain(text.to_string());
+    match m.how.as_str() {
+        "left" => vec![who, how(" left the group")],
+        "session_timeout" => vec![
+            how("the coordinator removed "),
+            who,
+            how(" after its session timeout"),
+        ],
+        "rebalance_timeout" => vec![
+            how("the coordinator removed "),
+            who,
+            how(" when the join phase timed out (rebalance timeout)"),
+        ],
+        "replaced" => vec![who, how(" was replaced by a new member id")],
+        other => vec![
+            who,
+            how(format!(" was removed ({})", human::one_line(other)).as_str()),
+        ],
+    }
+}
+
+/// `The other 2: 1 member_joined, 1 previous_rebalance_failed.`
+fn others(unexpected: &[&Rebalance], worst: &Rebalance) -> Line {
+    let rest: Vec<&Rebalance> = unexpected
+        .iter()
+        .copied()
+        .filter(|r| !std::ptr::eq(*r, worst))
+        .collect();
+    if rest.is_empty() {
+        return Vec::new();
+    }
+    let mut kinds: Vec<(&str, usize)> = Vec::new();
+    for r in &rest {
+        match kinds.iter_mut().find(|(k, _)| *k == r.trigger.kind) {
+            Some((_, n)) => *n += 1,
+            None => kinds.push((&r.trigger.kind, 1)),
+        }
+    }
+    let word = if rest.len() == 1 {
+        "The other unexpected round"
+    } else {
+        "The other unexpected rounds"
+    };
+    let mut line = vec![Span::plain(format!(" {word}: "))];
+    for (i, (kind, n)) in kinds.iter().enumerate() {
+        if i > 0 {
+            line.push(Span::plain(", "));
+        }
+        line.push(Span::plain(format!("{n} ")));
+        line.push(grids::trigger_span(kind));
+    }
+    line.push(Span::plain("."));
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::doc::plain_text;
+    use crate::render::sample;
+
+    fn story(report: &Report, name: &str) -> String {
+        plain_text(&group(report, name, TimeStyle::for_report(report)))
+    }
+
+    #[test]
+    fn the_story_names_the_worst_round_its_cause_and_its_length() {
+        let report = sample::incident();
+        let text = story(&report, "orders-service");
+        assert!(text.starts_with("orders-service rebalanced"), "{text}");
+        assert!(text.contains("The worst: at "), "{text}");
+        assert!(text.contains(" took "), "{text}");
+    }
+
+    #[test]
+    fn a_group_without_rebalances_says_so() {
+        let mut report = sample::incident();
+        report.rebalances.clear();
+        let text = story(&report, "orders-service");
+        assert!(text.contains("did not rebalance"), "{text}");
+        assert!(!text.contains("worst"), "{text}");
+    }
+
+    #[test]
+    fn every_removal_is_said_in_words() {
+        let m = |how: &str| RemovedMember {
+            member_id: "c-1".into(),
+            client_id: Some("c".into()),
+            how: how.into(),
+        };
+        assert_eq!(
+            plain_text(&removal(&m("session_timeout"), false)),
+            "the coordinator removed c / 1 after its session timeout"
+        );
+        assert_eq!(
+            plain_text(&removal(&m("left"), false)),
+            "c / 1 left the group"
+        );
+        assert_eq!(plain_text(&removal(&m("left"), true)), "it left the group");
+    }
+}
