@@ -69,7 +69,7 @@ pub enum CliCommand {
 /// Inputs, filters and output flags shared by every analysing subcommand.
 #[derive(Debug, Args)]
 pub struct Common {
-    /// Captures (pcap, pcapng), logs (server.log, rotated, .gz), directories of logs, or `-` for stdin.
+    /// Captures (pcap, pcapng, gzip or zstd compressed), logs (server.log, rotated, .gz), directories of both, or `-` for stdin; each recognised by its content.
     // Required: without it a run would read nothing and exit 1 as if
     // nothing had matched.
     #[arg(value_name = "INPUT", required = true)]
@@ -113,9 +113,21 @@ pub struct Common {
     /// A Kafka port (repeatable; default 9092). Kafka on other ports is also detected from the traffic.
     #[arg(long = "port", value_name = "PORT")]
     pub ports: Vec<u16>,
+    /// Read every input as this instead of recognising it by its first bytes.
+    #[arg(long = "input-type", value_enum, value_name = "TYPE")]
+    pub input_type: Option<InputTypeArg>,
     /// No progress bar and no diagnostics summary on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `--input-type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputTypeArg {
+    /// pcap or pcapng, possibly gzip or zstd compressed.
+    Capture,
+    /// Kafka broker or client log text, possibly compressed.
+    Log,
 }
 
 /// `--format`.
@@ -195,6 +207,10 @@ impl Cli {
                 },
                 log_zone: crate::time::LogZone::parse(&common.log_tz)?,
                 log_zone_name: common.log_tz.clone(),
+                input_type: common.input_type.map(|t| match t {
+                    InputTypeArg::Capture => crate::options::InputType::Capture,
+                    InputTypeArg::Log => crate::options::InputType::Log,
+                }),
             },
         })
     }

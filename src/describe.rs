@@ -366,6 +366,14 @@ fn describe_broker(line: &BrokerLine) -> Described {
                 members.join(", ")
             ),
         ),
+        B::PendingSyncRemoved { members } => s(
+            "PendingSyncRemoved",
+            "leave",
+            format!(
+                "removed for not sending SyncGroup in time: {}",
+                members.join(", ")
+            ),
+        ),
         B::StaticMemberFenced {
             current_member_id,
             operation,

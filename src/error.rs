@@ -55,6 +55,14 @@ pub enum Error {
         /// What would be right.
         hint: String,
     },
+    /// An output file could not be created or written.
+    #[error("cannot write '{path}': {detail}")]
+    WriteFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        detail: String,
+    },
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[from] io::Error),

@@ -459,6 +459,13 @@ pub enum BrokerLine {
         /// The evicted member ids, as listed.
         members: Vec<String>,
     },
+    /// "Group G removed members who haven't sent their sync request(s): M"
+    /// (DEBUG; Scala 2.8.1+ "request", Java 3.7+ "requests"): members that
+    /// never sent SyncGroup were dropped before the next round.
+    PendingSyncRemoved {
+        /// The dropped member ids, as listed.
+        members: Vec<String>,
+    },
     /// A static member's request was fenced ("Request memberId=M for static
     /// member ... is fenced by current memberId=C", KIP-345; KIP-848 "Static
     /// member M with instance id I is fenced by existing member C").

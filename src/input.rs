@@ -1,24 +1,38 @@
 //! Reads every input into group events.
 //!
-//! Takes: the paths the user gave (captures, logs, directories, `-`).
-//! Gives: [`Collected`]: events from captures and from logs (kept apart for
-//! clock alignment), `decode` rows when asked, one [`InputSummary`] per
-//! input, and all diagnostics. What an input is comes from its first bytes,
-//! never from its name: captures arrive as `capture.out`, logs as `.txt`.
+//! Takes: the paths the user gave (captures, logs, directories, `-`; files,
+//! pipes, FIFOs and `/dev/stdin` alike). Gives: [`Collected`]: events from
+//! captures and from logs (kept apart for clock alignment), `decode` rows
+//! when asked, one [`InputSummary`] per input (what it was read as, events,
+//! records not understood), and all diagnostics.
+//!
+//! Every input is read once: its first bytes are peeked into a buffer (as
+//! many reads as it takes to decide) that the reader then continues from.
+//! What an input is comes from those bytes, never from its name: a pcap
+//! named `.txt`, a gzip or zstd capture (`tcpdump -z gzip`), a log. A
+//! directory is walked recursively without following a link loop twice
+//! (device + inode); FIFOs, sockets and devices inside it are skipped, and a
+//! bad entry is a diagnostic, never the end of the run. The captures of one
+//! directory are one rotation set (`tcpdump -C/-G/-W`): read as one capture
+//! in the order of their first packets, so connections continue across
+//! files. The same file given twice is read once. `--input-type` forces
+//! what an input is read as.
 
+use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::capture;
-use crate::diagnostic::Diagnostics;
+use crate::decompress::{Compression, Inflated};
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
 use crate::event::GroupEvent;
 use crate::kafka::{Exchange, KafkaConfig, KafkaDecoder};
 use crate::logs::{self, LogOptions};
 use crate::normalize;
-use crate::options::ReadOptions;
+use crate::options::{InputType, ReadOptions};
 use crate::report::{ExchangeRow, InputSummary};
 use crate::tcp::{Reassembler, TcpConfig};
 
@@ -28,6 +42,13 @@ const MAX_BUFFERED_PER_DIRECTION: usize = 8 * 1024 * 1024;
 const MAX_CONNECTIONS: usize = 200_000;
 /// Largest group-API frame buffered whole.
 const MAX_FRAME_LEN: usize = 16 * 1024 * 1024;
+/// Bytes peeked to decide what an input is (fewer when they already tell).
+const PEEK: usize = 64 * 1024;
+/// Bytes of a capture read to find its first packet's time (ordering a
+/// rotation set).
+const FIRST_PACKET_WINDOW: u64 = 1 << 20;
+/// Directory entries visited in one walk.
+const MAX_WALK_ENTRIES: usize = 100_000;
 
 /// What reading every input produced.
 #[derive(Debug, Default)]
@@ -46,146 +67,417 @@ pub struct Collected {
     pub last_exchange_id: u64,
 }
 
+/// What an input was recognised as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Capture,
+    Log,
+    /// Neither: binary data no reader knows.
+    Unknown,
+}
+
+/// An input opened and recognised, its peeked bytes still to be read.
+struct Opened<'a> {
+    reader: Box<dyn BufRead + 'a>,
+    kind: Kind,
+    compression: Option<Compression>,
+    /// The first decompressed bytes, for messages.
+    head: Vec<u8>,
+    bomb: Option<std::rc::Rc<std::cell::Cell<bool>>>,
+}
+
+impl Opened<'_> {
+    fn read_as(&self) -> String {
+        let kind = match self.kind {
+            Kind::Capture => "capture",
+            Kind::Log => "log",
+            Kind::Unknown => "unknown",
+        };
+        match self.compression {
+            Some(c) => format!("{} {kind}", c.name()),
+            None => kind.to_string(),
+        }
+    }
+}
+
+/// Files already read, by device and inode.
+#[derive(Default)]
+struct Seen(HashSet<(u64, u64)>);
+
+impl Seen {
+    /// False when `meta`'s file was read before.
+    fn first_time(&mut self, meta: &std::fs::Metadata) -> bool {
+        match identity(meta) {
+            Some(id) => self.0.insert(id),
+            None => true,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
 /// Reads every input.
 pub fn read_inputs(
-    paths: &[std::path::PathBuf],
+    paths: &[PathBuf],
     opts: &ReadOptions,
     keep_exchanges: bool,
     quiet: bool,
 ) -> Result<Collected> {
     let mut out = Collected::default();
+    let mut seen = Seen::default();
     for path in paths {
-        read_one(path, opts, keep_exchanges, quiet, &mut out)?;
+        read_top(path, opts, keep_exchanges, quiet, &mut seen, &mut out)?;
     }
     Ok(out)
 }
 
-fn read_one(
+fn read_error(path: &Path, source: io::Error) -> Error {
+    Error::Read {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One input the user named: errors here stop the run (exit 2).
+fn read_top(
     path: &Path,
     opts: &ReadOptions,
     keep: bool,
     quiet: bool,
+    seen: &mut Seen,
     out: &mut Collected,
 ) -> Result<()> {
     let name = path.to_string_lossy().to_string();
-    let source: Arc<str> = Arc::from(name.as_str());
-    let read_err = |e| Error::Read {
-        path: path.to_path_buf(),
-        source: e,
-    };
     if name == "-" {
-        let stdin = std::io::stdin();
-        let mut reader = BufReader::with_capacity(1 << 20, stdin.lock());
-        let head = reader.fill_buf().map_err(read_err)?.to_vec();
-        return if capture::is_capture_magic(&head) {
-            read_capture(reader, source, opts, keep, out)
-        } else if head.is_empty() || logs::looks_like_log(&head) {
-            read_log(reader, source, opts, out)
-        } else {
-            Err(unknown_input(path, &head))
-        };
+        let stdin = io::stdin().lock();
+        let opened = open(stdin, opts.input_type).map_err(|e| read_error(path, e))?;
+        return read_opened(opened, path, opts, keep, out, true);
     }
-    if path.is_dir() {
-        return read_log_path(path, source, opts, out);
-    }
-    let mut file = File::open(path).map_err(read_err)?;
-    let len = file.metadata().ok().map(|m| m.len());
-    let mut head = vec![0u8; 64 * 1024];
-    let n = read_head(&mut file, &mut head).map_err(read_err)?;
-    let head = &head[..n];
-    if !capture::is_capture_magic(head) && !head.is_empty() && !logs::looks_like_log(head) {
-        return Err(unknown_input(path, head));
-    }
-    if capture::is_capture_magic(head) {
-        let file = File::open(path).map_err(read_err)?;
-        let reader = crate::progress::wrap(file, len, &name, quiet);
-        return read_capture(
-            BufReader::with_capacity(1 << 20, reader),
-            source,
-            opts,
-            keep,
-            out,
+    let meta = std::fs::metadata(path).map_err(|e| read_error(path, e))?;
+    if !seen.first_time(&meta) {
+        out.diagnostics.add(
+            DiagnosticKind::SkippedInput,
+            &name,
+            "input",
+            "given twice (same file): read once",
         );
+        return Ok(());
     }
-    read_log_path(path, source, opts, out)
+    if meta.is_dir() {
+        return read_directory(path, opts, keep, seen, out);
+    }
+    let file = File::open(path).map_err(|e| read_error(path, e))?;
+    let len = meta.is_file().then_some(meta.len());
+    let reader = crate::progress::wrap(file, len, &name, quiet);
+    let opened = open(reader, opts.input_type).map_err(|e| read_error(path, e))?;
+    read_opened(opened, path, opts, keep, out, true)
+}
+
+/// Reads one recognised input; `top` makes an unknown one an error rather
+/// than a skipped entry.
+fn read_opened(
+    opened: Opened<'_>,
+    path: &Path,
+    opts: &ReadOptions,
+    keep: bool,
+    out: &mut Collected,
+    top: bool,
+) -> Result<()> {
+    let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+    match opened.kind {
+        Kind::Unknown if top => Err(unknown_input(path, &opened.head)),
+        Kind::Unknown => {
+            out.diagnostics.add(
+                DiagnosticKind::SkippedInput,
+                &source,
+                "input",
+                format!("skipped: {}", looks_like(&opened.head)),
+            );
+            Ok(())
+        }
+        Kind::Log => {
+            read_log(opened, source, opts, out);
+            Ok(())
+        }
+        Kind::Capture => {
+            let read_as = opened.read_as();
+            let bomb = opened.bomb.clone();
+            let mut run = CaptureRun::new(opts, keep, out.last_exchange_id, source.clone());
+            let result = run.feed(opened.reader, &source, read_as, out);
+            note_bomb(bomb.as_deref(), &source, out);
+            run.finish(out);
+            result
+        }
+    }
+}
+
+/// Peeks at `raw` (as many reads as it takes) and recognises it, looking
+/// through one layer of gzip or zstd.
+fn open<'a, R: Read + 'a>(raw: R, forced: Option<InputType>) -> io::Result<Opened<'a>> {
+    let mut raw = raw;
+    let head = peek(&mut raw)?;
+    let Some(compression) = Compression::of(&head) else {
+        let kind = classify(&head, forced);
+        let reader = Box::new(BufReader::with_capacity(
+            1 << 20,
+            Cursor::new(head.clone()).chain(raw),
+        ));
+        return Ok(Opened {
+            reader,
+            kind,
+            compression: None,
+            head,
+            bomb: None,
+        });
+    };
+    let mut inflated = Inflated::new(Cursor::new(head).chain(raw), compression)?;
+    let bomb = inflated.bomb_flag();
+    let inner = peek(&mut inflated)?;
+    let kind = classify(&inner, forced);
+    let reader = Box::new(BufReader::with_capacity(
+        1 << 20,
+        Cursor::new(inner.clone()).chain(inflated),
+    ));
+    Ok(Opened {
+        reader,
+        kind,
+        compression: Some(compression),
+        head: inner,
+        bomb: Some(bomb),
+    })
+}
+
+/// Reads up to [`PEEK`] bytes, stopping early once they tell what the
+/// input is; a pipe that delivers a byte at a time is waited for.
+fn peek<R: Read>(r: &mut R) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(PEEK);
+    let mut chunk = [0u8; 8192];
+    while head.len() < PEEK {
+        let want = (PEEK - head.len()).min(chunk.len());
+        let n = match r.read(&mut chunk[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if head.is_empty() => return Err(e),
+            Err(_) => break,
+        };
+        head.extend_from_slice(&chunk[..n]);
+        if decided(&head) {
+            break;
+        }
+    }
+    Ok(head)
+}
+
+/// Whether `head` already says what the input is.
+fn decided(head: &[u8]) -> bool {
+    if head.len() >= 4 && (capture::is_capture_magic(head) || Compression::of(head).is_some()) {
+        return true;
+    }
+    let Some(last_newline) = memchr::memrchr(b'\n', head) else {
+        return false;
+    };
+    logs::looks_like_log(&without_nuls(&head[..last_newline + 1]))
+}
+
+fn without_nuls(head: &[u8]) -> Vec<u8> {
+    head.iter().copied().filter(|&b| b != 0).collect()
+}
+
+fn classify(head: &[u8], forced: Option<InputType>) -> Kind {
+    match forced {
+        Some(InputType::Capture) => Kind::Capture,
+        Some(InputType::Log) => Kind::Log,
+        None if capture::is_capture_magic(head) => Kind::Capture,
+        None if head.is_empty() || is_text(head) => Kind::Log,
+        None => Kind::Unknown,
+    }
+}
+
+/// Text (possibly with NUL runs from a copytruncate or a crash): what the
+/// log reader is given; the log reader itself says whether any line was a
+/// Kafka line.
+fn is_text(head: &[u8]) -> bool {
+    let text = without_nuls(head);
+    if logs::looks_like_log(&text) {
+        return true;
+    }
+    let valid = match std::str::from_utf8(&text) {
+        Ok(_) => true,
+        // A multi-byte character cut at the end of the peek.
+        Err(e) => e.error_len().is_none(),
+    };
+    valid
+        && !text
+            .iter()
+            .any(|&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b | 0x0c))
 }
 
 /// Neither a capture nor a log: name the file and show its first bytes.
 fn unknown_input(path: &Path, head: &[u8]) -> Error {
-    let magic = head
-        .iter()
+    Error::UnknownInput {
+        path: path.to_path_buf(),
+        magic: hex(head),
+    }
+}
+
+fn hex(head: &[u8]) -> String {
+    head.iter()
         .take(8)
         .map(|b| format!("{b:02x}"))
         .collect::<Vec<_>>()
-        .join(" ");
-    Error::UnknownInput {
-        path: path.to_path_buf(),
-        magic,
+        .join(" ")
+}
+
+/// What an unreadable input looked like, for its warning.
+fn looks_like(head: &[u8]) -> String {
+    if head.is_empty() {
+        return "an empty file".into();
+    }
+    if head.starts_with(&[0, 0, 0, 0]) && head.len() >= 61 {
+        return format!(
+            "binary data, perhaps a Kafka data segment (starts with {})",
+            hex(head)
+        );
+    }
+    format!(
+        "binary data, not a pcap, pcapng or Kafka log (starts with {})",
+        hex(head)
+    )
+}
+
+fn note_bomb(bomb: Option<&std::cell::Cell<bool>>, source: &str, out: &mut Collected) {
+    if bomb.is_some_and(|b| b.get()) {
+        out.diagnostics.add(
+            DiagnosticKind::SkippedInput,
+            source,
+            "input",
+            format!(
+                "decompression stopped: more than {}:1 after {} MiB (a decompression bomb?); what came before was read",
+                crate::decompress::MAX_RATIO,
+                crate::decompress::RATIO_GRACE >> 20
+            ),
+        );
     }
 }
 
-fn read_head(file: &mut File, head: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < head.len() {
-        match file.read(&mut head[n..])? {
-            0 => break,
-            k => n += k,
+/// Removes NUL bytes (a copytruncate's or a crash's hole in a log),
+/// counting them.
+struct NulSkipping<R> {
+    inner: R,
+    skipped: u64,
+    runs: u64,
+    in_run: bool,
+}
+
+impl<R: Read> Read for NulSkipping<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let n = self.inner.read(buf)?;
+            if n == 0 {
+                return Ok(0);
+            }
+            let mut kept = 0;
+            for i in 0..n {
+                let b = buf[i];
+                if b == 0 {
+                    self.skipped += 1;
+                    self.runs += u64::from(!self.in_run);
+                    self.in_run = true;
+                } else {
+                    self.in_run = false;
+                    buf[kept] = b;
+                    kept += 1;
+                }
+            }
+            if kept > 0 {
+                return Ok(kept);
+            }
         }
     }
-    Ok(n)
 }
 
-fn read_log<R: BufRead>(
-    reader: R,
-    source: Arc<str>,
-    opts: &ReadOptions,
-    out: &mut Collected,
-) -> Result<()> {
+fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut Collected) {
+    let read_as = opened.read_as();
+    let bomb = opened.bomb.clone();
+    let mut nuls = NulSkipping {
+        inner: opened.reader,
+        skipped: 0,
+        runs: 0,
+        in_run: false,
+    };
     let mut events = Vec::new();
-    let summary = logs::read_log(
-        reader,
+    let result = logs::read_log(
+        BufReader::with_capacity(256 << 10, &mut nuls),
         source.clone(),
         &log_options(opts),
         &mut out.diagnostics,
         &mut events,
-    )?;
-    push_log_summary(out, &source, summary, events);
-    Ok(())
-}
-
-fn read_log_path(
-    path: &Path,
-    source: Arc<str>,
-    opts: &ReadOptions,
-    out: &mut Collected,
-) -> Result<()> {
-    let mut events = Vec::new();
-    let summary = logs::read_log_path(path, &log_options(opts), &mut out.diagnostics, &mut events)?;
-    push_log_summary(out, &source, summary, events);
-    Ok(())
-}
-
-fn log_options(opts: &ReadOptions) -> LogOptions {
-    LogOptions {
-        zone: opts.log_zone.clone(),
+    );
+    note_bomb(bomb.as_deref(), &source, out);
+    if nuls.skipped > 0 {
+        out.diagnostics.add(
+            DiagnosticKind::SkippedInput,
+            &source,
+            "input",
+            format!(
+                "{} NUL bytes in {} runs skipped (a copytruncate or a crash)",
+                nuls.skipped, nuls.runs
+            ),
+        );
     }
-}
-
-fn push_log_summary(
-    out: &mut Collected,
-    source: &str,
-    summary: logs::LogSummary,
-    events: Vec<GroupEvent>,
-) {
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => {
+            out.diagnostics.add(
+                DiagnosticKind::SkippedInput,
+                &source,
+                "input",
+                e.to_string(),
+            );
+            logs::LogSummary::default()
+        }
+    };
+    let warning = events.is_empty().then(|| {
+        if summary.lines == 0 {
+            "an empty input: nothing read".to_string()
+        } else if summary.unknown_group_lines > 0 {
+            format!(
+                "a log of {} lines, {} of them group lines no pattern knows, no group event",
+                summary.lines, summary.unknown_group_lines
+            )
+        } else {
+            format!(
+                "text with no Kafka group lines ({} lines read)",
+                summary.lines
+            )
+        }
+    });
+    if let Some(w) = &warning {
+        out.diagnostics
+            .add(DiagnosticKind::SkippedInput, &source, "input", w.clone());
+    }
     out.inputs.push(InputSummary {
         path: source.to_string(),
         kind: "log".into(),
+        read_as,
         records: summary.lines,
+        not_understood: summary.unknown_group_lines,
         bytes: summary.bytes,
         events: events.len() as u64,
         first_ts: events.iter().map(|e| e.ts).min(),
         last_ts: events.iter().map(|e| e.ts).max(),
         clock_offset_ms: None,
+        warning,
     });
     // Moving the first input's events in costs nothing; extending an
     // empty vector would copy them all (a 1 GB log holds millions).
@@ -196,71 +488,343 @@ fn push_log_summary(
     }
 }
 
-/// The capture pipeline: segments → streams → exchanges → events. Exchanges
-/// are drained as they complete so memory follows live connections, not
-/// the capture's size.
-fn read_capture<R: std::io::Read>(
-    reader: R,
-    source: Arc<str>,
+fn log_options(opts: &ReadOptions) -> LogOptions {
+    LogOptions {
+        zone: opts.log_zone.clone(),
+    }
+}
+
+/// A directory: every file in it (recursively) recognised by content; its
+/// captures read as one rotation set, its logs one by one.
+fn read_directory(
+    dir: &Path,
     opts: &ReadOptions,
     keep: bool,
+    seen: &mut Seen,
     out: &mut Collected,
 ) -> Result<()> {
-    let tcp_config = TcpConfig {
-        kafka_ports: opts.ports.clone(),
-        max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION,
-        max_connections: MAX_CONNECTIONS,
-    };
-    let kafka_config = KafkaConfig {
-        ports: opts.ports.clone(),
-        detect_ports: true,
-        max_frame_len: MAX_FRAME_LEN,
-    };
-    let mut reassembler = Reassembler::new(tcp_config, source.clone());
-    let mut decoder = KafkaDecoder::new(kafka_config, source.clone());
-    decoder.continue_exchange_ids(out.last_exchange_id);
-    let (mut d_capture, mut d_tcp, mut d_kafka) = (
-        Diagnostics::default(),
-        Diagnostics::default(),
-        Diagnostics::default(),
-    );
-    let mut sink = ExchangeSink {
-        source: source.clone(),
-        keep,
-        events: Vec::new(),
-        rows: Vec::new(),
-        pending: Vec::new(),
-    };
-    let summary = capture::read_capture(reader, &source, &mut d_capture, |segment| {
-        reassembler.push(&segment, &mut d_tcp, &mut |ev| {
-            decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending)
-        });
-        if sink.pending.len() >= 256 {
-            sink.drain(&mut decoder);
+    let files = walk(dir, seen, &mut out.diagnostics);
+    let mut captures = Vec::new();
+    for path in files {
+        let opened = match File::open(&path).and_then(|f| open(f, opts.input_type)) {
+            Ok(o) => o,
+            Err(e) => {
+                skip(out, &path, format!("cannot read: {e}"));
+                continue;
+            }
+        };
+        match opened.kind {
+            Kind::Capture => {
+                drop(opened);
+                let first = first_packet_time(&path);
+                captures.push((first, path));
+            }
+            _ => read_opened(opened, &path, opts, keep, out, false)?,
         }
-    })?;
-    reassembler.finish(&mut d_tcp, &mut |ev| {
-        decoder.on_stream_event(&ev, &mut d_kafka, &mut sink.pending)
-    });
-    decoder.finish(&mut d_kafka, &mut sink.pending);
-    sink.drain(&mut decoder);
-    out.last_exchange_id = decoder.last_exchange_id();
-    for d in [d_capture, d_tcp, d_kafka] {
-        out.diagnostics.merge(d);
     }
-    out.inputs.push(InputSummary {
-        path: source.to_string(),
-        kind: "capture".into(),
-        records: summary.frames,
-        bytes: summary.bytes,
-        events: sink.events.len() as u64,
-        first_ts: summary.first_ts,
-        last_ts: summary.last_ts,
-        clock_offset_ms: None,
-    });
-    out.captured.append(&mut sink.events);
-    out.exchanges.append(&mut sink.rows);
+    captures.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural(&a.1, &b.1)));
+    if captures.is_empty() {
+        return Ok(());
+    }
+    let source: Arc<str> = Arc::from(dir.to_string_lossy().as_ref());
+    let mut run = CaptureRun::new(opts, keep, out.last_exchange_id, source);
+    for (_, path) in &captures {
+        let name: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+        let opened = match File::open(path).and_then(|f| open(f, opts.input_type)) {
+            Ok(o) => o,
+            Err(e) => {
+                skip(out, path, format!("cannot read: {e}"));
+                continue;
+            }
+        };
+        let read_as = opened.read_as();
+        let bomb = opened.bomb.clone();
+        if let Err(e) = run.feed(opened.reader, &name, read_as, out) {
+            skip(out, path, e.to_string());
+        }
+        note_bomb(bomb.as_deref(), &name, out);
+    }
+    run.finish(out);
     Ok(())
+}
+
+fn skip(out: &mut Collected, path: &Path, why: String) {
+    out.diagnostics.add(
+        DiagnosticKind::SkippedInput,
+        &path.to_string_lossy(),
+        "input",
+        why,
+    );
+}
+
+/// The regular files under `dir`, each once, in name order; what is not a
+/// regular file is skipped with a diagnostic.
+fn walk(dir: &Path, seen: &mut Seen, diags: &mut Diagnostics) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    let mut visited = 0usize;
+    let say = |diags: &mut Diagnostics, p: &Path, why: String| {
+        diags.add(
+            DiagnosticKind::SkippedInput,
+            &p.to_string_lossy(),
+            "input",
+            why,
+        )
+    };
+    while let Some(d) = dirs.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                say(diags, &d, format!("cannot read directory: {e}"));
+                continue;
+            }
+        };
+        let mut here: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        here.sort_by(|a, b| natural(a, b));
+        for path in here {
+            visited += 1;
+            if visited > MAX_WALK_ENTRIES {
+                say(
+                    diags,
+                    dir,
+                    format!("more than {MAX_WALK_ENTRIES} entries: the rest skipped"),
+                );
+                return files;
+            }
+            let meta = match std::fs::metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    say(diags, &path, format!("skipped: {e} (a dangling link?)"));
+                    continue;
+                }
+            };
+            let first = seen.first_time(&meta);
+            if meta.is_dir() {
+                if first {
+                    dirs.push(path);
+                } else {
+                    say(
+                        diags,
+                        &path,
+                        "skipped: a directory already read (a link loop?)".into(),
+                    );
+                }
+            } else if !meta.is_file() {
+                say(diags, &path, format!("skipped: {}", file_type(&meta)));
+            } else if !first {
+                say(diags, &path, "skipped: the same file already read".into());
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
+fn file_type(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (it could block the run)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+    }
+    let _ = meta;
+    "not a regular file"
+}
+
+/// Name order with digit runs compared as numbers (`k.pcap2` < `k.pcap10`).
+fn natural(a: &Path, b: &Path) -> std::cmp::Ordering {
+    fn key(p: &Path) -> Vec<(String, u128)> {
+        let s = p.to_string_lossy();
+        let mut out = Vec::new();
+        let mut text = String::new();
+        let mut digits = String::new();
+        for c in s.chars() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+            } else {
+                if !digits.is_empty() {
+                    out.push((
+                        std::mem::take(&mut text),
+                        digits.parse().unwrap_or(u128::MAX),
+                    ));
+                    digits.clear();
+                }
+                text.push(c);
+            }
+        }
+        if !digits.is_empty() {
+            out.push((
+                std::mem::take(&mut text),
+                digits.parse().unwrap_or(u128::MAX),
+            ));
+        }
+        out.push((text, 0));
+        out
+    }
+    key(a).cmp(&key(b))
+}
+
+/// The time of a capture file's first packet, from its first MiB.
+fn first_packet_time(path: &Path) -> Option<crate::time::Timestamp> {
+    let opened = File::open(path).ok().and_then(|f| open(f, None).ok())?;
+    let mut diags = Diagnostics::default();
+    capture::read_capture(
+        opened.reader.take(FIRST_PACKET_WINDOW),
+        &path.to_string_lossy(),
+        &mut diags,
+        |_| {},
+    )
+    .ok()?
+    .first_ts
+}
+
+/// The capture pipeline: segments → streams → exchanges → events, for one
+/// capture or one rotation set fed file after file. Exchanges are drained
+/// as they complete so memory follows live connections, not the capture's
+/// size.
+struct CaptureRun {
+    reassembler: Reassembler,
+    decoder: KafkaDecoder,
+    diags: [Diagnostics; 3],
+    sink: ExchangeSink,
+    ports: String,
+}
+
+impl CaptureRun {
+    fn new(opts: &ReadOptions, keep: bool, last_exchange_id: u64, source: Arc<str>) -> Self {
+        let tcp_config = TcpConfig {
+            kafka_ports: opts.ports.clone(),
+            max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION,
+            max_connections: MAX_CONNECTIONS,
+        };
+        let kafka_config = KafkaConfig {
+            ports: opts.ports.clone(),
+            detect_ports: true,
+            max_frame_len: MAX_FRAME_LEN,
+        };
+        let reassembler = Reassembler::new(tcp_config, source.clone());
+        let mut decoder = KafkaDecoder::new(kafka_config, source.clone());
+        decoder.continue_exchange_ids(last_exchange_id);
+        CaptureRun {
+            reassembler,
+            decoder,
+            diags: Default::default(),
+            ports: opts
+                .ports
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            sink: ExchangeSink {
+                source,
+                keep,
+                events: Vec::new(),
+                rows: Vec::new(),
+                pending: Vec::new(),
+            },
+        }
+    }
+
+    /// Reads one capture file into the run and accounts for it.
+    fn feed<R: Read>(
+        &mut self,
+        reader: R,
+        source: &Arc<str>,
+        read_as: String,
+        out: &mut Collected,
+    ) -> Result<()> {
+        let before = self.sink.events.len();
+        let CaptureRun {
+            reassembler,
+            decoder,
+            diags,
+            sink,
+            ..
+        } = self;
+        let [d_capture, d_tcp, d_kafka] = diags;
+        let summary = capture::read_capture(reader, source, d_capture, |segment| {
+            reassembler.push(&segment, d_tcp, &mut |ev| {
+                decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
+            });
+            if sink.pending.len() >= 256 {
+                sink.drain(decoder);
+            }
+        })?;
+        sink.drain(decoder);
+        out.inputs.push(InputSummary {
+            path: source.to_string(),
+            kind: "capture".into(),
+            read_as,
+            records: summary.frames,
+            not_understood: summary.frames.saturating_sub(summary.tcp_segments),
+            bytes: summary.bytes,
+            events: (self.sink.events.len() - before) as u64,
+            first_ts: summary.first_ts,
+            last_ts: summary.last_ts,
+            clock_offset_ms: None,
+            warning: None,
+        });
+        Ok(())
+    }
+
+    /// Closes every connection, counts the last events to the last file, and
+    /// warns about inputs that gave no event.
+    fn finish(mut self, out: &mut Collected) {
+        let CaptureRun {
+            reassembler,
+            decoder,
+            diags,
+            sink,
+            ..
+        } = &mut self;
+        let [_, d_tcp, d_kafka] = diags;
+        let before = sink.events.len();
+        reassembler.finish(d_tcp, &mut |ev| {
+            decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
+        });
+        decoder.finish(d_kafka, &mut sink.pending);
+        sink.drain(decoder);
+        let late = (sink.events.len() - before) as u64;
+        out.last_exchange_id = decoder.last_exchange_id();
+        for d in std::mem::take(diags) {
+            out.diagnostics.merge(d);
+        }
+        let ports = std::mem::take(&mut self.ports);
+        let first_of_run = out
+            .inputs
+            .iter()
+            .rposition(|i| i.kind != "capture")
+            .map_or(0, |p| p + 1);
+        if let Some(last) = out.inputs.last_mut().filter(|i| i.kind == "capture") {
+            last.events += late;
+        }
+        for input in &mut out.inputs[first_of_run..] {
+            if input.kind == "capture" && input.events == 0 && input.warning.is_none() {
+                let w = format!(
+                    "a capture of {} packets with no Kafka group traffic (ports {ports}; try --port)",
+                    input.records
+                );
+                out.diagnostics.add(
+                    DiagnosticKind::SkippedInput,
+                    &input.path,
+                    "input",
+                    w.clone(),
+                );
+                input.warning = Some(w);
+            }
+        }
+        out.captured.append(&mut self.sink.events);
+        out.exchanges.append(&mut self.sink.rows);
+    }
 }
 
 struct ExchangeSink {
@@ -305,5 +869,60 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
         error_code: ex.error_code,
         error: ex.error.map(str::to_string),
         client_software: ex.client_software.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peek_waits_for_a_pipe_that_gives_one_byte_at_a_time() {
+        struct Trickle(Vec<u8>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                if self.1 >= self.0.len() || buf.is_empty() {
+                    return Ok(0);
+                }
+                buf[0] = self.0[self.1];
+                self.1 += 1;
+                Ok(1)
+            }
+        }
+        use crate::capture::synth::{Link, PcapOptions, PcapWriter};
+        let mut w = PcapWriter::new(Vec::new(), Link::Ethernet, PcapOptions::default()).unwrap();
+        w.write_frame(crate::time::Timestamp(1), &[0u8; 60])
+            .unwrap();
+        let pcap = w.into_inner();
+        let opened = open(Trickle(pcap.clone(), 0), None).unwrap();
+        assert_eq!(opened.kind, Kind::Capture);
+        let mut all = Vec::new();
+        let mut reader = opened.reader;
+        reader.read_to_end(&mut all).unwrap();
+        assert_eq!(all, pcap, "every byte read once, none lost");
+    }
+
+    #[test]
+    fn nul_runs_are_skipped_and_counted() {
+        let mut r = NulSkipping {
+            inner: &b"ab\0\0\0cd\0e"[..],
+            skipped: 0,
+            runs: 0,
+            in_run: false,
+        };
+        let mut s = String::new();
+        r.read_to_string(&mut s).unwrap();
+        assert_eq!((s.as_str(), r.skipped, r.runs), ("abcde", 4, 2));
+    }
+
+    #[test]
+    fn rotation_names_sort_by_number() {
+        let mut v: Vec<PathBuf> = ["k.pcap10", "k.pcap2", "k.pcap", "k.pcap1"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        v.sort_by(|a, b| natural(a, b));
+        let got: Vec<_> = v.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        assert_eq!(got, ["k.pcap", "k.pcap1", "k.pcap2", "k.pcap10"]);
     }
 }

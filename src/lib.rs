@@ -28,6 +28,7 @@ pub mod assemble;
 pub mod capture;
 pub mod cli;
 pub mod coordinator;
+pub mod decompress;
 pub mod describe;
 pub mod diagnostic;
 pub mod error;
@@ -110,18 +111,35 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
     if let Command::Report { html: Some(path) } = &opts.command {
-        let file = std::fs::File::create(path).map_err(|e| Error::Read {
+        let cannot = |detail: String| Error::WriteFile {
             path: path.clone(),
-            source: e,
-        })?;
+            detail,
+        };
+        if is_an_input(path, &opts.inputs) {
+            return Err(cannot(
+                "it is one of the inputs (refusing to overwrite it)".into(),
+            ));
+        }
+        let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
         let mut w = std::io::BufWriter::new(file);
-        render::render_html(&report, &mut w)?;
-        w.flush()?;
+        render::render_html(&report, &mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| cannot(e.to_string()))?;
     }
     Ok(Outcome {
         matched,
         diagnostics,
     })
+}
+
+/// Whether `out` names one of the inputs (the same canonical path).
+fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
+    let Ok(target) = std::fs::canonicalize(out) else {
+        return false;
+    };
+    inputs
+        .iter()
+        .any(|i| std::fs::canonicalize(i).is_ok_and(|i| target == i))
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without

@@ -63,6 +63,24 @@ fn summarise(d: &kgtrace::Diagnostics) {
     if d.total() == 0 {
         return;
     }
+    let skipped = kgtrace::DiagnosticKind::SkippedInput;
+    for w in d.examples.iter().filter(|w| w.kind == skipped) {
+        let _ = writeln!(
+            io::stderr(),
+            "kgtrace: warning: {}: {}",
+            kgtrace::render::escape_line(&w.source),
+            kgtrace::render::escape_line(&w.detail)
+        );
+    }
+    let more = d
+        .count(skipped)
+        .saturating_sub(kgtrace::Diagnostics::EXAMPLES_PER_KIND);
+    if more > 0 {
+        let _ = writeln!(
+            io::stderr(),
+            "kgtrace: warning: {more} more inputs skipped or empty (see --format json)"
+        );
+    }
     let parts: Vec<String> = d
         .counts
         .iter()

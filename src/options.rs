@@ -33,6 +33,15 @@ pub enum Command {
     Man,
 }
 
+/// What to read inputs as, when detection is not wanted (`--input-type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputType {
+    /// pcap or pcapng (possibly gzip or zstd compressed).
+    Capture,
+    /// Kafka broker or client log text.
+    Log,
+}
+
 /// How inputs are read.
 #[derive(Clone, Debug)]
 pub struct ReadOptions {
@@ -42,6 +51,8 @@ pub struct ReadOptions {
     pub log_zone: LogZone,
     /// The zone as the user wrote it, for the report.
     pub log_zone_name: String,
+    /// `--input-type`: read every input as this, whatever its first bytes.
+    pub input_type: Option<InputType>,
 }
 
 impl Default for ReadOptions {
@@ -50,6 +61,7 @@ impl Default for ReadOptions {
             ports: vec![9092],
             log_zone: LogZone::Utc,
             log_zone_name: "UTC".into(),
+            input_type: None,
         }
     }
 }

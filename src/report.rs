@@ -45,8 +45,13 @@ pub struct InputSummary {
     pub path: String,
     /// `capture` or `log`.
     pub kind: String,
+    /// What it was read as: `capture`, `log`, `gzip capture`, `zstd log`…
+    pub read_as: String,
     /// Packets (captures) or lines (logs) read.
     pub records: u64,
+    /// Of those, packets that were not TCP/IP or could not be sliced
+    /// (captures), or group lines no pattern knows (logs).
+    pub not_understood: u64,
     /// Bytes read.
     pub bytes: u64,
     /// Group events extracted.
@@ -59,6 +64,9 @@ pub struct InputSummary {
     /// milliseconds (log time + offset = capture time); null when not
     /// estimated.
     pub clock_offset_ms: Option<f64>,
+    /// Why this input gave no event (also said on stderr); null when it gave
+    /// some.
+    pub warning: Option<String>,
 }
 
 /// One diagnostic kind and its count.
@@ -201,7 +209,7 @@ pub struct Trigger {
     /// `session_timeout`, `metadata_changed`, `subscription_changed`,
     /// `leader_rejoined`, `static_member_replaced`, `static_member_fenced`,
     /// `coordinator_changed`, `previous_rebalance_failed`,
-    /// `pending_sync_expired`, `group_over_capacity`, `protocol_migration`,
+    /// `pending_sync_expired`, `storage_error`, `group_over_capacity`, `protocol_migration`,
     /// `unknown`.
     pub kind: String,
     /// The member that caused it, if known.

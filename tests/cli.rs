@@ -6,6 +6,7 @@
 //! capture, garbage bytes).
 
 mod filters;
+mod hostile;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

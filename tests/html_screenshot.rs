@@ -167,12 +167,14 @@ fn report() -> Report {
         inputs: vec![InputSummary {
             path: CAPTURE.into(),
             kind: "capture".into(),
+            read_as: "capture".into(),
             records: 2_400,
             bytes: 512_000,
             events: 160,
             first_ts: Some(at(0)),
             last_ts: Some(at(180_000)),
             clock_offset_ms: None,
+            ..Default::default()
         }],
         log_time_zone: "UTC".into(),
         groups: vec![GroupSummary {

@@ -92,6 +92,21 @@ pub struct Classic {
     failed_syncs: Vec<Candidate>,
     /// Things worth saying about the group that are not rebalances.
     pub notes: Vec<String>,
+    /// Evidence that starts no rebalance in Kafka, seen while no round was
+    /// open: context for a round that opens soon after, never a round.
+    context: Vec<Context>,
+}
+
+/// Context is attached to a round opening at most this long after it (ns).
+const CONTEXT_NS: i64 = 30_000_000_000;
+/// Context entries kept (older ones are dropped first).
+const MAX_CONTEXT: usize = 64;
+
+/// One piece of context: its event, and the cause it would suggest.
+#[derive(Clone, Debug)]
+struct Context {
+    ev: GroupEvent,
+    candidate: Option<Candidate>,
 }
 
 /// What a JoinGroup request asked, kept until its answer names the member.
@@ -198,16 +213,75 @@ impl Classic {
         });
     }
 
-    /// Opens a round at `ev` unless one is open; returns it.
+    /// Opens a round at `ev` unless one is open; returns it. `ev` is
+    /// evidence that Kafka is rebalancing (a "Preparing" line, a member
+    /// removed, a new member's JoinGroup, REBALANCE_IN_PROGRESS): it
+    /// confirms the round. An unconfirmed round opened long before by weak
+    /// evidence is closed first, so it cannot swallow this one.
     pub(super) fn round_at(&mut self, ev: &GroupEvent) -> &mut Round {
+        let stale = self.round.as_ref().is_some_and(|r| {
+            r.weak
+                && !r.confirmed
+                && r.generation.is_none()
+                && ev.ts.0 - r.started_at.0 > CONTEXT_NS
+        });
+        if stale {
+            self.close_round();
+        }
         if self.round.is_none() {
             self.open_round(ev.ts);
+        }
+        let r = self.round.as_mut().expect("opened above");
+        r.confirmed = true;
+        r
+    }
+
+    /// Opens a round at `ev` unless one is open, without confirming it: a
+    /// client asking to join, a known member's JoinGroup. Kafka may answer
+    /// it with the current generation and no rebalance
+    /// (GroupCoordinator.scala `doCurrentMemberJoinGroup`).
+    pub(super) fn weak_round_at(&mut self, ev: &GroupEvent) -> &mut Round {
+        if self.round.is_none() {
+            self.open_round(ev.ts);
+            self.round.as_mut().expect("opened above").weak = true;
         }
         self.round.as_mut().expect("opened above")
     }
 
+    /// Keeps evidence that starts no rebalance (the KIP-394 first step, a
+    /// static member replaced or fenced, a coordinator error) for the next
+    /// round; cited in the open round if there is one.
+    pub(super) fn context(&mut self, ev: &GroupEvent, candidate: Option<Candidate>) {
+        if let Some(r) = self.round.as_mut() {
+            r.cite(ev);
+            if let Some(c) = candidate {
+                r.suspect(c);
+            }
+            return;
+        }
+        self.context.retain(|c| ev.ts.0 - c.ev.ts.0 <= CONTEXT_NS);
+        if self.context.len() >= MAX_CONTEXT {
+            self.context.remove(0);
+        }
+        self.context.push(Context {
+            ev: ev.clone(),
+            candidate,
+        });
+    }
+
     fn open_round(&mut self, at: Timestamp) {
         let mut r = Round::new(at, self.generation);
+        for c in self.context.drain(..) {
+            if at.0 - c.ev.ts.0 > CONTEXT_NS {
+                continue;
+            }
+            r.cite(&c.ev);
+            if let Some(mut cand) = c.candidate {
+                // Context explains a round only when nothing else does.
+                cand.confidence = Confidence::Low;
+                r.suspect(cand);
+            }
+        }
         r.state_before = self.state.to_string();
         r.members_before = self.current.iter().cloned().collect();
         for m in &self.current {
@@ -222,6 +296,9 @@ impl Classic {
                 session_timeout_ms: member.and_then(|x| x.session_timeout_ms),
             });
         }
+        // A SyncGroup answered REBALANCE_IN_PROGRESS: the broker said it
+        // is rebalancing, which confirms this round.
+        r.confirmed = !self.failed_syncs.is_empty();
         for c in self.failed_syncs.drain(..) {
             r.suspect(c);
         }
@@ -313,7 +390,18 @@ impl Classic {
         if !member_id.is_empty() {
             self.book.entry(&member_id).topics = topics;
         }
-        let r = self.round_at(ev);
+        // A known member other than the leader, with unchanged metadata,
+        // is answered the current generation without a rebalance
+        // (GroupCoordinator.scala `doCurrentMemberJoinGroup`): its JoinGroup
+        // alone confirms nothing.
+        let weak = candidate.as_ref().is_some_and(|c| {
+            c.kind == Kind::LeaderRejoined && self.leader.as_deref() != Some(member_id.as_str())
+        });
+        let r = if weak {
+            self.weak_round_at(ev)
+        } else {
+            self.round_at(ev)
+        };
         r.cite(ev);
         if let Some(reason) = reason {
             if trigger::is_cooperative_follow_up(reason) && opening {
@@ -545,7 +633,8 @@ impl Classic {
         }
         let opened = self.round.is_none();
         let current_state = self.state;
-        let r = self.round_at(ev);
+        let r = self.weak_round_at(ev);
+        r.broker_repeated |= reformed;
         if opened {
             r.needs_cause = true;
             if current_state == "Unknown" {
@@ -757,9 +846,11 @@ impl Classic {
             at: ev.ts,
             deferred: Deferred::No,
         };
-        let r = self.round_at(ev);
-        r.cite(ev);
-        r.suspect(c);
+        // NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS:
+        // the new coordinator loads the group at the same generation
+        // (GroupMetadataManager `loadGroupsAndOffsets`) and heartbeats go
+        // on; only a round that opens for its own reason is explained by it.
+        self.context(ev, Some(c));
     }
 
     fn on_find_coordinator(&mut self, ev: &GroupEvent) {
@@ -842,6 +933,7 @@ impl Classic {
             // The last member leaving empties the group; nobody is stopped.
             if let Some(r) = self.round.as_mut() {
                 r.completed_at = Some(ev.ts);
+                r.emptied = true;
                 r.notes
                     .push("every member left: the group became Empty".into());
             }

@@ -8,7 +8,7 @@
 //! left" (seen in Kafka 3.7 logs), so causes may arrive after the round
 //! opened.
 
-use crate::event::{BrokerLine, ClientLine, GroupEvent};
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 
 use super::classic::{ActivityKind, Classic};
 use super::round::{Candidate, Deferred};
@@ -44,20 +44,26 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
         BrokerLine::AssignmentReceived { generation, .. } => {
             assignment_received(g, ev, *generation)
         }
-        BrokerLine::MemberJoined { pending } => {
-            let detail = if *pending {
-                "new member (KIP-394: broker created its member id)"
-            } else {
-                "member added"
-            };
-            suspect(
-                g,
+        BrokerLine::MemberJoined { pending: true } => {
+            // GroupCoordinator.scala `doNewMemberJoinGroup` (KIP-394): the
+            // member id is created and MEMBER_ID_REQUIRED answered; nothing
+            // changes until the member rejoins with it.
+            let c = candidate(
                 ev,
                 Kind::MemberJoined,
                 Confidence::High,
-                detail.to_string(),
+                "new member (KIP-394: broker created its member id and asked it to rejoin)".into(),
             );
+            g.context(ev, Some(c));
         }
+        BrokerLine::MemberJoined { pending: false } => suspect(
+            g,
+            ev,
+            Kind::MemberJoined,
+            Confidence::High,
+            "member added".into(),
+        ),
+        BrokerLine::MemberFailed | BrokerLine::MemberLeft { .. } if late_for_emptied(g, ev) => {}
         BrokerLine::MemberFailed => {
             mark_removed(g, ev, "session_timeout");
             suspect(
@@ -82,44 +88,115 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
         }
         BrokerLine::StaticMemberReplaced { old_member_id } => {
             let detail = format!(
-                "broker: static member replaced {}",
+                "broker: static member {} replaced {}",
+                ev.group_instance_id.as_deref().unwrap_or("?"),
                 old_member_id.as_deref().unwrap_or("its old member id")
             );
-            suspect(g, ev, Kind::StaticMemberReplaced, Confidence::High, detail);
+            // GroupCoordinator.scala `updateStaticMemberAndRebalance`: while
+            // Stable with the same protocol, "Static member which joins
+            // during Stable stage and doesn't affect selectProtocol will not
+            // trigger rebalance": a note; a round it does start is opened by
+            // its own "Preparing" line.
+            if g.round.is_none() {
+                g.notes
+                    .push(format!("{detail} at {}, without a rebalance", ev.ts));
+            }
+            let c = candidate(ev, Kind::StaticMemberReplaced, Confidence::High, detail);
+            g.context(ev, Some(c));
+        }
+        BrokerLine::PendingSyncRemoved { members } => {
+            let r = g.round_at(ev);
+            r.cite(ev);
+            for m in members {
+                r.removed.insert(m.clone(), "pending_sync".into());
+            }
+        }
+        BrokerLine::Other { message } if message == "failed to persist static member metadata" => {
+            g.notes.push(format!(
+                "{}: the broker could not store a static member's new member id and reverted it (no rebalance)",
+                ev.ts
+            ));
+            cite_if_open(g, ev);
         }
         BrokerLine::RebalanceTimeoutRemoved { members } => {
+            // GroupCoordinator.scala `onCompleteJoin` (2.6.1+): the join
+            // phase ended at the rebalance timeout without them.
             let r = g.round_at(ev);
             r.cite(ev);
             for m in members {
                 r.removed.insert(m.clone(), "rebalance_timeout".into());
             }
+            r.notes.push(format!(
+                "{} never rejoined: the join phase waited the whole rebalance timeout for {} (the straggler)",
+                members.join(", "),
+                if members.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        BrokerLine::PendingMemberExpired if g.round.is_some() => {
+            // GroupCoordinator.scala `onExpirePendingMember` / ClassicGroup
+            // (KIP-394): a member that got MEMBER_ID_REQUIRED and never came
+            // back holds the join phase until its session timeout.
+            let r = g.round_at(ev);
+            r.cite(ev);
+            r.notes.push(format!(
+                "pending member {} (KIP-394) never rejoined with its new member id: the join phase waited until its session timeout expired",
+                ev.member_id.as_deref().unwrap_or("?")
+            ));
         }
         BrokerLine::StaticMemberFenced { .. } => {
-            let detail = "broker: static member fenced (FENCED_INSTANCE_ID: another process uses its group.instance.id)".to_string();
-            suspect(g, ev, Kind::StaticMemberFenced, Confidence::High, detail);
+            // GroupCoordinator.scala `validateCurrentMember`: the request is
+            // answered FENCED_INSTANCE_ID; the group does not move.
+            if g.round.is_none() {
+                g.notes.push(format!(
+                    "{}: a request of static member {} was fenced (FENCED_INSTANCE_ID: another process uses its group.instance.id); no rebalance",
+                    ev.ts,
+                    ev.group_instance_id.as_deref().unwrap_or("?")
+                ));
+            }
+            g.context(ev, None);
         }
         BrokerLine::GroupEmpty => emptied(g, ev),
         BrokerLine::GroupDead => {
             cite_if_open(g, ev);
             g.close_round();
+            // GroupMetadataManager: a Dead group is removed; a group of the
+            // same name is created again at generation 0.
+            g.generation = None;
             g.set_state(ev.ts, "Dead");
         }
         BrokerLine::CoordinatorLoaded { .. } | BrokerLine::CoordinatorUnloaded { .. } => {
             if let Some(b) = &ev.client.broker {
                 g.coordinator = Some(b.clone());
             }
-            if g.round.is_some() {
-                suspect(
-                    g,
-                    ev,
-                    Kind::CoordinatorChanged,
-                    Confidence::Medium,
-                    "broker: coordinator (re)loaded or unloaded the group".into(),
-                );
-            }
+            let c = candidate(
+                ev,
+                Kind::CoordinatorChanged,
+                Confidence::Medium,
+                "broker: coordinator (re)loaded or unloaded the group".into(),
+            );
+            g.context(ev, Some(c));
         }
         _ => cite_if_open(g, ev),
     }
+}
+
+/// Kafka logs "Preparing to rebalance" and even "Group G with generation N
+/// is now empty" before "Member M has left group G" (GroupCoordinator.scala
+/// `removeCurrentMemberFromGroup` logs after `removeMemberAndUpdateGroup`):
+/// a removal line right after the group emptied belongs to that round.
+fn late_for_emptied(g: &mut Classic, ev: &GroupEvent) -> bool {
+    if g.round.is_some() {
+        return false;
+    }
+    let Some(last) = g.done.last_mut().filter(|r| r.emptied) else {
+        return false;
+    };
+    let ended = last.completed_at.unwrap_or(last.started_at);
+    if ev.ts.0 - ended.0 > 1_000_000_000 {
+        return false;
+    }
+    last.cite(ev);
+    true
 }
 
 fn cite_if_open(g: &mut Classic, ev: &GroupEvent) {
@@ -131,6 +208,21 @@ fn cite_if_open(g: &mut Classic, ev: &GroupEvent) {
 fn suspect(g: &mut Classic, ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String) {
     let c = candidate(ev, kind, confidence, detail);
     let r = g.round_at(ev);
+    r.cite(ev);
+    r.suspect(c);
+}
+
+/// Like [`suspect`], for client evidence that asks for a round but does not
+/// prove the broker started one.
+fn suspect_weak(
+    g: &mut Classic,
+    ev: &GroupEvent,
+    kind: Kind,
+    confidence: Confidence,
+    detail: String,
+) {
+    let c = candidate(ev, kind, confidence, detail);
+    let r = g.weak_round_at(ev);
     r.cite(ev);
     r.suspect(c);
 }
@@ -148,18 +240,43 @@ fn preparing(
     old_generation: i32,
     reason: Option<&str>,
 ) {
-    // A round that already reached `old_generation` is over: this is a new one.
-    if g.round
+    // A round that already reached `old_generation` is over: this is a new
+    // one. So is a round that started from an older generation: Kafka's
+    // `initNextGeneration` adds exactly one per completed join, so it
+    // produced previous + 1 (a grepped log shows only the "Preparing"
+    // lines: 5, 6, 7 are three rounds).
+    let advanced = g.round.as_ref().and_then(|r| {
+        r.previous_generation
+            .filter(|p| r.generation.is_none() && *p < old_generation)
+    });
+    if let Some(p) = advanced {
+        if let Some(r) = g.round.as_mut() {
+            r.generation = Some(p + 1);
+            r.notes.push(format!(
+                "its end is not in the inputs: the next \"Preparing\" line shows generation {old_generation}"
+            ));
+        }
+        g.close_round();
+    } else if g
+        .round
         .as_ref()
         .is_some_and(|r| r.generation == Some(old_generation))
     {
         g.close_round();
     }
-    let r = g.round_at(ev);
-    if r.state_before.is_empty() || r.state_before == "Unknown" {
-        r.state_before = state.to_string();
+    if g.state == "Dead" || old_generation == 0 {
+        g.generation = Some(old_generation);
     }
-    r.previous_generation = r.previous_generation.or(Some(old_generation));
+    let r = g.round_at(ev);
+    // "in state S" is logged after `transitionTo(PreparingRebalance)`
+    // (GroupCoordinator.scala `prepareRebalance`): it is never the state
+    // before. Old generation 0 is a group forming.
+    if old_generation == 0 && r.members_before.is_empty() {
+        r.state_before = "Empty".into();
+    }
+    let _ = state;
+    // The broker's count wins over kgtrace's.
+    r.previous_generation = Some(old_generation);
     r.cite(ev);
     if let Some(reason) = reason {
         let (kind, confidence) = trigger::from_coordinator_reason(reason);
@@ -180,7 +297,15 @@ fn preparing(
             ));
         }
     } else {
+        // 0.9–2.0 write no reason here; their other lines are hidden by
+        // the default log level (kafka-log-formats.md §2).
         r.needs_cause = true;
+        r.log_hides = Some(
+            "this broker (before 2.1) logs no reason with \"Preparing to rebalance\", and its default INFO level hides \
+             a step: 0.10 logs \"has failed\" only at TRACE, 0.11–2.1 log LeaveGroup only at DEBUG, and up to 2.6.0 \
+             members that did not rejoin are dropped without a line"
+                .into(),
+        );
     }
 }
 
@@ -252,6 +377,7 @@ fn emptied(g: &mut Classic, ev: &GroupEvent) {
             r.generation.get_or_insert(gen);
         }
         r.completed_at = Some(ev.ts);
+        r.emptied = true;
         r.notes.push("the group became Empty".into());
     }
     if let Some(gen) = ev.generation_id {
@@ -268,7 +394,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
         ClientLine::Joining {
             reason: Some(reason),
         } => match trigger::from_client_reason(reason) {
-            Some(kind) => suspect(
+            Some(kind) => suspect_weak(
                 g,
                 ev,
                 kind,
@@ -276,7 +402,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 format!("client: joining group due to: {reason}"),
             ),
             None => {
-                let r = g.round_at(ev);
+                let r = g.weak_round_at(ev);
                 r.cite(ev);
                 if trigger::is_cooperative_follow_up(reason) {
                     r.expected_reason = Some(format!(
@@ -288,7 +414,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
             }
         },
         ClientLine::RejoinRequested { reason } => match trigger::from_client_reason(reason) {
-            Some(kind) => suspect(
+            Some(kind) => suspect_weak(
                 g,
                 ev,
                 kind,
@@ -296,11 +422,22 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 format!("client: rejoin requested due to: {reason}"),
             ),
             None => {
-                let r = g.round_at(ev);
+                let r = g.weak_round_at(ev);
                 r.cite(ev);
                 r.needs_cause = true;
             }
         },
+        ClientLine::PollTimeoutExpired { .. } if ev.group_instance_id.is_some() => {
+            // AbstractCoordinator `maybeLeaveGroup`: since 2.3 a static
+            // member sends no LeaveGroup; it stays in the group until its
+            // session times out, so this line starts no rebalance.
+            g.notes.push(format!(
+                "{}: static member {} passed max.poll.interval.ms; static members send no LeaveGroup, so only a session timeout would remove it",
+                ev.ts,
+                ev.group_instance_id.as_deref().unwrap_or("?")
+            ));
+            g.context(ev, None);
+        }
         ClientLine::PollTimeoutExpired { exceeded_ms } => {
             mark_removed(g, ev, "left");
             let by = exceeded_ms
@@ -351,26 +488,38 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                     what: ActivityKind::Evicted,
                 });
             }
-            let r = g.round_at(ev);
-            r.cite(ev);
-            r.needs_cause = true;
+            // REBALANCE_IN_PROGRESS says the group is rebalancing; the
+            // other errors (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED)
+            // are the consequence of a round, not a round.
+            let rebalancing = e.contains("REBALANCE") || e.contains("REBALANCING");
+            if rebalancing {
+                let r = g.round_at(ev);
+                r.cite(ev);
+                r.needs_cause = true;
+            } else {
+                g.context(ev, None);
+            }
         }
         ClientLine::CoordinatorUnavailable { detail } => {
-            if g.round.is_some() {
-                suspect(
-                    g,
-                    ev,
-                    Kind::CoordinatorChanged,
-                    Confidence::Medium,
-                    format!("client: coordinator unavailable: {detail}"),
-                );
-            }
+            let c = candidate(
+                ev,
+                Kind::CoordinatorChanged,
+                Confidence::Medium,
+                format!("client: coordinator unavailable: {detail}"),
+            );
+            g.context(ev, Some(c));
         }
         _ => cite_if_open(g, ev),
     }
 }
 
 fn joined(g: &mut Classic, ev: &GroupEvent) {
+    if let EventKind::Client(ClientLine::Joined {
+        protocol: Some(p), ..
+    }) = &ev.kind
+    {
+        g.assignors.insert(p.clone());
+    }
     let Some(generation) = ev.generation_id else {
         return cite_if_open(g, ev);
     };
@@ -380,7 +529,7 @@ fn joined(g: &mut Classic, ev: &GroupEvent) {
     {
         g.close_round();
     }
-    let r = g.round_at(ev);
+    let r = g.weak_round_at(ev);
     r.cite(ev);
     if r.generation.is_none() {
         r.generation = Some(generation);

@@ -241,6 +241,11 @@ impl<'a> Consumer<'a> {
                 r.removed
                     .insert(c.member_id.clone().unwrap_or_default(), "left".into());
             }
+            if c.detail.starts_with("broker: member fenced") {
+                if let Some(m) = c.member_id.clone() {
+                    r.removed.insert(m, c.kind.name().into());
+                }
+            }
             r.suspect(c);
         }
         r.needs_cause = r.candidates.is_empty();
@@ -277,14 +282,34 @@ impl<'a> Consumer<'a> {
             BrokerLine::GroupEpochBumped { epoch } if self.epoch.is_none_or(|e| *epoch > e) => {
                 self.bump(ev, *epoch)
             }
+            // GroupMetadataManager.java: a leave or a fence removes the
+            // member and bumps the group epoch without a "Bumped group
+            // epoch" line; the target assignment computed for the new epoch
+            // shows it.
+            BrokerLine::TargetAssignmentComputed { epoch, .. }
+                if self.epoch.is_none_or(|e| *epoch > e) =>
+            {
+                self.bump(ev, *epoch)
+            }
             BrokerLine::MemberFenced { reason } => {
                 let r = reason.to_ascii_lowercase();
-                let (kind, detail) = if r.contains("session") {
+                let (kind, detail) = if r.contains("failed to sync") {
+                    // A classic member inside a consumer group that did
+                    // not send SyncGroup in time
+                    // (`scheduleConsumerGroupSyncTimeout`).
+                    (
+                        Kind::PendingSyncExpired,
+                        format!("broker: member fenced: {reason}"),
+                    )
+                } else if r.contains("session") {
                     (
                         Kind::SessionTimeout,
                         format!("broker: member fenced: {reason}"),
                     )
-                } else if r.contains("transition") || r.contains("rebalance timeout") {
+                } else if r.contains("transition")
+                    || r.contains("failed to join")
+                    || r.contains("rebalance timeout")
+                {
                     (
                         Kind::PollTimeout,
                         format!("broker: member fenced for not revoking in time: {reason}"),
@@ -306,6 +331,17 @@ impl<'a> Consumer<'a> {
                 Confidence::High,
                 "broker: member left".into(),
             ),
+            // "Computed new subscription metadata" (or metadata hash) with
+            // no member updating its subscription: the topics' metadata
+            // changed (partitions added, a topic created for a regex).
+            BrokerLine::SubscriptionChanged { detail } if detail.starts_with("Computed new") => {
+                self.suspect(
+                    ev,
+                    Kind::MetadataChanged,
+                    Confidence::High,
+                    format!("broker: {detail}"),
+                )
+            }
             BrokerLine::SubscriptionChanged { detail } => self.suspect(
                 ev,
                 Kind::SubscriptionChanged,

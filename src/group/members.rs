@@ -122,9 +122,15 @@ impl MemberBook {
 
     /// The client id of a member: as seen, else as its id spells it.
     pub fn client_id(&self, member_id: &str) -> Option<String> {
-        self.get(member_id)
-            .and_then(|m| m.client.client_id.clone())
-            .or_else(|| client_id_in_member_id(member_id))
+        let known = self.get(member_id);
+        known.and_then(|m| m.client.client_id.clone()).or_else(|| {
+            // A static member's id is `<group.instance.id>-<UUID>`
+            // (GroupMetadata.scala / ClassicGroup.java
+            // `generateMemberId`): its prefix is not a client id.
+            let prefix = client_id_in_member_id(member_id)?;
+            let instance = known.and_then(|m| m.group_instance_id.as_deref());
+            (instance != Some(prefix.as_str())).then_some(prefix)
+        })
     }
 }
 

@@ -83,14 +83,29 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
         g.apply(ev);
     }
     if let Some(r) = g.round.as_mut() {
-        if r.completed_at.is_none() || !r.all_synced() {
-            r.notes
-                .push("the inputs end before every member had synced".into());
+        if let Some(wait) = waiting_for(r) {
+            r.notes.push(wait);
         }
     }
     g.close_round();
     let mut rounds = std::mem::take(&mut g.done);
     rounds.retain(|r| !(r.tentative && r.generation.is_none()));
+    rounds.retain(|r| match unconfirmed(r) {
+        Some(note) => {
+            g.notes.push(note);
+            false
+        }
+        None => true,
+    });
+    for r in rounds
+        .iter_mut()
+        .filter(|r| r.generation.is_some() && r.generation == r.previous_generation)
+    {
+        r.notes.push(format!(
+            "the broker rebalanced but kept generation {}: Apache Kafka always moves to a new generation (GroupCoordinator `initNextGeneration`); this broker (e.g. tansu) repeats it",
+            r.generation.unwrap_or_default()
+        ));
+    }
     let mut rebalances = Vec::new();
     let mut previous: Option<&Round> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -144,6 +159,58 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     }
 }
 
+/// What a round the inputs end inside is waiting for, in Kafka's terms
+/// (GroupCoordinator.scala: the join phase completes in `onCompleteJoin`
+/// when every known member has rejoined or the rebalance timeout expires;
+/// the sync phase when the leader's SyncGroup is stored).
+fn waiting_for(r: &Round) -> Option<String> {
+    if r.completed_at.is_some() && (r.expected.is_empty() || r.all_synced()) {
+        return None;
+    }
+    Some(match r.generation {
+        None => "the inputs end inside this rebalance's join phase: it waits for every known member to rejoin (JoinGroup), at most the rebalance timeout (max.poll.interval.ms)".into(),
+        Some(g) if r.completed_at.is_none() => format!(
+            "the inputs end before generation {g} was assigned: it waits for the leader's SyncGroup"
+        ),
+        Some(g) => format!(
+            "the inputs end before every member had synced generation {g}: it waits for their SyncGroup"
+        ),
+    })
+}
+
+/// Why a round is no rebalance, if it is not: a known member's rejoin
+/// answered with the same generation (GroupCoordinator.scala
+/// `doCurrentMemberJoinGroup`: "for followers with no actual change to
+/// their metadata, just return group information for the current
+/// generation"; a round the broker did start, by a REBALANCE_IN_PROGRESS
+/// answer or a removal, and then answered with the same generation is kept:
+/// that broker repeated it), or a round opened by a client's request that no
+/// "Preparing" line, new generation or REBALANCE_IN_PROGRESS confirmed.
+fn unconfirmed(r: &Round) -> Option<String> {
+    let same = r.generation.is_some() && r.generation == r.previous_generation;
+    if same && !r.broker_repeated && !r.confirmed {
+        let who: Vec<&str> = r.joins.keys().map(String::as_str).collect();
+        return Some(format!(
+            "{}: {} rejoined and got generation {} back: no rebalance",
+            r.started_at,
+            if who.is_empty() {
+                "a member".to_string()
+            } else {
+                who.join(", ")
+            },
+            r.generation.unwrap_or_default()
+        ));
+    }
+    let new_generation = r.generation.is_some() && r.generation != r.previous_generation;
+    if r.weak && !r.confirmed && !new_generation {
+        return Some(format!(
+            "{}: a member asked to rejoin, but nothing shows the broker rebalancing (no \"Preparing\" line, new generation or REBALANCE_IN_PROGRESS)",
+            r.started_at
+        ));
+    }
+    None
+}
+
 /// Whether any round follows `r`.
 fn rounds_after(rounds: &[Round], r: &Round) -> bool {
     rounds.last().is_some_and(|last| !std::ptr::eq(last, r))
@@ -159,10 +226,10 @@ fn is_tail_of_unseen_round(r: &Round, followed: &bool) -> bool {
 /// A round in which everybody left and nobody joined: the group emptied,
 /// nobody was stopped, so it is a state change, not a rebalance.
 fn is_empty_departure(r: &Round) -> bool {
-    r.joins.is_empty()
-        && r.generation.is_none()
-        && !r.removed.is_empty()
-        && r.removed.len() >= r.members_before.len()
+    // Only the broker's word (`onCompleteJoin`'s "is now empty") or every
+    // member seen leaving empties a group; a log-only round does not know
+    // its members, so an empty `members_before` proves nothing.
+    r.emptied && r.joins.is_empty()
 }
 
 /// Writes the record of one resolved round.
@@ -173,6 +240,9 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         Some(c) => round::trigger_of(c),
         None => round::unknown_trigger(unexplained(r)),
     };
+    if best.is_none() {
+        out.notes.extend(r.log_hides.iter().cloned());
+    }
     if out.trigger.member_id.is_some() && out.trigger.client_id.is_none() {
         out.trigger.client_id = out
             .trigger
@@ -199,7 +269,9 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         }
     }
     let mut removed = r.removed.clone();
-    for m in &r.members_before {
+    // Only the classic protocol has a join phase that drops members who do
+    // not rejoin in time; a KIP-848 member leaves or is fenced by name.
+    for m in r.members_before.iter().filter(|_| protocol == "classic") {
         if !after.is_empty() && !after.contains(m) {
             removed
                 .entry(m.clone())
@@ -210,7 +282,28 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
     out.removed = round::removed_members(&removed, |m| book.client_id(m));
     (out.partitions_revoked, out.partitions_assigned) = moved_partitions(r);
     (out.expected, out.expected_reason) = expectation(r, &out);
+    if r.forms_group() {
+        initial_delay(r, &mut out);
+    }
     out
+}
+
+/// GroupCoordinator.scala `prepareRebalance`: a group leaving Empty waits in
+/// an `InitialDelayedJoin` for group.initial.rebalance.delay.ms (3 s by
+/// default), longer while new members keep arriving, up to the rebalance
+/// timeout: that wait is the broker's, nobody straggled.
+fn initial_delay(r: &Round, out: &mut Rebalance) {
+    let Some(done) = r.join_completed_at else {
+        return;
+    };
+    let waited = done.millis_since(r.started_at);
+    if waited >= 1_000.0 {
+        out.straggler = None;
+        out.notes.push(format!(
+            "the {:.1} s join phase is the broker's group.initial.rebalance.delay.ms wait for a group leaving Empty (3 s by default, extended while members keep joining), not a straggler",
+            waited / 1000.0
+        ));
+    }
 }
 
 /// Words for a round nothing explains, saying what was seen and where the
@@ -289,7 +382,10 @@ fn follow_up(
     let cooperative = assignors.iter().any(|a| a.contains("cooperative"))
         || r.protocol_name
             .as_deref()
-            .is_some_and(|p| p.contains("cooperative"));
+            .is_some_and(|p| p.contains("cooperative"))
+        || r.expected_reason
+            .as_deref()
+            .is_some_and(|e| e.contains("KIP-429"));
     let ended = previous.completed_at.or(previous.join_completed_at);
     let soon_after =
         ended.is_some_and(|c| r.started_at >= c && r.started_at.0 - c.0 <= FOLLOW_UP_NS);
@@ -416,5 +512,7 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
     }
 }
 
+#[cfg(test)]
+mod kafka_tests;
 #[cfg(test)]
 mod tests;

@@ -122,6 +122,22 @@ pub struct Round {
     pub opened_mid_round: bool,
     /// a JoinGroup answer with the leader's member list was seen.
     pub saw_member_list: bool,
+    /// The broker said the group became Empty ("is now empty", or every
+    /// member left): a state change, not a rebalance of anyone.
+    pub emptied: bool,
+    /// The broker answered the same generation again with another member
+    /// list (tansu does; Apache Kafka always bumps the generation).
+    pub broker_repeated: bool,
+    /// Opened by evidence that does not start a rebalance on its own (a
+    /// client asking to join, a known member's JoinGroup): dropped unless
+    /// confirmed.
+    pub weak: bool,
+    /// A "Preparing to rebalance" line, a new generation or a
+    /// REBALANCE_IN_PROGRESS answer confirmed the round.
+    pub confirmed: bool,
+    /// What the broker's version and log level hide about this round's
+    /// cause, said when nothing else explains it.
+    pub log_hides: Option<String>,
     /// The group's members once the round closed (including members the
     /// round did not show rejoining but that are still alive).
     pub members_final: Option<BTreeSet<String>>,

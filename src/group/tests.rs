@@ -552,3 +552,61 @@ fn a_kip848_join_bumps_the_epoch() {
     assert_eq!((r.previous_generation, r.generation), (None, Some(1)));
     assert_eq!(r.trigger.kind, "member_joined");
 }
+
+/// Issue 10 point 3. GroupCoordinator.scala `doCurrentMemberJoinGroup`,
+/// case Stable: "for followers with no actual change to their metadata,
+/// just return group information for the current generation which will
+/// allow them to issue SyncGroup". A follower's rejoin answered with the
+/// same generation is no rebalance: no "2 → 2" row, a group note instead.
+#[test]
+fn a_follower_rejoining_while_stable_with_unchanged_metadata_is_no_rebalance() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(10.0, "c2", "m2", 2, 0);
+    s.join(20.0, 20.001, "c2", "m2", "m2", 2, "m1", &[]);
+    s.sync(20.01, "c2", "m2", 2, &[1]);
+    s.heartbeat(23.0, "c1", "m1", 2, 0);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation))
+        .collect();
+    assert_eq!(rows, vec![(None, Some(1)), (Some(1), Some(2))]);
+    assert!(
+        h[0].summary
+            .notes
+            .iter()
+            .any(|n| n.contains("got generation 2 back")),
+        "{:?}",
+        h[0].summary.notes
+    );
+}
+
+/// Issue 10 point 3. ILLEGAL_GENERATION (22) on Heartbeat
+/// (GroupCoordinator.scala `validateHeartbeat`: `generationId !=
+/// group.generationId`) tells a member it missed a round; the client keeps
+/// its member id (AbstractCoordinator `HeartbeatResponseHandler` resets only
+/// the generation) and rejoins: a consequence, not a member joining.
+#[test]
+fn illegal_generation_on_heartbeat_opens_no_round_and_is_not_a_join() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(10.0, "c2", "m2", 1, 22);
+    let h = reconstruct(&s.events);
+    assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
+    assert!(h[0].rebalances.iter().all(|r| r.started_at < secs(10.0)));
+}
+
+/// Issue 10 point 2. NOT_COORDINATOR (16) answered to a heartbeat: the
+/// partition moved, the new coordinator loads the group at the same
+/// generation (GroupMetadataManager `loadGroupsAndOffsets`) and heartbeats
+/// go on at generation 2: no round.
+#[test]
+fn coordinator_failover_at_the_same_generation_is_no_rebalance() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(10.0, "c1", "m1", 2, 16);
+    s.heartbeat(10.5, "c1", "m1", 2, 0);
+    s.heartbeat(11.0, "c2", "m2", 2, 0);
+    let h = reconstruct(&s.events);
+    assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
+    assert_eq!(h[0].summary.generation, Some(2));
+}

@@ -39,6 +39,9 @@ pub enum Kind {
     PreviousRebalanceFailed,
     /// Members that never sent SyncGroup were removed.
     PendingSyncExpired,
+    /// The coordinator could not write the group's assignment to
+    /// `__consumer_offsets` (an error other than a coordinator move).
+    StorageError,
     /// group.max.size exceeded after a coordinator load (KIP-389).
     GroupOverCapacity,
     /// Classic ↔ consumer protocol migration (KIP-848).
@@ -63,6 +66,7 @@ impl Kind {
             Kind::CoordinatorChanged => "coordinator_changed",
             Kind::PreviousRebalanceFailed => "previous_rebalance_failed",
             Kind::PendingSyncExpired => "pending_sync_expired",
+            Kind::StorageError => "storage_error",
             Kind::GroupOverCapacity => "group_over_capacity",
             Kind::ProtocolMigration => "protocol_migration",
             Kind::Unknown => "unknown",
@@ -135,7 +139,21 @@ pub fn is_cooperative_follow_up(reason: &str) -> bool {
 pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
     let r = reason.to_ascii_lowercase();
     let client = client_reason_part(reason);
-    let kind = if r.contains("heartbeat expiration") || r.contains("session timeout") {
+    let kind = if r.contains("when storing group assignment") {
+        // GroupCoordinator.scala `doSyncGroup` / GroupMetadataManager.java
+        // `completeClassicGroupSyncGroup`: `storeGroup` failed; the error
+        // is mapped by `appendGroupMetadataErrorToResponseError`, where
+        // NOT_LEADER_OR_FOLLOWER (old NOT_LEADER_FOR_PARTITION) and
+        // NOT_COORDINATOR mean the partition moved.
+        if r.contains("not_coordinator")
+            || r.contains("not_leader")
+            || r.contains("coordinator_not_available")
+        {
+            Kind::CoordinatorChanged
+        } else {
+            Kind::StorageError
+        }
+    } else if r.contains("heartbeat expiration") || r.contains("session timeout") {
         Kind::SessionTimeout
     } else if r.contains("pending sync") {
         Kind::PendingSyncExpired
@@ -157,9 +175,14 @@ pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
     } else if r.contains("updating metadata for static member") || r.contains("static member") {
         Kind::StaticMemberReplaced
     } else if r.contains("updating metadata for member") {
+        // GroupCoordinator.scala `doCurrentMemberJoinGroup`: a known member
+        // whose protocol metadata BYTES differ (`!member.matches(protocols)`).
+        // With cooperative-sticky the owned partitions are in those bytes,
+        // so this is also KIP-429's second round: only a client reason says
+        // the subscription changed.
         match client.and_then(from_client_reason) {
-            Some(Kind::MetadataChanged) => Kind::MetadataChanged,
-            _ => Kind::SubscriptionChanged,
+            Some(k @ (Kind::MetadataChanged | Kind::SubscriptionChanged)) => k,
+            _ => Kind::LeaderRejoined,
         }
     } else if r.contains("adding new member") || r.contains("new member") {
         Kind::MemberJoined

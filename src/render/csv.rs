@@ -5,9 +5,12 @@
 //! ended by `\n`. Values are raw, for scripts: full ids, RFC 3339 times,
 //! milliseconds; absent values are empty; lists are joined with `;` (a
 //! group's `states` as `State@time`).
-//! [`View::Report`] writes the rebalances, the report's central table. Cells
-//! are not defused for spreadsheets (a `member_id` starting with `=` stays
-//! as it is): the data must survive a round trip through a script.
+//! [`View::Report`] writes the rebalances, the report's central table.
+//! Control characters and bidi controls from the inputs are written
+//! escaped (`\u{1b}`, `\n`), never raw, so viewing the CSV in a terminal is
+//! safe; a cell that starts with `=`, `+`, `-` or `@` and is not a number is
+//! quoted (a formula-injection guard that a CSV reader still unquotes to
+//! the same text).
 
 use std::io::{self, Write};
 
@@ -53,9 +56,12 @@ fn record<'a>(fields: impl Iterator<Item = &'a str>, out: &mut dyn Write) -> io:
     out.write_all(line.as_bytes())
 }
 
-/// RFC 4180 §2 rules 5–7: quote when needed, double inner quotes.
+/// RFC 4180 §2 rules 5–7: quote when needed, double inner quotes; hidden
+/// characters escaped; formula-like cells quoted.
 fn push_field(line: &mut String, field: &str) {
-    if field.contains([',', '"', '\r', '\n']) {
+    let field = &super::human::visible(field);
+    let formula = field.starts_with(['=', '+', '-', '@']) && field.parse::<f64>().is_err();
+    if formula || field.contains([',', '"', '\r', '\n']) {
         line.push('"');
         line.push_str(&field.replace('"', "\"\""));
         line.push('"');

@@ -53,7 +53,9 @@ impl TriggerClass {
                 TriggerClass::Change
             }
             "coordinator_changed" => TriggerClass::Coordinator,
-            "previous_rebalance_failed" | "group_over_capacity" => TriggerClass::Failure,
+            "previous_rebalance_failed" | "group_over_capacity" | "storage_error" => {
+                TriggerClass::Failure
+            }
             _ => TriggerClass::Unknown,
         }
     }

@@ -185,7 +185,9 @@ pub(crate) fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             // XML 1.0 forbids most control characters even escaped; show them.
-            c if c.is_control() && !matches!(c, '\n' | '\t') => out.extend(c.escape_default()),
+            c if super::human::is_hidden(c) && !matches!(c, '\n' | '\t') => {
+                out.extend(c.escape_default())
+            }
             c => out.push(c),
         }
     }

@@ -198,15 +198,43 @@ pub(crate) fn evidence(source: &str, frame: Option<u64>, line: Option<u64>) -> S
     }
 }
 
-/// The text on one line, with control characters made visible (`\u{1b}`)
-/// and line breaks turned into spaces.
+/// The text on one line, with control characters and bidi controls made
+/// visible (`\u{1b}`, `\u{202e}`) and line breaks turned into spaces.
 pub(crate) fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => out.extend(c.escape_default()),
+            c if is_hidden(c) => out.extend(c.escape_default()),
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `c` would act on a terminal or reorder text rather than show:
+/// a control character (C0, DEL, C1) or a bidi embedding, override,
+/// isolate or mark (Trojan Source, CVE-2021-42574).
+pub(crate) fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Every hidden character ([`is_hidden`]) made visible, line breaks
+/// included (`\n`).
+pub(crate) fn visible(text: &str) -> String {
+    if !text.chars().any(is_hidden) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
         }
     }
     out

@@ -128,10 +128,67 @@ use super::View;
 pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
     let mut out = &mut *out;
     match view {
-        View::Report => serde_json::to_writer_pretty(&mut out, report)?,
-        _ => serde_json::to_writer_pretty(&mut out, &Envelope { report, view })?,
+        View::Report => to_writer(&mut out, report, true)?,
+        _ => to_writer(&mut out, &Envelope { report, view }, true)?,
     }
     writeln!(out)
+}
+
+/// serde_json, with bidi controls in strings written as `\u202e` escapes
+/// (serde_json escapes control characters itself but writes U+202E raw).
+pub(crate) fn to_writer<W: Write, T: Serialize + ?Sized>(
+    out: W,
+    value: &T,
+    pretty: bool,
+) -> serde_json::Result<()> {
+    if pretty {
+        let f = Visible(serde_json::ser::PrettyFormatter::new());
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
+    } else {
+        let f = Visible(serde_json::ser::CompactFormatter);
+        value.serialize(&mut serde_json::Serializer::with_formatter(out, f))
+    }
+}
+
+/// A formatter that escapes bidi controls and delegates the rest.
+struct Visible<F>(F);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        })*
+    };
+}
+
+impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Visible<F> {
+    delegate! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        end_object_key();
+        begin_object_value();
+        end_object_value();
+    }
+
+    fn write_string_fragment<W: ?Sized + Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut rest = fragment;
+        while let Some(at) = rest.find(|c: char| super::human::is_hidden(c)) {
+            w.write_all(rest[..at].as_bytes())?;
+            let c = rest[at..].chars().next().unwrap_or_default();
+            write!(w, "\\u{:04x}", c as u32)?;
+            rest = &rest[at + c.len_utf8()..];
+        }
+        w.write_all(rest.as_bytes())
+    }
 }
 
 /// The envelope around one view's list.

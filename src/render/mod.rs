@@ -22,6 +22,12 @@ mod doc;
 mod grids;
 mod html;
 mod human;
+
+/// A text from the inputs made safe for one line of a terminal: control and
+/// bidi characters escaped, line breaks as spaces.
+pub fn escape_line(text: &str) -> String {
+    human::one_line(text)
+}
 mod incident;
 mod incident_group;
 mod incident_round;

@@ -32,7 +32,7 @@ fn lines<T: Serialize>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
 
 fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
     let mut out = &mut *out;
-    serde_json::to_writer(&mut out, item)?;
+    super::json::to_writer(&mut out, item, false)?;
     out.write_all(b"\n")
 }
 

@@ -178,22 +178,26 @@ fn incident_inputs() -> Vec<InputSummary> {
         InputSummary {
             path: PCAP.into(),
             kind: "capture".into(),
+            read_as: "capture".into(),
             records: 48_213,
             bytes: 9_812_344,
             events: 612,
             first_ts: Some(at(0)),
             last_ts: Some(at(270_000)),
             clock_offset_ms: None,
+            ..Default::default()
         },
         InputSummary {
             path: LOG.into(),
             kind: "log".into(),
+            read_as: "log".into(),
             records: 5_102,
             bytes: 412_330,
             events: 58,
             first_ts: Some(at(1_500)),
             last_ts: Some(at(268_200)),
             clock_offset_ms: Some(-3.2),
+            ..Default::default()
         },
     ]
 }
@@ -764,12 +768,14 @@ pub(crate) fn kip848() -> Report {
         inputs: vec![InputSummary {
             path: KPCAP.into(),
             kind: "capture".into(),
+            read_as: "capture".into(),
             records: 1_480,
             bytes: 402_112,
             events: timeline.len() as u64,
             first_ts: Some(at(1_000)),
             last_ts: Some(at(90_000)),
             clock_offset_ms: None,
+            ..Default::default()
         }],
         log_time_zone: "UTC".into(),
         groups: vec![GroupSummary {
@@ -822,6 +828,7 @@ pub(crate) fn quiet() -> Report {
         inputs: vec![InputSummary {
             path: "empty.pcap".into(),
             kind: "capture".into(),
+            read_as: "capture".into(),
             records: 12,
             bytes: 2_048,
             ..InputSummary::default()

@@ -171,6 +171,24 @@ pub(crate) fn removed_dynamic(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// "Group G removed members who haven't sent their sync request: Set(a)"
+/// (GroupCoordinator.scala `removePendingSyncMembers`, 2.8.1+) and "Group G
+/// removed members who haven't sent their sync requests: [a]"
+/// (GroupMetadataManager.java `expirePendingSync`, 3.7+); DEBUG in both.
+pub(crate) fn removed_pending_sync(msg: &[u8]) -> Option<Parsed> {
+    let re =
+        regex!(r"(?-u)^Group (.+?) removed members who haven't sent their sync requests?: (.*)$");
+    let caps = re.captures(msg)?;
+    let members = list_items(&text(&caps, 2)?);
+    let single = (members.len() == 1).then(|| members[0].clone());
+    let line = BrokerLine::PendingSyncRemoved { members };
+    Some(
+        Parsed::new(broker(line))
+            .group(text(&caps, 1))
+            .member(single),
+    )
+}
+
 const OTHER_GROUP_LINES: &[(&str, &str)] = &[
     (
         r"(?-u)^Group (.+?) could not complete rebalance because no members rejoined\.?$",
@@ -181,8 +199,12 @@ const OTHER_GROUP_LINES: &[(&str, &str)] = &[
         "failed to write empty metadata",
     ),
     (
-        r"(?-u)^Group (.+?) removed members who haven't sent their sync request: ",
-        "removed members that sent no SyncGroup",
+        // GroupCoordinator.scala `updateStaticMemberAndRebalance` (2.4+):
+        // "Failed to persist metadata for group G: E"; Java 3.7+ adds
+        // "static member M with group instance id I due to E. Reverting to
+        // old member id O.".
+        r"(?-u)^Failed to persist metadata for group (.+?)(?:: | static member )",
+        "failed to persist static member metadata",
     ),
     (
         r"(?-u)^Setting empty assignments for members .* of (.+?) for generation -?\d+$",

@@ -65,6 +65,7 @@ const UNTAGGED: &[(&[u8], &[Matcher])] = &[
             lifecycle::now_empty,
             lifecycle::dead,
             lifecycle::removed_dynamic,
+            lifecycle::removed_pending_sync,
             lifecycle::other_group_line,
             members::other_member_line,
         ],

@@ -1,0 +1,570 @@
+//! Apache Kafka's coordinator rules, one test per behaviour (issue 10).
+//!
+//! Takes: broker log lines written here from the wording of Apache Kafka's
+//! source (each test quotes the file and function the line comes from),
+//! read through the real log reader; and, where the wire tells the story,
+//! scripted captures shaped like Kafka's coordinator. Gives: the
+//! rebalances kgtrace must name. Nothing here is copied from a real log.
+
+use std::io::Cursor;
+use std::sync::Arc;
+
+use crate::diagnostic::Diagnostics;
+use crate::event::GroupEvent;
+use crate::logs::{read_log, LogOptions};
+use crate::report::Rebalance;
+
+use super::{reconstruct, GroupHistory};
+
+/// A Scala coordinator (0.11–3.x) line at second `s` of the day.
+fn scala(s: f64, msg: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] INFO [GroupCoordinator 1]: {msg} (kafka.coordinator.group.GroupCoordinator)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// A Java coordinator (3.7+) line at second `s`.
+fn java(s: f64, msg: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] {msg} (org.apache.kafka.coordinator.group.GroupMetadataManager)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// A Java consumer (AbstractCoordinator) line at second `s`.
+fn client(s: f64, msg: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] INFO [Consumer clientId=c-2, groupId=g] {msg} (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+fn events(text: &str) -> Vec<GroupEvent> {
+    let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+    let summary = read_log(
+        Cursor::new(text.as_bytes()),
+        Arc::from("server.log"),
+        &LogOptions::default(),
+        &mut diags,
+        &mut out,
+    )
+    .expect("in-memory log");
+    assert_eq!(
+        summary.unknown_group_lines, 0,
+        "a line was not read: {text}"
+    );
+    out
+}
+
+fn history(text: &str, group: &str) -> GroupHistory {
+    reconstruct(&events(text))
+        .into_iter()
+        .find(|h| h.summary.group == group)
+        .unwrap_or_else(|| panic!("no group {group}"))
+}
+
+fn gens(r: &Rebalance) -> (Option<i32>, Option<i32>) {
+    (r.previous_generation, r.generation)
+}
+
+/// Point 1. GroupCoordinator.scala `onExpireHeartbeat` logs "Member M in
+/// group G has failed, removing it from the group" and
+/// `removeMemberAndUpdateGroup` → `maybePrepareRebalance` → `prepareRebalance`
+/// logs "Preparing to rebalance group G in state PreparingRebalance with old
+/// generation N (__consumer_offsets-P) (reason: removing member M on
+/// heartbeat expiration)". A log ending there shows a rebalance in progress,
+/// not an emptied group: only `onCompleteJoin`'s "is now empty" says that.
+#[test]
+fn a_log_ending_inside_a_rebalance_reports_the_unfinished_round() {
+    let log = [
+        scala(0.0, "Member c-1-a in group g has failed, removing it from the group"),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 4 (__consumer_offsets-3) (reason: removing member c-1-a on heartbeat expiration)"),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    let r = &h.rebalances[0];
+    assert_eq!(r.trigger.kind, "session_timeout");
+    assert_eq!(gens(r), (Some(4), None));
+    assert!(r.completed_at.is_none() && r.duration_ms.is_none());
+    assert!(
+        r.notes.iter().any(|n| n.contains("waits for")),
+        "{:?}",
+        r.notes
+    );
+    assert_ne!(h.summary.state, "Empty");
+}
+
+/// Point 1, the other half: `onCompleteJoin` (GroupCoordinator.scala) logs
+/// "Group G with generation N is now empty (__consumer_offsets-P)" when the
+/// join phase ends with nobody: that, and only that, empties the group.
+#[test]
+fn a_group_empties_only_when_the_broker_says_it_is_now_empty() {
+    let log = [
+        scala(0.0, "Member c-1-a in group g has failed, removing it from the group"),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 4 (__consumer_offsets-3) (reason: removing member c-1-a on heartbeat expiration)"),
+        scala(0.0, "Group g with generation 5 is now empty (__consumer_offsets-3)"),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+    assert_eq!(h.summary.state, "Empty");
+}
+
+/// Point 2. GroupCoordinator.scala `doNewMemberJoinGroup` (2.2+, KIP-394):
+/// "Dynamic Member with unknown member id joins group G in Stable state.
+/// Created a new member id M and request the member to rejoin with this id."
+/// answers MEMBER_ID_REQUIRED and changes nothing; the rebalance starts with
+/// the second JoinGroup (`addMemberAndRebalance` → "Preparing to rebalance
+/// … (reason: Adding new member M …)"). A first step never followed is no
+/// round at all.
+#[test]
+fn the_kip394_first_step_opens_no_round() {
+    let lone = scala(
+        0.0,
+        "Dynamic Member with unknown member id joins group g in Stable state. Created a new member id c-2-b and request the member to rejoin with this id.",
+    );
+    assert!(history(&lone, "g").rebalances.is_empty());
+    let log = [
+        lone,
+        scala(600.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-2-b with group instance id None; client reason: need to re-join with the given member-id: c-2-b)"),
+        scala(603.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+        scala(603.1, "Assignment received from leader c-1-a for group g for generation 4. The group has 2 members, 0 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    let r = &h.rebalances[0];
+    assert_eq!(gens(r), (Some(3), Some(4)));
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert_eq!(r.duration_ms, Some(3100.0));
+}
+
+/// Point 2. GroupCoordinator.scala `updateStaticMemberAndRebalance`: a
+/// static member rejoining while Stable with the same protocol logs "Static
+/// member with groupInstanceId=I and unknown member id joins group G in
+/// Stable state. Replacing previously mapped member O with this
+/// groupInstanceId." then "Static member which joins during Stable stage
+/// and doesn't affect selectProtocol will not trigger rebalance.": a note,
+/// and the next real rebalance keeps its own cause.
+#[test]
+fn a_static_member_replaced_while_stable_is_a_note_not_a_round() {
+    let log = [
+        scala(0.0, "Static member with groupInstanceId=inst-1 and unknown member id joins group g in Stable state. Replacing previously mapped member inst-1-0d3c with this groupInstanceId."),
+        scala(0.0, "Static member which joins during Stable stage and doesn't affect selectProtocol will not trigger rebalance."),
+        scala(900.0, "Member c-3-z in group g has failed, removing it from the group"),
+        scala(900.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 7 (__consumer_offsets-3) (reason: removing member c-3-z on heartbeat expiration)"),
+        scala(903.0, "Stabilized group g generation 8 (__consumer_offsets-3) with 2 members"),
+        scala(903.1, "Assignment received from leader inst-1-9a9a for group g for generation 8. The group has 2 members, 1 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    let r = &h.rebalances[0];
+    assert_eq!(r.trigger.kind, "session_timeout");
+    assert_eq!(r.duration_ms, Some(3100.0));
+    assert!(
+        h.summary.notes.iter().any(|n| n.contains("inst-1")),
+        "{:?}",
+        h.summary.notes
+    );
+}
+
+/// Point 2. GroupCoordinator.scala `validateCurrentMember`: "Request
+/// memberId=M for static member with groupInstanceId=I is fenced by current
+/// memberId=C during operation heartbeat" answers FENCED_INSTANCE_ID to the
+/// old process; the group does not move.
+#[test]
+fn a_fenced_static_member_request_opens_no_round() {
+    let log = scala(
+        0.0,
+        "Request memberId=inst-1-old for static member with groupInstanceId=inst-1 is fenced by current memberId=inst-1-new during operation heartbeat",
+    );
+    // The line names no group; give it one, as a tagged Java line would.
+    let mut evs = events(&log);
+    assert_eq!(evs.len(), 1);
+    evs[0].group = Some("g".into());
+    let h = reconstruct(&evs).remove(0);
+    assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+    assert!(
+        h.summary.notes.iter().any(|n| n.contains("fenced")),
+        "{:?}",
+        h.summary.notes
+    );
+}
+
+/// Point 4. `prepareRebalance` transitions to PreparingRebalance and then
+/// logs "in state ${group.currentState}": the state in the line is the one
+/// after. A group forming from Empty is known from `doNewMemberJoinGroup`'s
+/// "… joins group G in Empty state …" or from "old generation 0"; its round
+/// is expected.
+#[test]
+fn a_group_forming_from_old_generation_zero_is_an_expected_formation() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 0 (__consumer_offsets-3) (reason: Adding new member c-1-a with group instance id None; client reason: need to re-join with the given member-id: c-1-a)"),
+        scala(3.0, "Stabilized group g generation 1 (__consumer_offsets-3) with 1 members"),
+        scala(3.0, "Assignment received from leader c-1-a for group g for generation 1. The group has 1 members, 0 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let r = &h.rebalances[0];
+    assert_eq!(gens(r), (Some(0), Some(1)));
+    assert!(r.expected, "{r:#?}");
+}
+
+/// Point 4: a group that became Dead (deleted, or its offsets expired,
+/// "Group G transitioned to Dead in generation N") is re-created at
+/// generation 0: the broker's "old generation 0" wins over kgtrace's count,
+/// the row reads 0 → 1, never "N → 1".
+#[test]
+fn a_group_recreated_after_dead_goes_from_zero_to_one() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 5 (__consumer_offsets-3) (reason: Removing member c-1-a on LeaveGroup; client reason: the consumer is being closed)"),
+        scala(0.0, "Group g with generation 6 is now empty (__consumer_offsets-3)"),
+        scala(0.0, "Member MemberMetadata(memberId=c-1-a, groupInstanceId=None, clientId=c-1, clientHost=/10.0.0.1, sessionTimeoutMs=45000, rebalanceTimeoutMs=300000, supportedProtocols=List(range)) has left group g through explicit `LeaveGroup`; client reason: the consumer is being closed"),
+        scala(500.0, "Group g transitioned to Dead in generation 6"),
+        scala(900.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 0 (__consumer_offsets-3) (reason: Adding new member c-1-b with group instance id None; client reason: need to re-join with the given member-id: c-1-b)"),
+        scala(903.0, "Stabilized group g generation 1 (__consumer_offsets-3) with 1 members"),
+        scala(903.0, "Assignment received from leader c-1-b for group g for generation 1. The group has 1 members, 0 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let last = h.rebalances.last().expect("the re-formation");
+    assert_eq!(gens(last), (Some(0), Some(1)));
+    assert!(last.expected, "{last:#?}");
+    assert_eq!(h.rebalances.len(), 1, "the emptying is no rebalance");
+}
+
+/// Point 5. A grepped log keeps only the "Preparing" lines: each
+/// `prepareRebalance` logs the generation it leaves, so 5, 6, 7 are three
+/// rounds (the joins completing 6 and 7 were cut away by the grep).
+#[test]
+fn grepped_preparing_lines_with_advancing_generations_are_separate_rounds() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 5 (__consumer_offsets-3) (reason: removing member c-1-a on heartbeat expiration)"),
+        scala(60.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 6 (__consumer_offsets-3) (reason: Adding new member c-1-b with group instance id None; client reason: need to re-join with the given member-id: c-1-b)"),
+        scala(120.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 7 (__consumer_offsets-3) (reason: Leader c-2-x re-joining group during Stable; client reason: cached metadata has changed)"),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (Some(5), "session_timeout"),
+            (Some(6), "member_joined"),
+            (Some(7), "metadata_changed")
+        ]
+    );
+    // 5 → 6 and 6 → 7 are proven by the next line's old generation.
+    assert_eq!(h.rebalances[0].generation, Some(6));
+    assert_eq!(h.rebalances[1].generation, Some(7));
+}
+
+/// Point 6. GroupCoordinator.scala `doCurrentMemberJoinGroup`: a follower
+/// whose protocol metadata bytes differ rejoins while Stable →
+/// `updateMemberAndRebalance` with "Updating metadata for member M during
+/// Stable; client reason: R". With cooperative-sticky the owned partitions
+/// are in those bytes, so right after a round that revoked partitions this
+/// is KIP-429's second round: expected, carrying the first round's cause.
+#[test]
+fn updating_metadata_during_stable_in_a_cooperative_group_is_the_kip429_follow_up() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-3-c with group instance id None; client reason: need to re-join with the given member-id: c-3-c)"),
+        scala(3.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 3 members"),
+        scala(3.1, "Assignment received from leader c-1-a for group g for generation 4. The group has 3 members, 0 of which are static."),
+        scala(3.2, "Preparing to rebalance group g in state PreparingRebalance with old generation 4 (__consumer_offsets-3) (reason: Updating metadata for member c-2-b during Stable; client reason: need to revoke partitions and re-join)"),
+        scala(3.3, "Stabilized group g generation 5 (__consumer_offsets-3) with 3 members"),
+        scala(3.4, "Assignment received from leader c-1-a for group g for generation 5. The group has 3 members, 0 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 2, "{:#?}", h.rebalances);
+    let second = &h.rebalances[1];
+    assert_eq!(second.trigger.kind, "member_joined", "{second:#?}");
+    assert!(second.expected);
+}
+
+/// Point 6 without a client reason (2.6.1–3.1 log none): the same line
+/// right after a completed round of a group whose client log (ConsumerCoordinator
+/// `onJoinComplete`'s "Successfully joined group with generation …") names
+/// cooperative-sticky.
+#[test]
+fn updating_metadata_without_reason_right_after_a_cooperative_round_is_the_follow_up() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: removing member c-3-c on heartbeat expiration)"),
+        scala(3.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+        scala(3.1, "Assignment received from leader c-1-a for group g for generation 4"),
+        client(3.15, "Successfully joined group with generation Generation{generationId=4, memberId='c-2-b', protocol='cooperative-sticky'}"),
+        scala(3.2, "Preparing to rebalance group g in state PreparingRebalance with old generation 4 (__consumer_offsets-3) (reason: Updating metadata for member c-2-b during Stable)"),
+        scala(3.3, "Stabilized group g generation 5 (__consumer_offsets-3) with 2 members"),
+        scala(3.4, "Assignment received from leader c-1-a for group g for generation 5"),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 2, "{:#?}", h.rebalances);
+    let second = &h.rebalances[1];
+    assert_eq!(second.trigger.kind, "session_timeout", "{second:#?}");
+    assert!(second.expected);
+}
+
+/// Point 10. GroupCoordinator.scala `doSyncGroup`: when `storeGroup` fails,
+/// `maybePrepareRebalance(group, s"Error $error when storing group
+/// assignment during SyncGroup (member: $memberId)")` (3.4+; "error when …"
+/// 2.1–2.8, "Error when …" 3.0–3.3). NOT_COORDINATOR means the coordinator
+/// moved; other errors are the log's storage failing.
+#[test]
+fn an_error_storing_the_group_assignment_names_coordinator_or_storage() {
+    let line = |err: &str| {
+        scala(
+            0.0,
+            &format!("Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Error {err} when storing group assignment during SyncGroup (member: c-1-a))"),
+        )
+    };
+    let moved = history(&line("NOT_COORDINATOR"), "g");
+    assert_eq!(moved.rebalances[0].trigger.kind, "coordinator_changed");
+    let storage = history(&line("REQUEST_TIMED_OUT"), "g");
+    assert_eq!(storage.rebalances[0].trigger.kind, "storage_error");
+    let old = scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: error when storing group assignment during SyncGroup (member: c-1-a))");
+    assert_eq!(
+        history(&old, "g").rebalances[0].trigger.kind,
+        "storage_error"
+    );
+}
+
+/// Point 10, pending sync expiry. GroupMetadataManager.java
+/// `expirePendingSync` (3.7+) logs at DEBUG "Group G removed members who
+/// haven't sent their sync requests: [m]" (plural; the Scala
+/// `removePendingSyncMembers` writes "sync request") and prepares the
+/// rebalance with "Removing [m] on pending sync request expiration".
+#[test]
+fn pending_sync_expiry_in_the_java_plural_wording_is_read() {
+    let log = [
+        java(0.0, "Group g removed members who haven't sent their sync requests: [c-2-b]"),
+        java(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (reason: Removing [c-2-b] on pending sync request expiration)."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let r = &h.rebalances[0];
+    assert_eq!(r.trigger.kind, "pending_sync_expired");
+    assert!(r.removed.iter().any(|m| m.member_id == "c-2-b"), "{r:#?}");
+}
+
+/// Point 10, Java `GroupMetadataManager` wording of the storage failure:
+/// "Error " + error + " when storing group assignment" + "during SyncGroup
+/// (member: M)." (no space: "assignmentduring").
+#[test]
+fn the_java_storing_assignment_error_without_a_space_is_read() {
+    let log = java(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (reason: Error NOT_LEADER_OR_FOLLOWER when storing group assignmentduring SyncGroup (member: c-1-a).).");
+    assert_eq!(
+        history(&log, "g").rebalances[0].trigger.kind,
+        "coordinator_changed"
+    );
+}
+
+/// A static Java consumer's line (`[Consumer instanceId=I, clientId=C, groupId=G]`).
+fn static_client(s: f64, msg: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] WARN [Consumer instanceId=inst-1, clientId=c-1, groupId=g] {msg} (org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// Point 2. AbstractCoordinator `maybeLeaveGroup`: "Starting from 2.3,
+/// only dynamic members will send LeaveGroupRequest to the broker, consumer
+/// with valid group.instance.id is viewed as static member that never sends
+/// LeaveGroup". A static member's poll timeout starts no round.
+#[test]
+fn a_static_members_poll_timeout_opens_no_round() {
+    let log = static_client(0.0, "consumer poll timeout has expired. This means the time between subsequent calls to poll() was longer than the configured max.poll.interval.ms, which typically implies that the poll loop is spending too much time processing messages. You can address this either by increasing max.poll.interval.ms or by reducing the maximum size of batches returned in poll() with max.poll.records.");
+    let h = history(&log, "g");
+    assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+    assert!(
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("static member inst-1")),
+        "{:?}",
+        h.summary.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `prepareRebalance`: an Empty group's
+/// join waits in `InitialDelayedJoin` (group.initial.rebalance.delay.ms,
+/// 3 s): the 3 s between "Preparing" (old generation 0) and "Stabilized"
+/// is the broker's wait, said in a note, with no straggler.
+#[test]
+fn the_initial_rebalance_delay_is_the_brokers_wait_not_a_straggler() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 0 (__consumer_offsets-3) (reason: Adding new member c-1-a with group instance id None; client reason: need to re-join with the given member-id: c-1-a)"),
+        scala(3.0, "Stabilized group g generation 1 (__consumer_offsets-3) with 1 members"),
+        scala(3.01, "Assignment received from leader c-1-a for group g for generation 1. The group has 1 members, 0 of which are static."),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(r.straggler.is_none());
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("group.initial.rebalance.delay.ms")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `onCompleteJoin` (2.8+): "Group G
+/// removed dynamic members who haven't joined: Set(M)": M held the join
+/// phase for the whole rebalance timeout.
+#[test]
+fn a_member_that_never_rejoins_is_the_straggler_of_the_rebalance_timeout() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-3-c with group instance id None; client reason: need to re-join with the given member-id: c-3-c)"),
+        scala(300.0, "Group g removed dynamic members who haven't joined: Set(c-2-b)"),
+        scala(300.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+        scala(300.01, "Assignment received from leader c-1-a for group g for generation 4. The group has 2 members, 0 of which are static."),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(r
+        .removed
+        .iter()
+        .any(|m| m.member_id == "c-2-b" && m.how == "rebalance_timeout"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("c-2-b never rejoined")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 8. GroupCoordinator.scala `onExpirePendingMember` (KIP-394):
+/// "Pending member M in group G has been removed after session timeout
+/// expiration." The member that got MEMBER_ID_REQUIRED and never came back
+/// held the join phase until then.
+#[test]
+fn a_pending_member_that_never_rejoins_holds_the_join_phase_until_its_session_times_out() {
+    let log = [
+        scala(0.0, "Member c-9-z in group g has failed, removing it from the group"),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: removing member c-9-z on heartbeat expiration)"),
+        scala(45.0, "Pending member c-2-b in group g has been removed after session timeout expiration."),
+        scala(45.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 1 members"),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert!(
+        r.notes.iter().any(|n| n.contains("pending member c-2-b")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// Point 9. GroupMetadata.scala `generateMemberId`: a static member's id is
+/// `groupInstanceId + "-" + UUID`, a dynamic one's `clientId + "-" + UUID`:
+/// the prefix of a static member's id is not its client id.
+#[test]
+fn a_static_member_id_prefix_is_its_instance_id_not_its_client_id() {
+    let log = [
+        scala(0.0, "Static member with groupInstanceId=inst-7 and unknown member id joins group g in Stable state. Created a new member id inst-7-0f0e0d0c-0b0a-4909-8807-060504030201 for this member and add to the group."),
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member inst-7-0f0e0d0c-0b0a-4909-8807-060504030201 with group instance id Some(inst-7); client reason: not provided)"),
+        scala(2.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert_ne!(r.trigger.client_id.as_deref(), Some("inst-7"), "{r:#?}");
+}
+
+/// Point 7. GroupMetadataManager.java (KIP-848): a join or a subscription
+/// change logs "Bumped group epoch to E"; a leave ("Member M left the
+/// consumer group.") or a fence ("Member M fenced from the group because
+/// its session expired.") removes the member and bumps the epoch with no
+/// such line; "Computed a new target assignment for epoch E" shows every
+/// bump. "Computed new subscription metadata" with no member's update is a
+/// metadata change. There is no join phase: nobody is removed for a
+/// rebalance timeout.
+#[test]
+fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignment() {
+    let t = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.0, &t(1)),
+        java(10.0, "[GroupId g] Member m2 joins the consumer group."),
+        java(10.0, "[GroupId g] Bumped group epoch to 2."),
+        java(10.0, &t(2)),
+        java(20.0, "[GroupId g] Member m2 left the consumer group."),
+        java(20.0, &t(3)),
+        java(30.0, "[GroupId g] Member m1 fenced from the group because its session expired."),
+        java(30.0, &t(4)),
+        java(40.0, "[GroupId g] Computed new subscription metadata: {a=TopicMetadata(id=x, name=a, numPartitions=6)}."),
+        java(40.0, "[GroupId g] Bumped group epoch to 5."),
+        java(40.0, &t(5)),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h
+        .rebalances
+        .iter()
+        .map(|r| (r.generation, r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (Some(1), "member_joined"),
+            (Some(2), "member_joined"),
+            (Some(3), "member_left"),
+            (Some(4), "session_timeout"),
+            (Some(5), "metadata_changed"),
+        ]
+    );
+    assert!(h
+        .rebalances
+        .iter()
+        .flat_map(|r| &r.removed)
+        .all(|m| m.how != "rebalance_timeout"));
+    assert!(h.rebalances[3].removed.iter().any(|m| m.member_id == "m1"));
+}
+
+/// Point 10, versions. 0.11–2.0 `prepareRebalance` logs "Preparing to
+/// rebalance group G with old generation N (__consumer_offsets-P)" with no
+/// reason, and that version's INFO level hides LeaveGroup (DEBUG) and, in
+/// 0.10, member failure (TRACE): no guess, a note saying what is hidden.
+#[test]
+fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() {
+    let log = [
+        scala(
+            0.0,
+            "Preparing to rebalance group g with old generation 7 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.0,
+            "Stabilized group g generation 8 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.1,
+            "Assignment received from leader for group g for generation 8",
+        ),
+    ]
+    .concat();
+    let r = &history(&log, "g").rebalances[0];
+    assert_eq!(r.trigger.kind, "unknown");
+    assert!(
+        r.notes.iter().any(|n| n.contains("only at DEBUG")),
+        "{:?}",
+        r.notes
+    );
+}

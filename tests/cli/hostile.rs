@@ -1,0 +1,414 @@
+//! Hostile and odd inputs (issue 14) and input detection (issue 11): each
+//! input is built here by a small generator, never a large committed file,
+//! and each test asserts the exit status and the diagnostic.
+
+use std::io::Write;
+use std::path::Path;
+
+use kgtrace::capture::synth::{Link, PcapOptions, PcapWriter, Side, TcpConversation};
+
+use crate::util::{json, kgtrace, lab, rows, run, run_command, run_with_stdin};
+
+use super::{fixture_bytes, SERVER_LOG};
+
+fn rebalances_of(args: &[&str]) -> Vec<(String, Option<i64>)> {
+    let mut all = vec!["rebalances", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(out.code == 0 || out.code == 1, "{out:#?}");
+    rows(&json(&out.stdout), "rebalances")
+        .iter()
+        .map(|r| {
+            (
+                r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
+                r["generation_id"].as_i64(),
+            )
+        })
+        .collect()
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+/// A legacy pcap split into `parts` files of whole records.
+fn split_pcap(bytes: &[u8], parts: usize) -> Vec<Vec<u8>> {
+    assert_eq!(
+        &bytes[..4],
+        &[0xd4, 0xc3, 0xb2, 0xa1],
+        "little-endian µs pcap"
+    );
+    let header = &bytes[..24];
+    let mut records = Vec::new();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        records.push(&bytes[at..at + 16 + len]);
+        at += 16 + len;
+    }
+    let per = records.len().div_ceil(parts);
+    records
+        .chunks(per)
+        .map(|c| {
+            let mut out = header.to_vec();
+            for r in c {
+                out.extend_from_slice(r);
+            }
+            out
+        })
+        .collect()
+}
+
+const KILLED: &str = "ck_killed.pcap";
+
+#[test]
+fn a_gzipped_capture_gives_the_same_rebalances_as_the_capture() {
+    let plain = rebalances_of(&[&lab(KILLED)]);
+    assert!(!plain.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("k.pcap.gz");
+    std::fs::write(&gz, gzip(&fixture_bytes(&lab(KILLED)))).unwrap();
+    assert_eq!(rebalances_of(&[gz.to_str().unwrap()]), plain);
+    let out = run(&["groups", "--format", "json", gz.to_str().unwrap()]).expect_code(0);
+    assert_eq!(json(&out.stdout)["inputs"][0]["read_as"], "gzip capture");
+}
+
+#[test]
+fn a_zstd_capture_gives_the_same_rebalances_as_the_capture() {
+    let plain = rebalances_of(&[&lab(KILLED)]);
+    let dir = tempfile::tempdir().unwrap();
+    let zst = dir.path().join("k.pcap.zst");
+    let bytes = ruzstd::encoding::compress_to_vec(
+        &fixture_bytes(&lab(KILLED))[..],
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    std::fs::write(&zst, bytes).unwrap();
+    assert_eq!(rebalances_of(&[zst.to_str().unwrap()]), plain);
+}
+
+#[test]
+fn a_rotation_set_in_a_directory_beside_a_log_is_read_as_one_capture_in_time_order() {
+    let plain = rebalances_of(&[&lab(KILLED)]);
+    let dir = tempfile::tempdir().unwrap();
+    let parts = split_pcap(&fixture_bytes(&lab(KILLED)), 3);
+    // Names whose order is not time order, and that say nothing true.
+    std::fs::write(dir.path().join("a.txt"), &parts[2]).unwrap();
+    std::fs::write(dir.path().join("b.out"), gzip(&parts[0])).unwrap();
+    std::fs::write(dir.path().join("c.log"), &parts[1]).unwrap();
+    let out = run(&[
+        "rebalances",
+        "--format",
+        "json",
+        dir.path().to_str().unwrap(),
+    ]);
+    let report = json(&out.stdout);
+    let got: Vec<_> = rows(&report, "rebalances")
+        .iter()
+        .map(|r| {
+            (
+                r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
+                r["generation_id"].as_i64(),
+            )
+        })
+        .collect();
+    assert_eq!(got, plain);
+    assert_eq!(rows(&report, "inputs").len(), 3);
+    // Beside a log: both are read.
+    std::fs::write(dir.path().join("server.log"), SERVER_LOG).unwrap();
+    let out = run(&["groups", "--format", "json", dir.path().to_str().unwrap()]).expect_code(0);
+    let kinds: Vec<_> = rows(&json(&out.stdout), "inputs")
+        .iter()
+        .map(|i| i["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kinds.iter().filter(|k| *k == "log").count(), 1, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| *k == "capture").count(), 3);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_directory_with_a_link_loop_a_fifo_a_socket_and_a_dangling_link_reads_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("server.log"), SERVER_LOG).unwrap();
+    std::os::unix::fs::symlink(".", dir.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("sock")).unwrap();
+    let out = run(&["groups", "--format", "json", dir.path().to_str().unwrap()]).expect_code(0);
+    let report = json(&out.stdout);
+    assert_eq!(rows(&report, "inputs").len(), 1, "{report:#}");
+    for said in ["a FIFO", "a socket", "dangling", "link loop"] {
+        assert!(out.stderr.contains(said), "{said}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn the_same_file_given_twice_is_read_once_with_a_warning() {
+    let once = rebalances_of(&[&lab(KILLED)]);
+    let out = run(&["rebalances", "--format", "json", &lab(KILLED), &lab(KILLED)]).expect_code(0);
+    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), once.len());
+    assert!(out.stderr.contains("given twice"), "{}", out.stderr);
+}
+
+#[test]
+fn a_capture_on_stdin_delivered_slowly_is_read_whole() {
+    let bytes = fixture_bytes(&lab(KILLED));
+    let plain = rebalances_of(&[&lab(KILLED)]);
+    let out = run_with_stdin(&["rebalances", "--format", "json", "-"], &bytes).expect_code(0);
+    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), plain.len());
+    // `/dev/stdin` as a path (a pipe): nothing lost to detection.
+    let out = run_with_stdin(&["rebalances", "--format", "json", "/dev/stdin"], &bytes);
+    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), plain.len());
+}
+
+#[test]
+fn a_log_through_a_pipe_path_loses_no_line() {
+    // 3,000 lines (over the 64 KiB peek) through /dev/stdin.
+    let mut log = String::new();
+    for g in 1..=1000 {
+        log.push_str(&format!("[2024-05-01 12:00:{:02},{:03}] INFO [GroupCoordinator 1]: Preparing to rebalance group orders in state PreparingRebalance with old generation {} (__consumer_offsets-12) (reason: Adding new member m-{g} with group instance id None; client reason: not provided) (kafka.coordinator.group.GroupCoordinator)\n", g % 60, g % 1000, g - 1));
+        log.push_str(&format!("[2024-05-01 12:00:{:02},{:03}] INFO [GroupCoordinator 1]: Stabilized group orders generation {g} (__consumer_offsets-12) with 1 members (kafka.coordinator.group.GroupCoordinator)\n", g % 60, g % 1000 + 1));
+    }
+    assert!(log.len() > 64 * 1024);
+    let out = run_with_stdin(
+        &["groups", "--format", "json", "/dev/stdin"],
+        log.as_bytes(),
+    )
+    .expect_code(0);
+    let report = json(&out.stdout);
+    assert_eq!(
+        report["inputs"][0]["records"], 2000,
+        "{:#}",
+        report["inputs"]
+    );
+}
+
+#[test]
+fn an_empty_file_and_plain_text_each_get_a_warning_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.log");
+    let text = dir.path().join("notes.txt");
+    std::fs::write(&empty, b"").unwrap();
+    std::fs::write(&text, b"hello\nthis is not kafka\n").unwrap();
+    let out = run(&[
+        "groups",
+        "--format",
+        "json",
+        empty.to_str().unwrap(),
+        text.to_str().unwrap(),
+    ])
+    .expect_code(1);
+    assert!(
+        out.stderr.contains("empty.log: an empty input"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("notes.txt: text with no Kafka group lines"),
+        "{}",
+        out.stderr
+    );
+    let report = json(&out.stdout);
+    assert!(rows(&report, "inputs")
+        .iter()
+        .all(|i| i["warning"].is_string()));
+}
+
+#[test]
+fn input_type_log_reads_a_capture_as_text_and_says_so() {
+    let out = run(&[
+        "groups",
+        "--format",
+        "json",
+        "--input-type",
+        "log",
+        &lab(KILLED),
+    ]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert_eq!(json(&out.stdout)["inputs"][0]["read_as"], "log");
+    let out = run(&["groups", "--input-type", "capture", &lab(KILLED)]).expect_code(0);
+    assert!(!out.stdout.is_empty());
+}
+
+#[test]
+fn nul_runs_in_a_log_are_skipped_and_counted() {
+    let mut bytes = SERVER_LOG.as_bytes().to_vec();
+    let cut = bytes.len() / 2;
+    let at = cut + bytes[cut..].iter().position(|&b| b == b'\n').unwrap() + 1;
+    bytes.splice(at..at, std::iter::repeat_n(0u8, 4096));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, bytes).unwrap();
+    let with_nuls = run(&["rebalances", "--format", "json", path.to_str().unwrap()]).expect_code(0);
+    assert!(
+        with_nuls.stderr.contains("4096 NUL bytes in 1 runs"),
+        "{}",
+        with_nuls.stderr
+    );
+    let clean = dir.path().join("clean.log");
+    std::fs::write(&clean, SERVER_LOG).unwrap();
+    let plain = run(&["rebalances", "--format", "json", clean.to_str().unwrap()]).expect_code(0);
+    assert_eq!(
+        rows(&json(&with_nuls.stdout), "rebalances").len(),
+        rows(&json(&plain.stdout), "rebalances").len()
+    );
+}
+
+#[test]
+fn a_gzip_bomb_is_cut_with_a_warning_in_bounded_memory() {
+    // 300 MiB of newlines compress to ~300 KiB: over 250:1 past 64 MiB.
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let chunk = vec![b'\n'; 1 << 20];
+    for _ in 0..300 {
+        enc.write_all(&chunk).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log.gz");
+    std::fs::write(&path, enc.finish().unwrap()).unwrap();
+    let out = under_512_mb(&["groups", path.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{out:#?}");
+    assert!(out.stderr.contains("decompression bomb"), "{}", out.stderr);
+}
+
+/// Runs kgtrace with a 512 MiB address-space limit (`ulimit -v`).
+fn under_512_mb(args: &[&str]) -> crate::util::Run {
+    let bin = kgtrace().get_program().to_owned();
+    let mut cmd = std::process::Command::new("sh");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        .arg(bin)
+        .args(args);
+    run_command(&mut cmd, b"")
+}
+
+/// A JoinGroup v6 exchange whose response's members count is the varint
+/// `80 80 80 80 08` (2^31): issue 14's 521-byte abort.
+fn join_group_v6_with_a_huge_member_count() -> Vec<u8> {
+    let compact = |s: &str| {
+        let mut v = vec![s.len() as u8 + 1];
+        v.extend_from_slice(s.as_bytes());
+        v
+    };
+    let mut req = Vec::new();
+    req.extend_from_slice(&11i16.to_be_bytes()); // JoinGroup
+    req.extend_from_slice(&6i16.to_be_bytes());
+    req.extend_from_slice(&7i32.to_be_bytes()); // correlation id
+    req.extend_from_slice(&(1i16).to_be_bytes());
+    req.push(b'c'); // client id "c"
+    req.push(0); // header tags
+    req.extend(compact("g"));
+    req.extend_from_slice(&45_000i32.to_be_bytes());
+    req.extend_from_slice(&300_000i32.to_be_bytes());
+    req.extend(compact(""));
+    req.push(0); // group_instance_id null
+    req.extend(compact("consumer"));
+    req.push(2); // one protocol
+    req.extend(compact("range"));
+    req.push(1); // empty metadata
+    req.push(0);
+    req.push(0);
+    let mut resp = Vec::new();
+    resp.extend_from_slice(&7i32.to_be_bytes());
+    resp.push(0); // header tags
+    resp.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    resp.extend(compact("range"));
+    resp.extend(compact("m-1"));
+    resp.extend(compact("m-1"));
+    resp.extend_from_slice(&[0x80, 0x80, 0x80, 0x80, 0x08]);
+    resp.extend_from_slice(&[0; 8]);
+    let frame = |body: &[u8]| {
+        let mut f = (body.len() as i32).to_be_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    };
+    let mut conv = TcpConversation::new("10.0.0.1:50000", "10.0.0.2:9092");
+    conv.handshake()
+        .client_sends(&frame(&req))
+        .server_sends(&frame(&resp))
+        .fin(Side::Client)
+        .fin(Side::Server);
+    let mut pcap = PcapWriter::new(Vec::new(), Link::Ethernet, PcapOptions::default()).unwrap();
+    conv.write_to(&mut pcap).unwrap();
+    pcap.into_inner()
+}
+
+#[test]
+fn a_five_byte_member_count_in_a_join_group_response_is_undecodable_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("abort.pcap");
+    std::fs::write(&path, join_group_v6_with_a_huge_member_count()).unwrap();
+    let out = under_512_mb(&["decode", "--format", "json", path.to_str().unwrap()]);
+    assert!(out.code == 0 || out.code == 1, "{out:#?}");
+    let report = json(&out.stdout);
+    let said = report["diagnostics"].to_string();
+    assert!(said.contains("array count"), "{said}");
+}
+
+#[test]
+fn csv_escapes_control_and_bidi_characters_and_quotes_formulas() {
+    let log = "[2024-05-01 12:00:00,000] INFO [GroupCoordinator 1]: Preparing to rebalance group =cmd\u{1b}[31m\u{202e} in state PreparingRebalance with old generation 0 (__consumer_offsets-12) (reason: Adding new member m-1 with group instance id None; client reason: not provided) (kafka.coordinator.group.GroupCoordinator)\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, log).unwrap();
+    let out = run(&["timeline", "--format", "csv", path.to_str().unwrap()]).expect_code(0);
+    assert!(!out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{202e}'));
+    assert!(
+        out.stdout.contains("\"=cmd\\u{1b}[31m\\u{202e}\""),
+        "{}",
+        out.stdout
+    );
+    for format in ["table", "json", "ndjson", "markdown"] {
+        let out = run(&["timeline", "--format", format, path.to_str().unwrap()]).expect_code(0);
+        assert!(
+            !out.stdout.contains('\u{1b}') && !out.stdout.contains('\u{202e}'),
+            "{format}: {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn html_refuses_to_overwrite_an_input_and_says_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("k.pcap");
+    let bytes = fixture_bytes(&lab(KILLED));
+    std::fs::write(&input, &bytes).unwrap();
+    let path = input.to_str().unwrap();
+    let out = run(&["report", path, "--html", path]).expect_code(2);
+    assert!(out.stderr.contains("cannot write"), "{}", out.stderr);
+    assert_eq!(std::fs::read(&input).unwrap(), bytes, "the input is intact");
+    let out = run(&["report", path, "--html", "/nonexistent/dir/r.html"]).expect_code(2);
+    assert!(
+        out.stderr
+            .contains("cannot write '/nonexistent/dir/r.html'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_kafka_data_segment_in_a_directory_is_skipped_as_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("server.log"), SERVER_LOG).unwrap();
+    let mut segment = vec![0u8; 61];
+    segment.extend_from_slice(&[0x02, 0xff, 0x13, 0x55]);
+    segment.extend(std::iter::repeat_n(0x41u8, 200));
+    std::fs::write(dir.path().join("00000000000000000000.log"), segment).unwrap();
+    let out = run(&["groups", "--format", "json", dir.path().to_str().unwrap()]).expect_code(0);
+    assert_eq!(rows(&json(&out.stdout), "inputs").len(), 1);
+    assert!(
+        out.stderr
+            .contains("00000000000000000000.log: skipped: binary data"),
+        "{}",
+        out.stderr
+    );
+    let _ = Path::new("");
+}
