@@ -60,7 +60,7 @@ impl Bulk {
             chunk.copy_from_slice(&r[..chunk.len()]);
         }
         // Headers, ACKs and group traffic fill the rest of the file.
-        let rate = sim.plan.target_bytes as f64 * 0.9 / sim.plan.seconds as f64;
+        let rate = sim.plan.target_bytes as f64 * sim.plan.bulk_share / sim.plan.seconds as f64;
         let mut bulk = Bulk {
             streams: Vec::new(),
             records,

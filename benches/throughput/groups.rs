@@ -127,17 +127,34 @@ impl Groups {
             });
             let stagger = gi as i64 * d / (8 * plan.groups as i64);
             let first = g.members.len();
-            for i in 0..=plan.members {
+            let members = plan.members + gi * 7 % (plan.spread + 1);
+            for i in 0..=members {
                 g.add_member(sim, gi, i);
             }
-            for i in 0..plan.members {
+            for i in 0..members {
                 sim.after(stagger + i as i64 * 150 * MS, Action::Connect(first + i));
             }
-            sim.after(stagger + d / 5, Action::Connect(first + plan.members));
+            sim.after(stagger + d / 5, Action::Connect(first + members));
             sim.after(stagger + 2 * d / 5, Action::Leave(first + 1));
             sim.after(stagger + 3 * d / 5, Action::Vanish(first + 2));
+            if plan.storm_every > 0 && gi % plan.storm_every == 0 {
+                g.storm(sim, gi, members + 1, stagger + 7 * d / 10);
+            }
         }
         g
+    }
+
+    /// A rebalance storm in group `gi` at `at`: consumers join one by one,
+    /// each while the previous round is still settling, then leave one by
+    /// one (a rolling restart of a deployment).
+    fn storm<W: Write>(&mut self, sim: &mut Sim<W>, gi: usize, from: usize, at: i64) {
+        const JOINERS: usize = 6;
+        for k in 0..JOINERS {
+            let m = self.members.len();
+            self.add_member(sim, gi, from + k);
+            sim.after(at + k as i64 * 1_500 * MS, Action::Connect(m));
+            sim.after(at + 60 * SEC + k as i64 * 2 * SEC, Action::Leave(m));
+        }
     }
 
     fn add_member<W: Write>(&mut self, sim: &mut Sim<W>, gi: usize, i: usize) {

@@ -27,6 +27,9 @@ pub const CAPTURE: Plan = Plan {
     groups: 8,
     members: 6,
     seconds: 600,
+    spread: 0,
+    storm_every: 0,
+    bulk_share: 0.9,
 };
 
 /// The small capture for comparing with tshark (same story, shorter).
@@ -35,6 +38,9 @@ pub const SLICE: Plan = Plan {
     groups: 4,
     members: 4,
     seconds: 180,
+    spread: 0,
+    storm_every: 0,
+    bulk_share: 0.9,
 };
 
 /// Log size: 1 GiB.
@@ -59,7 +65,7 @@ pub struct Input {
 
 /// Returns `name` in the data dir, generating it with `make` unless a
 /// complete copy of this generator version exists.
-fn ensure(name: &str, make: impl FnOnce(&Path) -> io::Result<String>) -> io::Result<Input> {
+pub fn ensure(name: &str, make: impl FnOnce(&Path) -> io::Result<String>) -> io::Result<Input> {
     let dir = data_dir();
     fs::create_dir_all(&dir)?;
     let path = dir.join(name);

@@ -1,7 +1,8 @@
 //! kgtrace's throughput benchmark: the whole tool on realistic inputs.
 //!
 //! `cargo bench --bench throughput [-- CASE...]` (cases: `capture`,
-//! `stages`, `log` (with the reader alone), `gz`, `tshark`; default all). Generates its inputs once
+//! `stages`, `log` (with the reader alone), `gz`, `tshark`; default all; and
+//! the opt-in heavy inputs of [`dense`]: `dense`, `realog`). Generates its inputs once
 //! under `target/bench-data/` (see [`inputs`]), reads each once to warm the
 //! page cache, then runs each case `KGTRACE_BENCH_RUNS` times (default 3),
 //! each run single-threaded in a fresh child process (this binary with
@@ -23,11 +24,13 @@
 
 mod bulk;
 mod cases;
+mod dense;
 mod frames;
 mod groups;
 mod inputs;
 mod measure;
 mod scenario;
+mod serverlog;
 mod wire;
 
 use std::path::Path;
@@ -81,6 +84,8 @@ fn main() -> Res<()> {
         ));
         rows.extend(tshark_case(&slice.path, runs));
     }
+    let picked_only = |case: &str| picked.iter().any(|p| p == case);
+    dense::heavy_cases(&picked_only, runs, &mut rows)?;
     println!("\nbest of {runs} runs, single thread; MB = 10^6 bytes; cpu = user + sys");
     print_table(&rows);
     Ok(())

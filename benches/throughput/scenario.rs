@@ -36,6 +36,12 @@ pub struct Plan {
     pub members: usize,
     /// Simulated seconds the scripted rebalances are spread over.
     pub seconds: i64,
+    /// Group `g` starts with `members + g * 7 % (spread + 1)` consumers.
+    pub spread: usize,
+    /// Every this-many-th group (0: none) also has a rebalance storm.
+    pub storm_every: usize,
+    /// Share of the file's bytes that Fetch/Produce record data fills.
+    pub bulk_share: f64,
 }
 
 /// What the generated capture holds, for the benchmark's table.

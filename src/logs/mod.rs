@@ -102,6 +102,10 @@ pub fn read_log<R: BufRead>(
     let mut buf = Vec::with_capacity(1024);
     let mut no = 0u64;
     loop {
+        let (skipped, bytes) = skip_quiet_lines(&mut reader, &lines);
+        no += skipped;
+        lines.skipped(skipped);
+        lines.summary.bytes += bytes as u64;
         match read_line_capped(&mut reader, &mut buf, MAX_LINE) {
             Ok(0) => break,
             Ok(consumed) => {
@@ -128,6 +132,22 @@ pub fn read_log<R: BufRead>(
     }
     lines.finish(diags, out);
     Ok(lines.summary)
+}
+
+/// Consumes the whole lines at the front of `reader`'s buffer that `lines`
+/// would reject at its prefilter anyway, without copying them; returns how
+/// many lines and bytes. A read error is left for [`read_line_capped`].
+fn skip_quiet_lines<R: BufRead>(reader: &mut R, lines: &reader::LineReader<'_>) -> (u64, usize) {
+    if !lines.may_skip() {
+        return (0, 0);
+    }
+    let Ok(avail) = reader.fill_buf() else {
+        return (0, 0);
+    };
+    let n = reader::quiet_prefix(avail);
+    let count = memchr::memchr_iter(b'\n', &avail[..n]).count() as u64;
+    reader.consume(n);
+    (count, n)
 }
 
 /// Reads one line (newline included) into `buf`, keeping at most `cap`
@@ -252,6 +272,67 @@ mod tests {
                 &mut out,
             )
             .unwrap();
+        }
+    }
+
+    /// Every line through the line reader one by one, none skipped in bulk
+    /// (how `read_log` read before `skip_quiet_lines`).
+    fn read_line_by_line(text: &[u8]) -> (Vec<GroupEvent>, LogSummary, String) {
+        let opts = LogOptions::default();
+        let mut lines = reader::LineReader::new(Arc::from("x"), &opts.zone);
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        for (i, raw) in text.split_inclusive(|&b| b == b'\n').enumerate() {
+            lines.summary.bytes += raw.len() as u64;
+            lines.line(i as u64 + 1, raw, &mut diags, &mut out);
+        }
+        lines.finish(&mut diags, &mut out);
+        (out, lines.summary, format!("{diags:?}"))
+    }
+
+    fn read_buffered(text: &[u8], capacity: usize) -> (Vec<GroupEvent>, LogSummary, String) {
+        let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
+        let reader = io::BufReader::with_capacity(capacity, Cursor::new(text));
+        let opts = LogOptions::default();
+        let summary = read_log(reader, Arc::from("x"), &opts, &mut diags, &mut out).unwrap();
+        (out, summary, format!("{diags:?}"))
+    }
+
+    #[test]
+    fn skipping_quiet_lines_in_bulk_changes_no_event_count_or_diagnostic() {
+        let mut text = Vec::new();
+        synth::write_synthetic_log(&mut text, 1 << 20, 11).unwrap();
+        // A client entry whose continuation lines hold no "roup", an
+        // unknown coordinator line, and a last line without a newline.
+        text.extend_from_slice(
+            b"[2024-03-01 10:00:00,000] INFO [Consumer clientId=c-1, groupId=g] Updating assignment with\n\
+              \tAssigned partitions:                       [t-0]\n\
+              \tCurrent owned partitions:                  []\n\
+              [2024-03-01 10:00:01,000] INFO [GroupCoordinator 1]: Something new about group g (kafka.coordinator.group.GroupCoordinator)\n\
+              [2024-03-01 10:00:02,000] INFO [GroupCoordinator 1]: Stabilized group g generation 4 (__consumer_offsets-1) with 1 members",
+        );
+        let expected = read_line_by_line(&text);
+        assert!(expected.0.len() > 100 && expected.1.unknown_group_lines > 0);
+        for capacity in [16, 200, 4096, 1 << 20] {
+            assert!(
+                read_buffered(&text, capacity) == expected,
+                "capacity {capacity}"
+            );
+        }
+        // Mangled copies: newlines moved, bytes broken.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for round in 0..6 {
+            let mut bytes = text.clone();
+            for _ in 0..500 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let at = state as usize % bytes.len();
+                bytes[at] = if round % 2 == 0 { b'\n' } else { state as u8 };
+            }
+            let expected = read_line_by_line(&bytes);
+            for capacity in [64, 8192] {
+                assert!(read_buffered(&bytes, capacity) == expected, "round {round}");
+            }
         }
     }
 

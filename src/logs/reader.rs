@@ -8,7 +8,9 @@
 //!
 //! Speed: one SIMD substring search for `roup` (every coordinator, client
 //! and group-request line contains "Group" or "groupId") rejects most
-//! other lines before any layout work or regex.
+//! other lines before any layout work or regex; [`quiet_prefix`] runs that
+//! search over a whole buffer so that runs of such lines are skipped
+//! without being copied or split one by one.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -38,6 +40,16 @@ struct Pending {
     rest: Vec<u8>,
 }
 
+/// The length of the longest prefix of `chunk` made of whole lines that
+/// [`LineReader::line`] would reject at its prefilter (no `roup` in them),
+/// so that a caller can skip them without copying or splitting them: one
+/// SIMD search over the whole chunk instead of one per line. The chunk
+/// must start at a line start; a trailing partial line is never included.
+pub(crate) fn quiet_prefix(chunk: &[u8]) -> usize {
+    let end = PREFILTER.find(chunk).unwrap_or(chunk.len());
+    memchr::memrchr(b'\n', &chunk[..end]).map_or(0, |i| i + 1)
+}
+
 /// Reads the lines of one input.
 pub(crate) struct LineReader<'a> {
     source: Arc<str>,
@@ -61,6 +73,18 @@ impl<'a> LineReader<'a> {
             pending: None,
             rejoin_reasons: HashMap::new(),
         }
+    }
+
+    /// Whether lines may be skipped by [`quiet_prefix`] instead of read
+    /// one by one: not while a multi-line entry waits for its
+    /// continuation lines (which need no prefilter match).
+    pub(crate) fn may_skip(&self) -> bool {
+        self.pending.is_none()
+    }
+
+    /// Counts `lines` lines skipped by [`quiet_prefix`].
+    pub(crate) fn skipped(&mut self, lines: u64) {
+        self.summary.lines += lines;
     }
 
     /// Reads line `no` (1-based).
@@ -316,6 +340,16 @@ mod tests {
 
     fn read(text: &str) -> (Vec<GroupEvent>, LogSummary, Diagnostics) {
         read_with(text, "UTC")
+    }
+
+    #[test]
+    fn quiet_prefix_stops_before_the_first_line_that_may_matter() {
+        assert_eq!(quiet_prefix(b"a\nb\nx Group y\nc\n"), 4);
+        assert_eq!(quiet_prefix(b"a\nb\nx groupId=y\n"), 4);
+        assert_eq!(quiet_prefix(b"a\nb\nc"), 4);
+        assert_eq!(quiet_prefix(b"abc"), 0);
+        assert_eq!(quiet_prefix(b"Group\na\n"), 0);
+        assert_eq!(quiet_prefix(b""), 0);
     }
 
     #[test]
