@@ -164,7 +164,7 @@ fn group_line(buf: &mut String, t: &str, g: u64, s: &mut Story, rng: &mut Rng) {
     };
     // join, prepare, stabilize, assign; expire, prepare, stabilize, assign.
     s.step = match s.step {
-        3 if s.generation % 2 == 0 => 0,
+        3 if s.generation.is_multiple_of(2) => 0,
         5 => 2,
         n => n + 1,
     };

@@ -11,8 +11,8 @@ use crate::report::{EvidenceLine, MemberJoin, Rebalance};
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::parts::{members_field, non_empty, notes};
 use super::incident_stops;
+use super::parts::{members_field, non_empty, notes};
 
 /// The section of rebalance number `number`.
 pub(crate) fn section(r: &Rebalance, number: usize, style: TimeStyle) -> Vec<Block> {
