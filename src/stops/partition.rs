@@ -155,7 +155,16 @@ fn one(
     }
     stop.stopped_ms = stop.resumed_at.map(|r| r.millis_since(stop.stopped_at));
     offsets_before(c, p, trail, &mut stop);
-    if let (Some(old), Some(new)) = (stop.last_fetched_offset, stop.resume_offset) {
+    // ConsumerCoordinator.onJoinPrepare commits the consumed positions
+    // (auto-commit, or the revocation callback) before it rejoins: a
+    // successful commit made inside the round is where the old owner's
+    // processing ended. Otherwise its last fetch position is an upper
+    // bound (records fetched may not all have been processed).
+    let processed = match (stop.last_committed_offset, stop.committed_at) {
+        (Some(o), Some(at)) if at >= c.r.started_at => Some(o),
+        _ => stop.last_fetched_offset,
+    };
+    if let (Some(old), Some(new)) = (processed, stop.resume_offset) {
         stop.reprocessed = Some((old - new).max(0));
         stop.skipped = Some((new - old).max(0));
     }

@@ -298,6 +298,28 @@ fn round(rs: &[Rebalance], gen: i32) -> &Rebalance {
 }
 
 #[test]
+fn a_commit_inside_the_round_ends_the_old_owners_processing_so_records_fetched_past_it_are_not_read_twice(
+) {
+    // ConsumerCoordinator.onJoinPrepare: the old owner commits what it
+    // consumed before rejoining. A had fetched up to 12 but committed 10
+    // inside the round; B starts at 10: nothing is processed twice.
+    let mut s = a_alone("range");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.commit(1100, "a", "A", 1, 1, 10, 0);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    s.offset_fetch(1360, "b", 1, 10);
+    s.fetch(1400, "b", 1, 10, 30, None);
+    let rs = s.run();
+    let moved = stop(round(&rs, 2), "t-1");
+    assert_eq!(moved.last_fetched_offset, Some(12));
+    assert_eq!(moved.last_committed_offset, Some(10));
+    assert_eq!(moved.resume_offset, Some(10));
+    assert_eq!((moved.reprocessed, moved.skipped), (Some(0), Some(0)));
+}
+
+#[test]
 fn an_eager_round_revokes_everything_at_the_join_and_counts_the_records_read_twice() {
     let mut s = a_alone("range");
     s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
