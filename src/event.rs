@@ -669,6 +669,20 @@ pub struct PartitionOffset {
     pub error: Option<ErrorCode>,
 }
 
+impl PartitionOffset {
+    /// Whether this is the partition named `topic-N`, compared without
+    /// formatting the name (it runs once per offset per stopped partition).
+    pub fn is(&self, name: &str) -> bool {
+        name.strip_prefix(self.topic.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .filter(|n| {
+                n.bytes().all(|b| b.is_ascii_digit()) && (n.len() == 1 || !n.starts_with('0'))
+            })
+            .and_then(|n| n.parse::<i32>().ok())
+            == Some(self.partition)
+    }
+}
+
 /// One partition's header in a Fetch response (the record batches after it
 /// are skipped by length, never read).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -728,4 +742,30 @@ pub enum DataKind {
         /// `(name, id)` pairs.
         topics: Vec<(String, String)>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PartitionOffset;
+
+    #[test]
+    fn a_partition_offset_matches_exactly_its_topic_dash_number_name() {
+        let o = PartitionOffset {
+            topic: "orders-eu".into(),
+            partition: 12,
+            offset: 0,
+            error: None,
+        };
+        assert!(o.is("orders-eu-12"));
+        for other in [
+            "orders-eu-1",
+            "orders-eu-012",
+            "orders-eu-+12",
+            "orders-12",
+            "orders-eu12",
+            "orders-eu-12x",
+        ] {
+            assert!(!o.is(other), "{other}");
+        }
+    }
 }

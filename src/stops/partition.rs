@@ -322,7 +322,7 @@ fn resume(
             v.iter()
                 .filter(|(ts, _)| *ts >= to.ts && stop.resumed_at.is_none_or(|r| *ts <= r))
                 .flat_map(|(_, offs)| offs.iter())
-                .find(|o| format!("{}-{}", o.topic, o.partition) == p && o.error.is_none())
+                .find(|o| o.is(p) && o.error.is_none())
         });
     if let Some(o) = fetched {
         if o.offset >= 0 {
@@ -342,11 +342,7 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         .unwrap_or(Timestamp(i64::MAX));
     let mut failed = None;
     for commit in t.commits.iter().filter(|x| x.ts <= until) {
-        let Some(o) = commit
-            .offsets
-            .iter()
-            .find(|o| format!("{}-{}", o.topic, o.partition) == p)
-        else {
+        let Some(o) = commit.offsets.iter().find(|o| o.is(p)) else {
             continue;
         };
         let error = commit.errors.get(p).copied().flatten().or(commit.error);
