@@ -615,22 +615,6 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
 /// truth. Keep it true: a listed entry that stops happening fails too.
 const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
     AkKnown {
-        fixture: "ak4_java_session_timeout_s128",
-        source: "capture",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "session_timeout g1-c2",
-        kgtrace: "unknown",
-        why: "Captured with -s 128 (62 bytes of TCP payload): the leader's \
-              JoinGroup answer of generation 2 ends inside its leader id, \
-              long before the member list that is the wire's only \
-              evidence that g1-c2 was dropped; g1-c2's heartbeats simply \
-              stop. Cut at 200 bytes (ak4_java_session_timeout_s200) the \
-              same run is named session_timeout, as is this capture's \
-              server.log.",
-    },
-    AkKnown {
         fixture: "ak4_ck_k848_join_leave",
         source: "capture",
         group: "g1",

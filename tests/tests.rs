@@ -30,3 +30,6 @@ mod snap_length;
 
 // A broker log indented, quoted, numbered, as JSON records or a Kibana CSV export reads as the plain one.
 mod log_layouts;
+
+// Only one member's connections captured: the member that vanished from its answers is named.
+mod one_host;

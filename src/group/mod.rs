@@ -109,11 +109,18 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
     let mut rebalances = Vec::new();
     let mut previous: Option<&Round> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
+    // Whether the previous round showed the whole membership (the leader's
+    // member list): if not (a follower's one-host view), a member first
+    // named by this round's list may have been there all along.
+    let mut knew_members = true;
     for r in &mut rounds {
         seen.extend(r.members_before.iter().cloned());
         // a member first named by the leader's member list is new here
         // too, even when it is answered only generations later.
-        let listed = r.expected.iter().filter(|_| r.saw_member_list);
+        let listed = r
+            .expected
+            .iter()
+            .filter(|_| r.saw_member_list && knew_members);
         let newcomers: Vec<String> = r
             .joins
             .keys()
@@ -124,6 +131,8 @@ fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
             .into_iter()
             .collect();
         seen.extend(newcomers.iter().cloned());
+        seen.extend(r.expected.iter().cloned());
+        knew_members = r.saw_member_list || r.generation.is_none();
         resolve::resolve(r, &g.book, &g.activity, &newcomers);
     }
     for r in &rounds {
