@@ -861,21 +861,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
         kgtrace: "member_joined g1-c3",
         why: UPGRADE_WHY,
     },
-    AkKnown {
-        fixture: "ak4_k848_killed",
-        source: "capture",
-        group: "g1",
-        from: Some(4),
-        to: Some(5),
-        truth: "session_timeout g1-c2",
-        kgtrace: "unknown",
-        why: "g1-c2 (member kzDFsH0rR0eDKUBLZwFzlg) was SIGKILLed; its last \
-              ConsumerGroupHeartbeat is frame 722 (02:50:14.783); about 6 s later the \
-              others' answers carry epoch 5 without it (frame 1105, 02:50:21.027). Apache \
-              Kafka fenced it (server.log 02:50:20,789 'fenced from the group because the \
-              member session expired'). kgtrace does not yet infer a KIP-848 session \
-              timeout from a member's silence on the wire.",
-    },
     // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
     AkKnown {
         fixture: "ak4_k848_session_timeout",

@@ -21,6 +21,10 @@ use super::trigger::{Confidence, Kind};
 /// clean shutdown.
 const CLOSE_AFTER_LEAVE_NS: i64 = 10_000_000_000;
 
+/// The smallest session timeout a broker accepts by default
+/// (`group.min.session.timeout.ms`, GroupCoordinatorConfig).
+const MIN_SESSION_TIMEOUT_MS: f64 = 6000.0;
+
 /// Judges every deferred candidate and, when needed, looks for silent members.
 pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity], newcomers: &[String]) {
     credit_newcomers(round, book, newcomers);
@@ -317,6 +321,18 @@ fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Ve
                 }
             }
             Some(_) => continue,
+            // A connection closed without LeaveGroup, then a round without
+            // the member: a killed or crashed process whose session the
+            // broker expired (KIP-848 members send no session timeout).
+            // Brokers refuse sessions under group.min.session.timeout.ms
+            // (6 s by default), so a shorter silence is no expiry.
+            None if closed.is_some() && silent_ms >= 0.8 * MIN_SESSION_TIMEOUT_MS => {
+                if evicted.is_some() {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                }
+            }
             None if silent_ms >= 10_000.0 => {
                 if evicted.is_some() {
                     Confidence::Medium
