@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::report::{GroupSummary, Rebalance, Trigger};
+use crate::time::Timestamp;
 
 use members::MemberBook;
 use round::Round;
@@ -55,13 +56,66 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
     by_group
         .into_iter()
         .map(|(group, evs)| {
-            if evs.iter().any(|e| is_kip848(e)) {
+            let refused = consumer_protocol_refused(&evs);
+            if refused.is_none() && evs.iter().any(|e| is_kip848(e)) {
                 kip848::reconstruct(group, &evs)
             } else {
-                reconstruct_classic(group, &evs)
+                let mut h = reconstruct_classic(group, &evs);
+                if let Some(note) = refused {
+                    say_refused(&mut h, note);
+                }
+                h
             }
         })
         .collect()
+}
+
+/// A refused KIP-848 attempt: ConsumerGroupHeartbeats answered
+/// UNSUPPORTED_VERSION and none accepted. Apache Kafka answers so when its
+/// group coordinator does not run the consumer protocol
+/// (KafkaApis `handleConsumerGroupHeartbeat`: "consumer" missing from
+/// `group.coordinator.rebalance.protocols`, or the old coordinator); the
+/// Java client then stops ("The cluster does not support the new CONSUMER
+/// group protocol. Set group.protocol=classic …"), so a classic JoinGroup
+/// after it is the client restarted with the classic protocol. Gives the
+/// words to say and when the refusal was seen.
+fn consumer_protocol_refused(evs: &[&GroupEvent]) -> Option<(Timestamp, String)> {
+    let mut refused: Option<&GroupEvent> = None;
+    for ev in evs {
+        match &ev.kind {
+            EventKind::ConsumerGroupHeartbeatResponse { error: Some(e), .. }
+                if e.name() == "UNSUPPORTED_VERSION" =>
+            {
+                refused = refused.or(Some(ev));
+            }
+            EventKind::ConsumerGroupHeartbeatResponse { error: None, .. } => return None,
+            _ => {}
+        }
+    }
+    let first = refused?;
+    let who = first.client.client_id.as_deref().unwrap_or("a client");
+    let classic = evs
+        .iter()
+        .find(|e| e.ts >= first.ts && matches!(e.kind, EventKind::JoinGroupRequest { .. }));
+    let text = match classic {
+        Some(j) => format!(
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); it fell back to classic (JoinGroup {:.1} s later)",
+            j.ts.millis_since(first.ts) / 1000.0
+        ),
+        None => format!(
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); no classic JoinGroup followed: the consumer stopped (set group.protocol=classic, or enable the consumer protocol on the brokers)"
+        ),
+    };
+    Some((first.ts, text))
+}
+
+/// Puts a refused KIP-848 attempt in the group's notes and in the first
+/// rebalance after it.
+fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
+    if let Some(r) = h.rebalances.iter_mut().find(|r| r.started_at >= at) {
+        r.notes.push(text.clone());
+    }
+    h.summary.notes.insert(0, text);
 }
 
 fn is_kip848(ev: &GroupEvent) -> bool {
@@ -523,5 +577,7 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
 
 #[cfg(test)]
 mod kafka_tests;
+#[cfg(test)]
+mod refused_tests;
 #[cfg(test)]
 mod tests;
