@@ -194,3 +194,44 @@ fn a_broker_log_pasted_or_shipped_in_other_shapes_gives_the_same_rebalances() {
         differ.join("\n")
     );
 }
+
+/// Logs kgtrace does not read: a tansu broker's (Rust `tracing` layout) and
+/// a kafka-python client's (Python `logging`, with and without times).
+/// Each yields no event, so each gets a warning naming it; never a silent
+/// empty answer.
+#[test]
+fn a_tansu_broker_log_and_a_kafka_python_client_log_each_get_a_warning_naming_them() {
+    let tansu = "\
+2026-12-03T02:35:41.496123Z  INFO tansu_server::coordinator::group::administrator: join group_id=\"g1\" member_id=\"\" session_timeout_ms=6000\n\
+2026-12-03T02:35:41.501877Z  INFO tansu_server::coordinator::group::administrator: sync group_id=\"g1\" generation_id=1\n\
+2026-12-03T02:35:47.002311Z DEBUG tansu_server::coordinator::group::administrator: heartbeat group_id=\"g1\" generation_id=1\n";
+    let kafka_python = "\
+2026-12-03 02:35:41,496 INFO kafka.coordinator (Re-)joining group g1\n\
+2026-12-03 02:35:41,520 INFO kafka.coordinator Elected group leader -- performing partition assignments using range\n\
+INFO:kafka.coordinator:Successfully joined group g1 with generation 1\n\
+INFO:kafka.coordinator.consumer:Updated partition assignment: [TopicPartition(topic='lab', partition=0)]\n";
+    let dir = std::env::temp_dir().join(format!("kgtrace-unread-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let (t, k) = (dir.join("tansu.log"), dir.join("consumer.log"));
+    std::fs::write(&t, tansu).expect("written");
+    std::fs::write(&k, kafka_python).expect("written");
+    let out = util::run(&[
+        "rebalances",
+        "--format",
+        "json",
+        t.to_str().unwrap(),
+        k.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, 1, "nothing matched: {out:#?}");
+    for name in [
+        "tansu.log: text with no Kafka group lines",
+        "consumer.log: text with no Kafka group lines",
+    ] {
+        assert!(out.stderr.contains(name), "{name}: {}", out.stderr);
+    }
+    let report = util::json(&out.stdout);
+    assert!(util::rows(&report, "inputs")
+        .iter()
+        .all(|i| i["warning"].is_string()));
+}
