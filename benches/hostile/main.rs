@@ -88,23 +88,46 @@ fn main() {
     }
     println!();
     for (case, costs) in verdicts {
-        let (Some((s0, first)), Some((s1, last))) = (costs.first(), costs.last()) else {
-            continue;
+        let failed: Vec<String> = costs
+            .iter()
+            .filter(|(_, c)| !(0..=1).contains(&c.code))
+            .map(|(s, c)| format!("{s}× exited {}", c.code))
+            .collect();
+        let time = |s: usize| {
+            costs
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map(|(_, c)| c.user_s.max(0.01))
         };
-        let aborted = costs.iter().any(|(_, c)| !(0..=1).contains(&c.code));
-        let growth = *s1 as f64 / *s0 as f64;
-        let ratio = |a: f64, b: f64| if a > 0.0 { b / a } else { f64::NAN };
-        let time_ratio = ratio(first.user_s.max(0.01), last.user_s.max(0.01));
-        let instr_ratio = match (first.instructions, last.instructions) {
-            (Some(a), Some(b)) => format!(", instructions ×{:.1}", ratio(a, b)),
-            _ => String::new(),
+        let rss = |s: usize| {
+            costs
+                .iter()
+                .find(|(x, _)| *x == s)
+                .map_or(f64::NAN, |(_, c)| c.rss_mb)
+        };
+        let ratio = |a: usize, b: usize| match (time(a), time(b)) {
+            (Some(x), Some(y)) => format!("{:.1}", y / x),
+            _ => "-".into(),
+        };
+        let last = costs.last().map_or(1, |(s, _)| *s);
+        let linear = match (time(1), time(last)) {
+            (Some(a), Some(b)) => b / a <= last as f64 * 1.25,
+            _ => false,
         };
         println!(
-            "{case}: {growth}× input → user time ×{time_ratio:.1}{instr_ratio}, peak RSS {:.0} → {:.0} MB: {}{}",
-            first.rss_mb,
-            last.rss_mb,
-            if time_ratio <= growth * 1.25 { "linear" } else { "NOT linear" },
-            if aborted { ", SOME RUN FAILED (exit code not 0/1)" } else { "" },
+            "{case}: user time ×{} (1×→4×), ×{} (4×→16×), ×{} (1×→16×); peak RSS {:.0} → {:.0} MB: {}",
+            ratio(1, 4),
+            ratio(4, 16),
+            ratio(1, last),
+            rss(1),
+            rss(last),
+            if !failed.is_empty() {
+                format!("FAILED ({})", failed.join(", "))
+            } else if linear {
+                "linear (16× within 20×)".into()
+            } else {
+                "NOT within 20×".into()
+            },
         );
     }
 }

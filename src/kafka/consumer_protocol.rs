@@ -25,10 +25,16 @@ pub(crate) const MAX_KEPT_PER_MESSAGE: usize = 32 << 20;
 
 /// What one list element costs against a [`Budget`]: a string-bearing
 /// entry its text plus 64 bytes of bookkeeping (`String`, `Vec` headers,
-/// allocator), a partition number 4 bytes.
+/// allocator), a partition number [`PARTITION_COST`].
 pub(crate) fn entry_cost(text_len: usize) -> usize {
     64 + text_len
 }
+
+/// What a partition number costs: 4 bytes on the wire, but each one
+/// assigned becomes a member's `topic-N` entry and a row of the round's
+/// partition stops later on (about 400 bytes in all: a SyncGroup assigning
+/// 4 M partitions took 1.69 GB), so it is charged like a string entry.
+pub(crate) const PARTITION_COST: usize = 64;
 
 /// Bytes a decoded message may still keep in its lists; what does not fit
 /// is dropped and counted, never decoded into memory.
@@ -69,9 +75,9 @@ impl Budget {
         &items[..n]
     }
 
-    /// Partition numbers that fit (4 bytes each).
+    /// Partition numbers that fit ([`PARTITION_COST`] each).
     pub(crate) fn partitions(&self, p: &[i32]) -> Vec<i32> {
-        self.keep(p, |_| 4).to_vec()
+        self.keep(p, |_| PARTITION_COST).to_vec()
     }
 
     /// Elements dropped so far.
@@ -176,8 +182,8 @@ mod tests {
     #[test]
     fn a_subscription_past_the_budget_keeps_what_fits_and_counts_the_rest() {
         let bytes = encoded_subscription(3, 3, &[]);
-        // "orders" costs 70; its owned partitions entry 70 + 4 per partition.
-        let budget = Budget::new(70 + 70 + 4);
+        // "orders" costs 70; its owned partitions entry 70, each partition 64.
+        let budget = Budget::new(70 + 70 + PARTITION_COST);
         let s = subscription(&bytes, &budget).unwrap();
         assert_eq!(s.topics, vec!["orders"]);
         assert_eq!(s.owned_partitions[0].partitions, vec![0]);
