@@ -481,10 +481,8 @@ fn unanswered_join_groups_of_tiny_protocols(count: i32) -> Vec<u8> {
         req.extend_from_slice(&corr.to_be_bytes());
         req.extend_from_slice(&1i16.to_be_bytes());
         req.push(b'c');
-        for s in ["tiny"] {
-            req.extend_from_slice(&(s.len() as i16).to_be_bytes());
-            req.extend_from_slice(s.as_bytes());
-        }
+        req.extend_from_slice(&4i16.to_be_bytes());
+        req.extend_from_slice(b"tiny"); // group id
         req.extend_from_slice(&10_000i32.to_be_bytes());
         req.extend_from_slice(&300_000i32.to_be_bytes());
         req.extend_from_slice(&0i16.to_be_bytes()); // member id ""
