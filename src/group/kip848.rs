@@ -17,6 +17,7 @@ use crate::time::Timestamp;
 
 use super::classic::{client_key, Activity, ActivityKind};
 use super::members::{partition_names, MemberBook};
+use super::migration::Handover;
 use super::round::{Candidate, Deferred, Round, Silence};
 use super::trigger::{Confidence, Kind};
 use super::GroupHistory;
@@ -30,6 +31,14 @@ struct Consumer<'a> {
     epoch: Option<i32>,
     epochs: BTreeSet<i32>,
     current: BTreeSet<String>,
+    /// Members whose join the inputs showed (taken over from the classic
+    /// group, a JoinGroup, a "joins the consumer group" line), until they
+    /// leave or are fenced: a classic member's every JoinGroup is logged as
+    /// joining
+    /// (`classicGroupJoinToConsumerGroup` always calls
+    /// `getOrMaybeSubscribeDynamicConsumerGroupMember` with
+    /// createIfNotExists), but only a member not yet in it joins.
+    known: BTreeSet<String>,
     member_epoch: HashMap<String, i32>,
     pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
@@ -40,9 +49,20 @@ struct Consumer<'a> {
     span: Option<(Timestamp, Timestamp)>,
 }
 
-/// Rebuilds a KIP-848 group's history.
-pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
+/// Rebuilds a KIP-848 group's history; `handover` is the classic group it
+/// was converted from, if the inputs show one (ConsumerGroup.java
+/// `fromClassicGroup`: group epoch and member epochs = the generation).
+pub fn reconstruct(
+    group: &str,
+    events: &[&GroupEvent],
+    handover: Option<&Handover>,
+) -> GroupHistory {
     let mut c = Consumer::default();
+    if let Some(h) = handover {
+        c.epoch = h.generation;
+        c.current = h.members.clone();
+        c.known = h.known.clone();
+    }
     for ev in events {
         c.span = Some(c.span.map_or((ev.ts, ev.ts), |(a, _)| (a, ev.ts)));
         c.book.observe(ev);
@@ -96,6 +116,38 @@ impl<'a> Consumer<'a> {
             EventKind::ConnectionClosed { .. } => {
                 self.activity.push(activity(ev, ActivityKind::Close))
             }
+            EventKind::JoinGroupRequest { .. } => self.on_classic_join(ev),
+            EventKind::JoinGroupResponse { error: None, .. } => {
+                // `classicGroupJoinToConsumerGroup` answers with the
+                // member's epoch as the generation.
+                match ev.generation_id.filter(|g| *g >= 0) {
+                    Some(g) => self.on_response(ev, g, None),
+                    None => self.cite(ev),
+                }
+            }
+            EventKind::SyncGroupResponse {
+                error: None,
+                assignment,
+                ..
+            } => self.on_classic_sync(ev, assignment),
+            EventKind::LeaveGroupRequest { members, .. } => {
+                for m in members {
+                    self.known.remove(&m.member_id);
+                }
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "LeaveGroup from a classic member of the consumer group (GroupMetadataManager `classicGroupLeaveToConsumerGroup` bumps the group epoch)".into(),
+                );
+                self.cite(ev);
+            }
+            EventKind::LeaveGroupResponse { error: None, .. } => {
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.current.remove(m);
+                }
+                self.cite(ev);
+            }
             EventKind::Broker(line) => self.on_broker(ev, line),
             EventKind::Client(line) => self.on_client(ev, line),
             _ => self.cite(ev),
@@ -138,19 +190,25 @@ impl<'a> Consumer<'a> {
                     "ConsumerGroupHeartbeat with member_epoch 0: a member joins".into(),
                 );
             }
-            -1 => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::High,
-                "ConsumerGroupHeartbeat with member_epoch -1: the member leaves".into(),
-            ),
-            -2 => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::Medium,
-                "ConsumerGroupHeartbeat with member_epoch -2: a static member leaves for a while"
-                    .into(),
-            ),
+            -1 => {
+                self.known.remove(&member);
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "ConsumerGroupHeartbeat with member_epoch -1: the member leaves".into(),
+                )
+            }
+            -2 => {
+                self.known.remove(&member);
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::Medium,
+                    "ConsumerGroupHeartbeat with member_epoch -2: a static member leaves for a while"
+                        .into(),
+                )
+            }
             _ => {
                 if let Some(t) = topics {
                     let known = self
@@ -171,6 +229,47 @@ impl<'a> Consumer<'a> {
         }
         if let (Some(t), false) = (topics, member.is_empty()) {
             self.book.entry(&member).topics = t.to_vec();
+        }
+        self.cite(ev);
+    }
+
+    /// A classic member's JoinGroup into the consumer group: only a member
+    /// id the group does not have yet is a join; the KIP-394 first step
+    /// (no member id, answered MEMBER_ID_REQUIRED) and known members'
+    /// rejoins are not.
+    fn on_classic_join(&mut self, ev: &'a GroupEvent) {
+        self.activity.push(activity(ev, ActivityKind::Join));
+        let member = ev.member_id.clone().unwrap_or_default();
+        if !member.is_empty() && self.known.insert(member) {
+            self.suspect(
+                ev,
+                Kind::MemberJoined,
+                Confidence::High,
+                "JoinGroup from a new classic member of the consumer group".into(),
+            );
+        }
+        self.cite(ev);
+    }
+
+    /// A classic member's SyncGroup answer carries its assignment for its
+    /// current epoch.
+    fn on_classic_sync(
+        &mut self,
+        ev: &'a GroupEvent,
+        assignment: &[crate::event::TopicPartitions],
+    ) {
+        let member = ev.member_id.clone().unwrap_or_default();
+        if member.is_empty() {
+            return self.cite(ev);
+        }
+        self.book.entry(&member).assignment = partition_names(assignment);
+        if let Some(r) = self
+            .round
+            .as_mut()
+            .filter(|r| r.generation.is_some() && r.generation == ev.generation_id)
+        {
+            r.assignment_after
+                .insert(member, partition_names(assignment));
         }
         self.cite(ev);
     }
@@ -317,20 +416,45 @@ impl<'a> Consumer<'a> {
                 } else {
                     (Kind::Unknown, format!("broker: member fenced: {reason}"))
                 };
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.known.remove(m);
+                }
                 self.suspect(ev, kind, Confidence::High, detail);
             }
-            BrokerLine::MemberJoined { .. } => self.suspect(
-                ev,
-                Kind::MemberJoined,
-                Confidence::High,
-                "broker: member joined".into(),
-            ),
-            BrokerLine::MemberLeft { .. } => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::High,
-                "broker: member left".into(),
-            ),
+            // KIP-394's first step ("Dynamic member with unknown member id
+            // joins the consumer group. Created a new member id …"): the
+            // member is answered MEMBER_ID_REQUIRED and is not in the group.
+            BrokerLine::MemberJoined { pending: true } => self.cite(ev),
+            BrokerLine::MemberJoined { .. } => {
+                let member = ev.member_id.clone().unwrap_or_default();
+                // A member the broker already answered with an epoch has
+                // joined: the capture showed it first, the log line is late.
+                let answered = self.current.contains(&member);
+                if member.is_empty() || (self.known.insert(member) && !answered) {
+                    self.suspect(
+                        ev,
+                        Kind::MemberJoined,
+                        Confidence::High,
+                        "broker: member joined".into(),
+                    )
+                } else {
+                    // A classic member already in the group rejoining
+                    // (logged as "joins the consumer group using the
+                    // classic protocol" at every JoinGroup).
+                    self.cite(ev)
+                }
+            }
+            BrokerLine::MemberLeft { .. } => {
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.known.remove(m);
+                }
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "broker: member left".into(),
+                )
+            }
             // "Computed new subscription metadata" (or metadata hash) with
             // no member updating its subscription: the topics' metadata
             // changed (partitions added, a topic created for a regex).
