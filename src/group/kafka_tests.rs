@@ -706,3 +706,93 @@ fn a_consumer_group_downgraded_online_goes_on_with_classic_generations_from_its_
     assert_eq!(h.summary.protocol, "classic");
     assert_eq!(h.summary.generation, Some(3));
 }
+
+/// A KIP-848 Java consumer's reconciliation block at second `s`, worded as
+/// AbstractMembershipManager.java `maybeReconcile` logs it ("Reconciling
+/// assignment with local epoch {}\n\tMember: {}\n\tAssigned partitions: {}
+/// …"); `localEpoch` is the epoch of the target assignment the MEMBER
+/// reconciles to.
+fn reconciling(s: f64, member: &str, epoch: i32, assigned: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] INFO [Consumer clientId=c-1, groupId=g] Reconciling assignment with local epoch {epoch}\n\
+         \tMember:                                    {member}\n\
+         \tAssigned partitions:                       [{assigned}]\n\
+         \tCurrent owned partitions:                  []\n\
+         \tAdded partitions (assigned - owned):       [{assigned}]\n\
+         \tRevoked partitions (owned - assigned):     []\n \
+         (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// Point 7: the client's "Reconciling assignment with local epoch E" is the
+/// member's epoch, not a group epoch bump. From a client log alone it opens
+/// no round (the group may have bumped other epochs the member skipped) and
+/// a note says so; beside the broker's log it is client evidence of the
+/// round of epoch E.
+#[test]
+fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_of_their_own() {
+    let client_log = [
+        reconciling(1.0, "m1", 1, "t-0, t-1"),
+        reconciling(11.0, "m1", 3, "t-0"),
+    ]
+    .concat();
+    let alone = history(&client_log, "g");
+    assert!(alone.rebalances.is_empty(), "{:?}", alone.rebalances);
+    assert!(
+        alone
+            .summary
+            .notes
+            .iter()
+            .any(|n| n.contains("not group epoch bumps")),
+        "{:?}",
+        alone.summary.notes
+    );
+
+    let target = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let broker_log = [
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.1, &target(1)),
+        java(
+            5.0,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(5.0, "[GroupId g] Bumped group epoch to 2."),
+        java(
+            10.0,
+            "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
+        ),
+        java(10.0, "[GroupId g] Bumped group epoch to 3."),
+        java(10.1, &target(3)),
+    ]
+    .concat();
+    let mut evs = events(&broker_log);
+    evs.extend(events(&client_log));
+    evs.sort_by_key(|e| e.ts);
+    let both = reconstruct(&evs)
+        .into_iter()
+        .find(|h| h.summary.group == "g")
+        .expect("group g");
+    let rows: Vec<_> = both.rebalances.iter().map(gens).collect();
+    assert_eq!(
+        rows,
+        vec![(None, Some(1)), (Some(1), Some(2)), (Some(2), Some(3))],
+        "one row per group epoch, none for the client's lines"
+    );
+    let cites_client = |r: &Rebalance| {
+        r.evidence
+            .iter()
+            .any(|e| e.text.to_ascii_lowercase().contains("reconcil"))
+    };
+    assert!(cites_client(&both.rebalances[0]));
+    assert!(!cites_client(&both.rebalances[1]));
+    assert!(cites_client(&both.rebalances[2]));
+}

@@ -47,6 +47,9 @@ struct Consumer<'a> {
     activity: Vec<Activity>,
     assignors: BTreeSet<String>,
     span: Option<(Timestamp, Timestamp)>,
+    /// Client "Reconciling assignment with local epoch E" lines with no
+    /// round of epoch E in the inputs: (member, E).
+    unmatched_reconciles: Vec<(String, i32)>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -78,7 +81,8 @@ pub fn reconstruct(
         .map(|r| super::record(group, "consumer", r, &c.book))
         .collect();
     super::mark_storms(&mut rebalances);
-    let summary = c.summary(group, &rebalances);
+    let mut summary = c.summary(group, &rebalances);
+    summary.notes.extend(c.reconcile_note());
     GroupHistory {
         summary,
         rebalances,
@@ -488,9 +492,12 @@ impl<'a> Consumer<'a> {
     }
 
     /// The KIP-848 Java client logs its own epochs ("Reconciling assignment
-    /// with local epoch E") and state changes (`MembershipManagerImpl`):
-    /// from one member's log, each new epoch is a group epoch bump it took
-    /// part in.
+    /// with local epoch E", ConsumerMembershipManager `reconcile` /
+    /// MembershipManagerImpl 3.7–3.9) and state changes. E is the MEMBER's
+    /// epoch (the group epoch of the target assignment it reconciles to),
+    /// not a bump: the group may have moved several epochs meanwhile, and a
+    /// member reconciles the same epoch more than once. It is client
+    /// evidence of the round of that epoch, never a round of its own.
     fn on_client(&mut self, ev: &'a GroupEvent, line: &ClientLine) {
         match line {
             ClientLine::Reconciling { assigned, .. } => {
@@ -498,15 +505,26 @@ impl<'a> Consumer<'a> {
                 let Some(epoch) = ev.generation_id.filter(|e| *e > 0) else {
                     return self.cite(ev);
                 };
-                if self.epoch.is_none_or(|e| epoch > e) {
-                    self.bump(ev, epoch);
-                }
                 let member = ev.member_id.clone().unwrap_or_default();
-                if let Some(r) = self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
-                    r.cite(ev);
-                    r.synced.insert(member.clone());
-                    r.assignment_after.insert(member, assigned.clone());
-                    r.completed_at = Some(ev.ts);
+                let round = match self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
+                    Some(r) => Some(r),
+                    None => self
+                        .done
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.generation == Some(epoch)),
+                };
+                match round {
+                    Some(r) => {
+                        r.cite(ev);
+                        r.synced.insert(member.clone());
+                        r.assignment_after.insert(member, assigned.clone());
+                        r.completed_at = Some(r.completed_at.map_or(ev.ts, |c| c.max(ev.ts)));
+                    }
+                    None => {
+                        self.cite(ev);
+                        self.unmatched_reconciles.push((member, epoch));
+                    }
                 }
             }
             ClientLine::MemberStateChanged { to, .. } if to.eq_ignore_ascii_case("JOINING") => self
@@ -536,6 +554,26 @@ impl<'a> Consumer<'a> {
             }
             _ => self.cite(ev),
         }
+    }
+
+    /// What client reconciliations without a round of their epoch say.
+    fn reconcile_note(&self) -> Option<String> {
+        if self.unmatched_reconciles.is_empty() {
+            return None;
+        }
+        let members: BTreeSet<&str> = self
+            .unmatched_reconciles
+            .iter()
+            .map(|(m, _)| if m.is_empty() { "?" } else { m.as_str() })
+            .collect();
+        let epochs: BTreeSet<i32> = self.unmatched_reconciles.iter().map(|(_, e)| *e).collect();
+        let epochs: Vec<String> = epochs.iter().map(i32::to_string).collect();
+        let members: Vec<&str> = members.into_iter().collect();
+        Some(format!(
+            "the client log shows member(s) {} reconciling at local epoch(s) {}: member epochs, not group epoch bumps (a member may skip epochs or reconcile one twice), so no rebalance is inferred from them; the broker's server.log (\"Bumped group epoch\", \"Computed a new target assignment for epoch\") or a capture of ConsumerGroupHeartbeat shows the rounds",
+            members.join(", "),
+            epochs.join(", ")
+        ))
     }
 
     fn summary(&self, group: &str, rebalances: &[crate::report::Rebalance]) -> GroupSummary {
