@@ -113,6 +113,8 @@ fn write_block(report: &Report, block: &Block, out: &mut dyn Write) -> io::Resul
             writeln!(out, "</ul>")
         }
         Block::Grid(grid) => table(grid, out),
+        // The Markdown report's chart; HTML draws its own timelines.
+        Block::Chart(_) => Ok(()),
         Block::Picture(group) => {
             writeln!(out, "<figure class=\"timeline\">")?;
             svg::write(report, group, out)?;
