@@ -32,14 +32,8 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
         doc.push(Block::Heading(2, vec![Span::plain("Groups")]));
         doc.push(Block::Grid(grids::groups(&report.groups)));
     }
-    let mut number = 0;
     for name in &names {
-        doc.extend(super::incident_group::section(
-            report,
-            name,
-            style,
-            &mut number,
-        ));
+        doc.extend(super::incident_group::section(report, name, style));
     }
     doc.extend(diagnostics(report));
     doc

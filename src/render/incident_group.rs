@@ -17,13 +17,10 @@ use super::parts::{comma_list, members_field, non_empty, notes};
 /// State changes listed at most; a storm can have hundreds.
 const MAX_STATES: usize = 12;
 
-/// The section of group `name`; `number` counts rebalances across groups.
-pub(crate) fn section(
-    report: &Report,
-    name: &str,
-    style: TimeStyle,
-    number: &mut usize,
-) -> Vec<Block> {
+/// The section of group `name`. Its rebalances are numbered within the
+/// group, as the chart, the timeline picture and its zoom panels number
+/// them ([`super::parts::round_numbers`]).
+pub(crate) fn section(report: &Report, name: &str, style: TimeStyle) -> Vec<Block> {
     let heading = vec![Span::plain("Group "), Span::code(human::one_line(name))];
     // The picture comes first: it is what a reader of the ticket looks at.
     let mut blocks = vec![Block::Heading(2, heading), Block::Picture(name.to_string())];
@@ -46,9 +43,8 @@ pub(crate) fn section(
         rounds.iter().copied(),
         style,
     )));
-    for r in rounds {
-        *number += 1;
-        blocks.extend(super::incident_round::section(r, *number, style));
+    for (i, r) in rounds.into_iter().enumerate() {
+        blocks.extend(super::incident_round::section(r, i + 1, style));
     }
     blocks
 }
@@ -184,7 +180,7 @@ mod tests {
     fn facts_name_the_leader_and_the_states_passed_through() {
         let report = sample::incident();
         let style = TimeStyle::for_report(&report);
-        let blocks = section(&report, "orders-service", style, &mut 0);
+        let blocks = section(&report, "orders-service", style);
         assert_eq!(
             field(&blocks, "Leader").unwrap(),
             "consumer-orders-1 / 3f1e7c2a…"
