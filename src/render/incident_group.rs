@@ -7,7 +7,7 @@
 //! software and partitions, its rebalance table, and one section per
 //! rebalance ([`super::incident_round`]).
 
-use crate::report::{GroupSummary, MemberSummary, Rebalance, Report, StateChange};
+use crate::report::{GroupSummary, MemberSummary, Rebalance, StateChange};
 
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
@@ -20,20 +20,20 @@ const MAX_STATES: usize = 12;
 /// The section of group `name`. Its rebalances are numbered within the
 /// group, as the chart, the timeline picture and its zoom panels number
 /// them ([`super::parts::round_numbers`]).
-pub(crate) fn section(report: &Report, name: &str, style: TimeStyle) -> Vec<Block> {
+pub(crate) fn section(
+    summary: Option<&GroupSummary>,
+    rounds: &[&Rebalance],
+    name: &str,
+    style: TimeStyle,
+) -> Vec<Block> {
     let heading = vec![Span::plain("Group "), Span::code(human::one_line(name))];
     // The picture comes first: it is what a reader of the ticket looks at.
     let mut blocks = vec![Block::Heading(2, heading), Block::Picture(name.to_string())];
-    if let Some(g) = report.groups.iter().find(|g| g.group == name) {
+    if let Some(g) = summary {
         blocks.push(Block::Fields(facts(g, style)));
         blocks.extend(notes(&g.notes));
         blocks.extend(non_empty(members(&g.members)));
     }
-    let rounds: Vec<&Rebalance> = report
-        .rebalances
-        .iter()
-        .filter(|r| r.group == name)
-        .collect();
     if rounds.is_empty() {
         blocks.push(Block::Paragraph(vec![Span::plain("No rebalance seen.")]));
         return blocks;
@@ -43,7 +43,7 @@ pub(crate) fn section(report: &Report, name: &str, style: TimeStyle) -> Vec<Bloc
         rounds.iter().copied(),
         style,
     )));
-    for (i, r) in rounds.into_iter().enumerate() {
+    for (i, r) in rounds.iter().enumerate() {
         blocks.extend(super::incident_round::section(r, i + 1, style));
     }
     blocks
@@ -180,7 +180,10 @@ mod tests {
     fn facts_name_the_leader_and_the_states_passed_through() {
         let report = sample::incident();
         let style = TimeStyle::for_report(&report);
-        let blocks = section(&report, "orders-service", style);
+        let by_group = super::super::incident::ByGroup::new(&report);
+        let name = "orders-service";
+        let (summary, rounds) = (by_group.summary(name), by_group.rounds(name));
+        let blocks = section(summary, rounds, name, style);
         assert_eq!(
             field(&blocks, "Leader").unwrap(),
             "consumer-orders-1 / 3f1e7c2a…"

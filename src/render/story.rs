@@ -11,21 +11,21 @@
 //! removals from `Rebalance::removed`, the length from `duration_ms`, the
 //! hold-up from `straggler`. Nothing here is free text.
 
-use crate::report::{Rebalance, RemovedMember, Report};
+use crate::report::{GroupSummary, Rebalance, RemovedMember};
 
 use super::doc::{Line, Span, TriggerClass};
 use super::grids;
 use super::human::{self, TimeStyle};
 
 /// The story of group `name`.
-pub(crate) fn group(report: &Report, name: &str, style: TimeStyle) -> Line {
-    let rounds: Vec<&Rebalance> = report
-        .rebalances
-        .iter()
-        .filter(|r| r.group == name)
-        .collect();
+pub(crate) fn group_of(
+    summary: Option<&GroupSummary>,
+    rounds: &[&Rebalance],
+    name: &str,
+    style: TimeStyle,
+) -> Line {
     let mut line = vec![Span::code(human::one_line(name))];
-    line.push(Span::plain(count_clause(report, name, &rounds)));
+    line.push(Span::plain(count_clause(summary, rounds)));
     let unexpected: Vec<&Rebalance> = rounds.iter().copied().filter(|r| !r.expected).collect();
     let Some(worst) = worst(&unexpected) else {
         return line;
@@ -38,11 +38,8 @@ pub(crate) fn group(report: &Report, name: &str, style: TimeStyle) -> Line {
 }
 
 /// `rebalanced 3 times in the 31.4 s it was seen (1 expected).`
-fn count_clause(report: &Report, name: &str, rounds: &[&Rebalance]) -> String {
-    let seen = report
-        .groups
-        .iter()
-        .find(|g| g.group == name)
+fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String {
+    let seen = summary
         .and_then(|g| Some(human::millis_between(g.first_seen?, g.last_seen?)))
         .map(|ms| format!(" in the {} it was seen", human::duration(ms)))
         .unwrap_or_default();
@@ -475,9 +472,17 @@ mod tests {
     use super::*;
     use crate::render::doc::plain_text;
     use crate::render::sample;
+    use crate::report::Report;
 
     fn story(report: &Report, name: &str) -> String {
-        plain_text(&group(report, name, TimeStyle::for_report(report)))
+        let by_group = crate::render::incident::ByGroup::new(report);
+        let (summary, rounds) = (by_group.summary(name), by_group.rounds(name));
+        plain_text(&group_of(
+            summary,
+            rounds,
+            name,
+            TimeStyle::for_report(report),
+        ))
     }
 
     #[test]
