@@ -34,7 +34,6 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
         doc.push(Block::Heading(2, vec![Span::plain("Groups")]));
         doc.push(Block::Grid(grids::groups(&report.groups)));
     }
-    let mut number = 0;
     let by_group = ByGroup::new(report);
     for name in &names {
         doc.extend(super::incident_group::section(
@@ -42,7 +41,6 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
             by_group.rounds(name),
             name,
             style,
-            &mut number,
         ));
     }
     doc.extend(diagnostics(report));

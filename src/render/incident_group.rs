@@ -17,13 +17,14 @@ use super::parts::{comma_list, members_field, non_empty, notes};
 /// State changes listed at most; a storm can have hundreds.
 const MAX_STATES: usize = 12;
 
-/// The section of group `name`; `number` counts rebalances across groups.
+/// The section of group `name`. Its rebalances are numbered within the
+/// group, as the chart, the timeline picture and its zoom panels number
+/// them ([`super::parts::round_numbers`]).
 pub(crate) fn section(
     summary: Option<&GroupSummary>,
     rounds: &[&Rebalance],
     name: &str,
     style: TimeStyle,
-    number: &mut usize,
 ) -> Vec<Block> {
     let heading = vec![Span::plain("Group "), Span::code(human::one_line(name))];
     // The picture comes first: it is what a reader of the ticket looks at.
@@ -42,9 +43,8 @@ pub(crate) fn section(
         rounds.iter().copied(),
         style,
     )));
-    for r in rounds {
-        *number += 1;
-        blocks.extend(super::incident_round::section(r, *number, style));
+    for (i, r) in rounds.iter().enumerate() {
+        blocks.extend(super::incident_round::section(r, i + 1, style));
     }
     blocks
 }
@@ -183,7 +183,7 @@ mod tests {
         let by_group = super::super::incident::ByGroup::new(&report);
         let name = "orders-service";
         let (summary, rounds) = (by_group.summary(name), by_group.rounds(name));
-        let blocks = section(summary, rounds, name, style, &mut 0);
+        let blocks = section(summary, rounds, name, style);
         assert_eq!(
             field(&blocks, "Leader").unwrap(),
             "consumer-orders-1 / 3f1e7c2a…"

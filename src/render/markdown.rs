@@ -76,14 +76,52 @@ fn blocks(blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// A GFM table: header, delimiter row, one row per item.
+/// Columns a Markdown table may take; wider ones are written as lists,
+/// which read in a plain-text ticket and in a narrow rendered column.
+pub(crate) const MAX_TABLE_WIDTH: usize = 120;
+
+/// A GFM table (header, delimiter row, one row per item) when its widest
+/// written row fits [`MAX_TABLE_WIDTH`], else a list with one item per row.
 fn table(grid: &Grid, out: &mut dyn Write) -> io::Result<()> {
     let header: Vec<String> = grid.headers.iter().map(|h| text(h)).collect();
-    writeln!(out, "| {} |", header.join(" | "))?;
+    let rows: Vec<Vec<String>> = grid
+        .rows
+        .iter()
+        .map(|row| row.iter().map(cell).collect())
+        .collect();
+    let line = |cells: &[String]| format!("| {} |", cells.join(" | "));
+    let widest = std::iter::once(&header)
+        .chain(&rows)
+        .map(|cells| line(cells).chars().count())
+        .max()
+        .unwrap_or(0);
+    if widest > MAX_TABLE_WIDTH {
+        return list(&header, &rows, out);
+    }
+    writeln!(out, "{}", line(&header))?;
     writeln!(out, "|{}", " --- |".repeat(grid.headers.len()))?;
-    for row in &grid.rows {
-        let cells: Vec<String> = row.iter().map(cell).collect();
-        writeln!(out, "| {} |", cells.join(" | "))?;
+    for row in &rows {
+        writeln!(out, "{}", line(row))?;
+    }
+    Ok(())
+}
+
+/// A table too wide for [`MAX_TABLE_WIDTH`]: one item per row, its first
+/// cell in bold, then each non-empty cell as `header: value`.
+fn list(header: &[String], rows: &[Vec<String>], out: &mut dyn Write) -> io::Result<()> {
+    for row in rows {
+        let mut parts = Vec::new();
+        for (i, (name, value)) in header.iter().zip(row).enumerate() {
+            match (i, value.is_empty()) {
+                (_, true) => {}
+                (0, false) => parts.push(format!("**{name}:** {value}")),
+                (_, false) => parts.push(format!("{name}: {value}")),
+            }
+        }
+        if parts.is_empty() {
+            parts.push("–".into());
+        }
+        writeln!(out, "- {}", parts.join(" · "))?;
     }
     Ok(())
 }
@@ -233,6 +271,50 @@ mod tests {
             text("member_id __consumer_offsets"),
             "member_id \\_\\_consumer_offsets"
         );
+    }
+
+    #[test]
+    fn a_table_wider_than_120_columns_is_written_as_a_list() {
+        let narrow = Grid::new(
+            vec!["a", "b"],
+            vec![vec![Span::plain("x"), Span::plain("y")]],
+        );
+        let mut out = Vec::new();
+        table(&narrow, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "| a | b |\n| --- | --- |\n| x | y |\n"
+        );
+        let long = "z".repeat(60);
+        let wide = Grid::new(
+            vec!["a", "b", "c"],
+            vec![vec![
+                Span::plain("x"),
+                Span::plain(long.clone()),
+                Span::plain(long.clone()),
+            ]],
+        );
+        let mut out = Vec::new();
+        table(&wide, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text, format!("- **a:** x · b: {long} · c: {long}\n"));
+        // Every table the reports write fits 120 columns or is a list.
+        for (_, report) in sample::all() {
+            for view in [
+                View::Timeline,
+                View::Rebalances,
+                View::Groups,
+                View::Decode,
+                View::Report,
+            ] {
+                let mut out = Vec::new();
+                write(&report, view, false, &mut out).unwrap();
+                let text = String::from_utf8(out).unwrap();
+                for line in text.lines().filter(|l| l.starts_with('|')) {
+                    assert!(line.chars().count() <= MAX_TABLE_WIDTH, "{line}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,8 @@
 //! viewer's local time and draws them back in it, so the axis shows UTC,
 //! like the rest of the report.
 
+use std::collections::HashMap;
+
 use crate::report::{PartitionStop, Rebalance, Report};
 use crate::time::Timestamp;
 
@@ -49,13 +51,15 @@ pub(crate) fn gantt(report: &Report, names: &[&str]) -> Option<Chart> {
     let mut sections: Vec<(String, Vec<String>)> = Vec::new();
     let mut tasks = 0;
     let (mut rounds_left_out, mut stops_left_out) = (0, 0);
+    // Split by group once: a scan per group is quadratic with many groups.
+    let mut by_group: HashMap<&str, Vec<(usize, &Rebalance)>> = HashMap::new();
+    for (i, r) in report.rebalances.iter().enumerate() {
+        if r.started_at.is_plausible() {
+            by_group.entry(r.group.as_str()).or_default().push((i, r));
+        }
+    }
     for name in names {
-        let rounds: Vec<(usize, &Rebalance)> = report
-            .rebalances
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.group == *name && r.started_at.is_plausible())
-            .collect();
+        let rounds: &[(usize, &Rebalance)] = by_group.get(name).map_or(&[], Vec::as_slice);
         let mut lines = Vec::new();
         for (pos, &(i, r)) in rounds.iter().enumerate() {
             let next = rounds.get(pos + 1).map(|(_, n)| n.started_at);

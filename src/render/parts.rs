@@ -65,19 +65,14 @@ pub(crate) fn non_empty(grid: Grid) -> Option<Block> {
 /// `report.rebalances`), by index into `report.rebalances`: the one
 /// "Rebalance N" that headings, tables, charts and zoom panels all use.
 pub(crate) fn round_numbers(report: &Report) -> Vec<usize> {
-    let mut seen: Vec<(&str, usize)> = Vec::new();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     report
         .rebalances
         .iter()
-        .map(|r| match seen.iter_mut().find(|(g, _)| *g == r.group) {
-            Some((_, n)) => {
-                *n += 1;
-                *n
-            }
-            None => {
-                seen.push((&r.group, 1));
-                1
-            }
+        .map(|r| {
+            let n = seen.entry(r.group.as_str()).or_insert(0);
+            *n += 1;
+            *n
         })
         .collect()
 }

@@ -87,13 +87,14 @@ fn padded(first: i64, last: i64, part: i64) -> Scale {
 }
 
 /// The windows to zoom into, in start order: all of them, or the
-/// [`MAX_ZOOMS`] longest (unfinished ones count as longest).
+/// [`MAX_ZOOMS`] longest completed ones (a superseded or unfinished round
+/// has no length of its own, so it comes last).
 fn zoomed(windows: &[Window]) -> Vec<&Window> {
     let mut chosen: Vec<&Window> = windows.iter().collect();
     if chosen.len() > MAX_ZOOMS {
         chosen.sort_by_key(|w| {
             (
-                std::cmp::Reverse((w.open, w.end.saturating_sub(w.start))),
+                std::cmp::Reverse((w.finished, w.end.saturating_sub(w.start))),
                 w.start,
             )
         });
@@ -268,9 +269,14 @@ mod tests {
         let text = svg(&report, "billing-ledger");
         assert_eq!(text.matches("zoomed in</text>").count(), MAX_ZOOMS);
         assert!(text.contains("The 6 longest of 12 rebalances are zoomed in above."));
-        // The unfinished one counts as longest; the 1 ms copy does not make it.
-        assert!(text.contains("Rebalance 4 zoomed in"));
-        assert!(!text.contains("Rebalance 6 zoomed in"));
+        // Numbered within the group: the first round, then the unfinished
+        // one, then the copies (0 to 9 ms). The unfinished one has no
+        // length of its own and does not fill a "longest" panel; neither
+        // does the 0 ms copy.
+        assert!(text.contains("Rebalance 1 zoomed in"));
+        assert!(text.contains("Rebalance 12 zoomed in"));
+        assert!(!text.contains("Rebalance 2 zoomed in"));
+        assert!(!text.contains("Rebalance 3 zoomed in"));
     }
 
     #[test]
@@ -281,8 +287,9 @@ mod tests {
         lonely.completed_at = Some(sample::at(200_500));
         report.rebalances.push(lonely);
         let text = svg(&report, "billing-ledger");
-        assert!(text.contains("Rebalance 3 zoomed in"));
-        assert!(!text.contains("Rebalance 5 zoomed in"));
+        // Numbered within the group: the lonely copy is its third round.
+        assert!(text.contains("Rebalance 1 zoomed in"));
+        assert!(!text.contains("Rebalance 3 zoomed in"));
     }
 
     #[test]

@@ -67,14 +67,18 @@ pub(crate) struct Window {
     pub(crate) start: i64,
     /// End, ns.
     pub(crate) end: i64,
-    /// It never completed.
+    /// Still in progress at the end of the input (status `in_progress`):
+    /// drawn dashed, to the picture's end.
     pub(crate) open: bool,
+    /// It completed: only completed rounds compete for the "longest" zoom
+    /// panels (a superseded or unfinished one has no length of its own).
+    pub(crate) finished: bool,
     /// Trigger family (colour).
     pub(crate) class: TriggerClass,
     /// Short label.
     pub(crate) label: String,
-    /// 1-based number of the rebalance in the whole report (the incident
-    /// report's "Rebalance N").
+    /// 1-based number of the rebalance within its group (the incident
+    /// report's "Rebalance N", [`crate::render::parts::round_numbers`]).
     pub(crate) number: usize,
 }
 
@@ -158,9 +162,13 @@ pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
     }
     let range = observed_range(index.span, &lanes, &rounds);
     let end = range.map(|(_, end)| end).unwrap_or(0);
-    let windows = numbered
+    let windows = rounds
         .iter()
-        .map(|(i, r)| window(r, i + 1, end))
+        .enumerate()
+        .map(|(n, r)| {
+            let next = rounds.get(n + 1).map(|x| x.started_at.0);
+            window(r, n + 1, next, end)
+        })
         .collect();
     Picture {
         lanes,
@@ -400,17 +408,23 @@ fn range(lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
         })
 }
 
-fn window(r: &Rebalance, number: usize, picture_end: i64) -> Window {
-    let open = r.completed_at.is_none();
-    let end = r
-        .completed_at
-        .map(|t| t.0)
-        .unwrap_or(picture_end)
-        .max(r.started_at.0);
+/// The window of round `r`: to its completion; a superseded round to the
+/// start of the round that replaced it (`next`); a round still in progress
+/// at the end of the input to the picture's end, dashed.
+fn window(r: &Rebalance, number: usize, next: Option<i64>, picture_end: i64) -> Window {
+    let superseded = r.completed_at.is_none() && r.status == "superseded";
+    let open = r.completed_at.is_none() && !superseded;
+    let end = match (r.completed_at, superseded) {
+        (Some(t), _) => t.0,
+        (None, true) => next.unwrap_or(r.started_at.0),
+        (None, false) => picture_end,
+    }
+    .max(r.started_at.0);
     let duration = match r.duration_ms {
         Some(ms) => human::duration(ms),
-        None if open => "never completed".into(),
-        None => String::new(),
+        None if superseded => "superseded".into(),
+        None if r.status == "in_progress" => "in progress".into(),
+        None => "never completed".into(),
     };
     let label = format!(
         "{} {} {duration}",
@@ -421,6 +435,7 @@ fn window(r: &Rebalance, number: usize, picture_end: i64) -> Window {
         start: r.started_at.0,
         end,
         open,
+        finished: r.completed_at.is_some(),
         class: TriggerClass::of(&r.trigger.kind),
         label,
         number,
