@@ -73,8 +73,9 @@ pub fn reconstruct(
     }
     c.close();
     let mut rounds = std::mem::take(&mut c.done);
+    let activity = super::resolve::ActivityIndex::new(&c.activity);
     for r in &mut rounds {
-        super::resolve::resolve(r, &c.book, &c.activity, &[]);
+        super::resolve::resolve(r, &c.book, &activity, &[]);
     }
     let mut rebalances: Vec<_> = rounds
         .iter()

@@ -262,6 +262,9 @@ pub(crate) struct Ctx<'a> {
     pub exchange_ids: &'a mut u64,
     /// Frames a stream hole cut short, decoder-wide.
     pub cut_frames: &'a mut u64,
+    /// Bytes the decoded lists of the rest of the run may still keep
+    /// (see [`super::MAX_KEPT_PER_RUN`]).
+    pub kept_left: &'a mut usize,
 }
 
 impl Ctx<'_> {
