@@ -297,7 +297,7 @@ fn describe_broker(line: &BrokerLine) -> Described {
                     .unwrap_or_default()
             ),
         ),
-        B::MemberJoined { pending } => s(
+        B::MemberJoined { pending, .. } => s(
             "MemberJoined",
             "join",
             if *pending {

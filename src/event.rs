@@ -398,6 +398,13 @@ pub enum BrokerLine {
     MemberJoined {
         /// KIP-394 "unknown member id ... Created a new member id".
         pending: bool,
+        /// The line says the group was Empty when the member came ("joins
+        /// group G in Empty state", logged before the member is added:
+        /// GroupCoordinator.scala `doNewMemberJoinGroup` /
+        /// `doPendingMemberJoinGroup`, GroupMetadataManager.java
+        /// `classicGroupJoinNewMember` / `classicGroupJoinExistingMember`):
+        /// this join forms the group.
+        from_empty: bool,
     },
     /// "Member M in group G has failed, removing it from the group" / heartbeat expiration.
     MemberFailed,

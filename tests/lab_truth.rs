@@ -1036,3 +1036,54 @@ snap_truth_tests! {
     kjs_killed_cut_at_128_bytes_matches_its_truth_apart_from_listed_differences => ("kjs_killed", 128),
     kp_clean_leave_cut_at_200_bytes_matches_its_truth_apart_from_listed_differences => ("kp_clean_leave", 200),
 }
+
+// --- Issue 10's done criterion: no "N → N" row unless the broker repeated it ------------------
+
+/// The "N → N" rows of a run, with whether each says the broker repeated
+/// the generation (a note citing GroupCoordinator `initNextGeneration`).
+fn same_generation_rows(found: &[Rebalance]) -> Vec<(String, Option<i32>, bool)> {
+    found
+        .iter()
+        .filter(|r| r.generation.is_some() && r.generation == r.previous_generation)
+        .map(|r| {
+            let noted = r
+                .notes
+                .iter()
+                .any(|n| n.contains("kept generation") && n.contains("initNextGeneration"));
+            (r.group.clone(), r.generation, noted)
+        })
+        .collect()
+}
+
+/// Apache Kafka always moves a rebalance to a new generation
+/// (GroupCoordinator.scala / ClassicGroup.java `initNextGeneration`) and a
+/// KIP-848 round to a new group epoch, so no Apache Kafka fixture, read
+/// from its capture, its server.log or both, has an "N → N" row; the tansu
+/// lab fixtures may (tansu repeats a generation), and every such row says
+/// so in a note.
+#[test]
+fn no_fixture_has_a_same_generation_row_unless_the_broker_repeated_it_and_a_note_says_so() {
+    let mut problems = Vec::new();
+    for name in util::KAFKA_FIXTURES {
+        for source in SOURCES {
+            let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances).rebalances;
+            for (group, g, _) in same_generation_rows(&found) {
+                problems.push(format!("{name} [{source}] {group}: {g:?} -> {g:?}"));
+            }
+        }
+    }
+    let mut tansu_rows = 0;
+    for name in util::LAB_FIXTURES {
+        let found = util::analyse(name, View::Rebalances).rebalances;
+        for (group, g, noted) in same_generation_rows(&found) {
+            tansu_rows += 1;
+            if !noted {
+                problems.push(format!(
+                    "{name} (tansu) {group}: {g:?} -> {g:?} without the repeated-generation note"
+                ));
+            }
+        }
+    }
+    println!("tansu fixtures: {tansu_rows} same-generation row(s), each with its note");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

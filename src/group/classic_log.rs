@@ -44,25 +44,15 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
         BrokerLine::AssignmentReceived { generation, .. } => {
             assignment_received(g, ev, *generation)
         }
-        BrokerLine::MemberJoined { pending: true } => {
-            // GroupCoordinator.scala `doNewMemberJoinGroup` (KIP-394): the
-            // member id is created and MEMBER_ID_REQUIRED answered; nothing
-            // changes until the member rejoins with it.
-            let c = candidate(
-                ev,
-                Kind::MemberJoined,
-                Confidence::High,
-                "new member (KIP-394: broker created its member id and asked it to rejoin)".into(),
-            );
-            g.context(ev, Some(c));
+        BrokerLine::MemberJoined {
+            pending,
+            from_empty,
+        } => {
+            if *from_empty {
+                joined_empty_group(g, ev);
+            }
+            on_broker_join(g, ev, *pending);
         }
-        BrokerLine::MemberJoined { pending: false } => suspect(
-            g,
-            ev,
-            Kind::MemberJoined,
-            Confidence::High,
-            "member added".into(),
-        ),
         BrokerLine::MemberFailed | BrokerLine::MemberLeft { .. } if late_for_emptied(g, ev) => {}
         BrokerLine::MemberFailed => {
             mark_removed(g, ev, "session_timeout");
@@ -184,6 +174,49 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
 /// is now empty" before "Member M has left group G" (GroupCoordinator.scala
 /// `removeCurrentMemberFromGroup` logs after `removeMemberAndUpdateGroup`):
 /// a removal line right after the group emptied belongs to that round.
+/// A member's join line: KIP-394's first step is context for the round it
+/// will start; a member added is a cause.
+fn on_broker_join(g: &mut Classic, ev: &GroupEvent, pending: bool) {
+    if pending {
+        // GroupCoordinator.scala `doNewMemberJoinGroup` (KIP-394): the
+        // member id is created and MEMBER_ID_REQUIRED answered; nothing
+        // changes until the member rejoins with it.
+        let c = candidate(
+            ev,
+            Kind::MemberJoined,
+            Confidence::High,
+            "new member (KIP-394: broker created its member id and asked it to rejoin)".into(),
+        );
+        g.context(ev, Some(c));
+    } else {
+        suspect(
+            g,
+            ev,
+            Kind::MemberJoined,
+            Confidence::High,
+            "member added".into(),
+        );
+    }
+}
+
+/// "… joins group G in Empty state …" is logged before the member is added
+/// (GroupCoordinator.scala `doNewMemberJoinGroup` /
+/// `doPendingMemberJoinGroup`; GroupMetadataManager.java
+/// `classicGroupJoinNewMember` / `classicGroupJoinExistingMember`): the
+/// group is Empty, whatever generation it keeps, and the round this join
+/// opens forms it (unlike "Preparing to rebalance … in state S", whose S is
+/// the state after the transition).
+fn joined_empty_group(g: &mut Classic, ev: &GroupEvent) {
+    match g.round.as_mut() {
+        Some(r) if r.members_before.is_empty() => r.state_before = "Empty".into(),
+        Some(_) => {}
+        None => {
+            g.current.clear();
+            g.set_state(ev.ts, "Empty");
+        }
+    }
+}
+
 fn late_for_emptied(g: &mut Classic, ev: &GroupEvent) -> bool {
     if g.round.is_some() {
         return false;

@@ -796,3 +796,52 @@ fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_
     assert!(!cites_client(&both.rebalances[1]));
     assert!(cites_client(&both.rebalances[2]));
 }
+
+/// Point 4: "… joins group G in Empty state …" is logged before the member
+/// is added (GroupCoordinator.scala `doNewMemberJoinGroup` "Dynamic member
+/// with unknown member id joins group ${group.groupId} in
+/// ${group.currentState} state. Created a new member id …" and
+/// `doPendingMemberJoinGroup` "Pending dynamic member with id $memberId
+/// joins group ${group.groupId} in ${group.currentState} state. Adding to
+/// the group now."; the same words in GroupMetadataManager.java): the group
+/// was Empty, so the round is its formation (expected, the initial delay is
+/// the broker's) even at an old generation above 0 (an emptied group keeps
+/// its generation, `GroupMetadata.scala`). The same round after a join in
+/// Stable state is no formation.
+#[test]
+fn a_join_in_empty_state_makes_the_round_a_formation_at_any_old_generation() {
+    let m = classic_id("c-1");
+    let log = |state: &str| {
+        [
+            scala(0.0, &format!("Dynamic member with unknown member id joins group g in {state} state. Created a new member id {m} and request the member to rejoin with this id.")),
+            scala(0.01, &format!("Pending dynamic member with id {m} joins group g in {state} state. Adding to the group now.")),
+            scala(0.01, &format!("Preparing to rebalance group g in state PreparingRebalance with old generation 6 (__consumer_offsets-3) (reason: Adding new member {m} with group instance id None; client reason: need to re-join with the given member-id: {m})")),
+            scala(3.0, "Stabilized group g generation 7 (__consumer_offsets-3) with 1 members"),
+            scala(3.01, &format!("Assignment received from leader {m} for group g for generation 7. The group has 1 members, 0 of which are static.")),
+        ]
+        .concat()
+    };
+    let h = history(&log("Empty"), "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    let r = &h.rebalances[0];
+    assert_eq!(gens(r), (Some(6), Some(7)));
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert!(r.expected, "{r:#?}");
+    assert!(
+        r.expected_reason
+            .as_deref()
+            .is_some_and(|e| e.contains("formation")),
+        "{r:#?}"
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("group.initial.rebalance.delay.ms")),
+        "{:?}",
+        r.notes
+    );
+
+    let stable = &history(&log("Stable"), "g").rebalances[0];
+    assert_eq!(gens(stable), (Some(6), Some(7)));
+    assert!(!stable.expected, "{stable:#?}");
+}

@@ -429,7 +429,7 @@ impl<'a> Consumer<'a> {
             // KIP-394's first step ("Dynamic member with unknown member id
             // joins the consumer group. Created a new member id …"): the
             // member is answered MEMBER_ID_REQUIRED and is not in the group.
-            BrokerLine::MemberJoined { pending: true } => self.cite(ev),
+            BrokerLine::MemberJoined { pending: true, .. } => self.cite(ev),
             BrokerLine::MemberJoined { .. } => {
                 let member = ev.member_id.clone().unwrap_or_default();
                 // A member the broker already answered with an epoch has

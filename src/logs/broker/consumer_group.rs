@@ -23,7 +23,10 @@ pub(crate) fn joins(msg: &[u8]) -> Option<Parsed> {
         r"(?: with instance id (\S+))? joins the consumer group(?: using the \S+ protocol)?\.$"
     ));
     if let Some(c) = re.captures(msg) {
-        let p = Parsed::new(broker(BrokerLine::MemberJoined { pending: false }));
+        let p = Parsed::new(broker(BrokerLine::MemberJoined {
+            pending: false,
+            from_empty: false,
+        }));
         return Some(p.member(text(&c, 1)).instance(text(&c, 2)));
     }
     let round_trip = regex!(concat!(
@@ -32,7 +35,11 @@ pub(crate) fn joins(msg: &[u8]) -> Option<Parsed> {
         r" and requesting the member to rejoin with this id\.$"
     ));
     let c = round_trip.captures(msg)?;
-    Some(Parsed::new(broker(BrokerLine::MemberJoined { pending: true })).member(text(&c, 1)))
+    let line = BrokerLine::MemberJoined {
+        pending: true,
+        from_empty: false,
+    };
+    Some(Parsed::new(broker(line)).member(text(&c, 1)))
 }
 
 /// Static restarts: "Static member M with instance id I re-joins the
@@ -259,7 +266,10 @@ mod tests {
         let p = joins(b"Static member m with instance id i joins the consumer group using the classic protocol.").unwrap();
         assert_eq!(p.group_instance_id.as_deref(), Some("i"));
         let p = joins(b"Dynamic member with unknown member id joins the consumer group. Created a new member id c-1 and requesting the member to rejoin with this id.").unwrap();
-        assert_eq!(kind(&p), &BrokerLine::MemberJoined { pending: true });
+        assert!(matches!(
+            kind(&p),
+            BrokerLine::MemberJoined { pending: true, .. }
+        ));
     }
 
     #[test]

@@ -141,8 +141,12 @@ pub(crate) fn left_java(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
-fn joined(pending: bool) -> EventKind {
-    broker(BrokerLine::MemberJoined { pending })
+fn joined(pending: bool, state: Option<String>) -> EventKind {
+    let from_empty = state.as_deref() == Some("Empty");
+    broker(BrokerLine::MemberJoined {
+        pending,
+        from_empty,
+    })
 }
 
 /// KIP-394 first half: "Dynamic [Mm]ember with unknown member id (re)joins
@@ -150,15 +154,15 @@ fn joined(pending: bool) -> EventKind {
 /// to rejoin with this id." (DEBUG 2.4–2.8, INFO 3.0+).
 pub(crate) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
-        r"(?i-u)^Dynamic member with unknown member id (?:re)?joins group (.+?) in (?:state )?\S+?(?: state)?\. Created a new member id ",
+        r"(?i-u)^Dynamic member with unknown member id (?:re)?joins group (.+?) in (?:state )?(\S+?)(?: state)?\. Created a new member id ",
         member!(),
         r" and request(?:ing)? the member to rejoin with this id\.$"
     ));
     let caps = re.captures(msg)?;
     Some(
-        Parsed::new(joined(true))
+        Parsed::new(joined(true, text(&caps, 2)))
             .group(text(&caps, 1))
-            .member(text(&caps, 2)),
+            .member(text(&caps, 3)),
     )
 }
 
@@ -170,15 +174,15 @@ pub(crate) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
 /// in S state. Created a new member id M for this member and add(ed) to the group.".
 pub(crate) fn unknown_id_added(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
-        r"(?i-u)^(?:Static|Dynamic) member with (?:groupInstanceId=(\S+) and )?unknown member id (?:re)?joins group (.+?) in (?:state )?\S+?(?: state)?\. Created a new member id ",
+        r"(?i-u)^(?:Static|Dynamic) member with (?:groupInstanceId=(\S+) and )?unknown member id (?:re)?joins group (.+?) in (?:state )?(\S+?)(?: state)?\. Created a new member id ",
         member!(),
         r" (?:for this member and add(?:ed)? to the group|and added the member to the group)\.$"
     ));
     let caps = re.captures(msg)?;
     Some(
-        Parsed::new(joined(false))
+        Parsed::new(joined(false, text(&caps, 3)))
             .group(text(&caps, 2))
-            .member(text(&caps, 3))
+            .member(text(&caps, 4))
             .instance(text(&caps, 1)),
     )
 }
@@ -190,11 +194,11 @@ pub(crate) fn pending_added(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
         r"(?i-u)^(?:Dynamic member with specific member id|Pending dynamic member with id) ",
         member!(),
-        r" joins group (.+?) in \S+ state\. Adding to the group now\.$"
+        r" joins group (.+?) in (\S+) state\. Adding to the group now\.$"
     ));
     let caps = re.captures(msg)?;
     Some(
-        Parsed::new(joined(false))
+        Parsed::new(joined(false, text(&caps, 3)))
             .member(text(&caps, 1))
             .group(text(&caps, 2)),
     )
@@ -209,7 +213,7 @@ pub(crate) fn static_added(msg: &[u8]) -> Option<Parsed> {
     ));
     let caps = re.captures(msg)?;
     Some(
-        Parsed::new(joined(false))
+        Parsed::new(joined(false, None))
             .instance(text(&caps, 1))
             .group(text(&caps, 2))
             .member(text(&caps, 3)),
@@ -517,7 +521,7 @@ mod tests {
         ] {
             let p = unknown_id_round_trip(msg).unwrap();
             assert_eq!((p.group.as_deref(), p.member_id.as_deref()), (Some("g"), Some("c-1")));
-            assert_eq!(kind(&p), &BrokerLine::MemberJoined { pending: true });
+            assert!(matches!(kind(&p), BrokerLine::MemberJoined { pending: true, .. }));
         }
     }
 
@@ -531,7 +535,7 @@ mod tests {
         ] {
             let p = unknown_id_added(msg).unwrap();
             assert_eq!((p.group.as_deref(), p.member_id.as_deref()), (Some("g"), Some("c-1")));
-            assert_eq!(kind(&p), &BrokerLine::MemberJoined { pending: false });
+            assert!(matches!(kind(&p), BrokerLine::MemberJoined { pending: false, .. }));
         }
         assert!(
             static_added(b"Adding new static member i-1 to group g with member id c-1.").is_some()

@@ -218,7 +218,10 @@ mod tests {
         let p = event("Dynamic Member with unknown member id joins group g in Empty state. Created a new member id c-1 for this member and add to the group.");
         assert_eq!(
             p.kind,
-            EventKind::Broker(BrokerLine::MemberJoined { pending: false })
+            EventKind::Broker(BrokerLine::MemberJoined {
+                pending: false,
+                from_empty: true
+            })
         );
     }
 
