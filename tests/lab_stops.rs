@@ -143,3 +143,95 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
     assert!(checked >= 10, "only {checked} actions checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Apache Kafka fixtures whose records read twice kgtrace cannot count
+/// yet, with why. The test fails when one starts to match (delete it then).
+const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[
+    // KIP-848 (group.protocol=consumer): assignments travel in
+    // ConsumerGroupHeartbeat answers, which the stops stage does not read
+    // yet, so these groups have no partition stops to count on.
+    ("ak4_k848_killed", "KIP-848 assignments not read"),
+    ("ak4_k848_session_timeout", "KIP-848 assignments not read"),
+];
+
+/// Records read twice per `group:partition`, summed over every rebalance.
+fn reprocessed(rebalances: &[Rebalance]) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in rebalances {
+        for p in &r.partitions {
+            if let Some(n) = p.reprocessed.filter(|n| *n > 0) {
+                *out.entry(format!("{}:{}", r.group, p.partition))
+                    .or_default() += n;
+            }
+        }
+    }
+    out
+}
+
+/// Records consumed more than once per `group:partition`, as the truth
+/// derives them from every consumer's log of each consumed offset.
+fn consumed_twice(truth: &Value) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    let twice = truth["records"]["consumed_more_than_once"].as_array();
+    for x in twice.into_iter().flatten() {
+        let (Some(g), Some(p)) = (x["group"].as_str(), x["partition"].as_str()) else {
+            continue;
+        };
+        // Each consumer beyond the first read it once more.
+        let extra = x["consumed_by"]
+            .as_array()
+            .map_or(1, |c| c.len().max(2) - 1);
+        *out.entry(format!("{g}:{p}")).or_default() += extra as i64;
+    }
+    out
+}
+
+#[test]
+fn records_processed_twice_equal_what_the_lab_consumers_logged_as_consumed_twice_per_partition() {
+    let mut failures = Vec::new();
+    let mut counted = 0;
+    for name in util::KAFKA_FIXTURES {
+        if util::snapped(name) {
+            continue;
+        }
+        let truth = util::truth_of(name);
+        if truth["records"].is_null() {
+            continue;
+        }
+        let want = consumed_twice(&truth);
+        let got = reprocessed(&util::analyse(name, View::Rebalances).rebalances);
+        counted += want.values().sum::<i64>();
+        let known = REPROCESSED_NOT_COUNTED.iter().any(|(f, _)| f == name);
+        match (got == want, known) {
+            (false, false) => failures.push(format!("{name}: lab {want:?}, kgtrace {got:?}")),
+            (true, true) if !want.is_empty() => failures.push(format!(
+                "{name} matches now: remove it from REPROCESSED_NOT_COUNTED"
+            )),
+            _ => {}
+        }
+    }
+    // The duplicate scenario (ak4_java_processed_twice) alone has 22.
+    assert!(
+        counted >= 22,
+        "only {counted} records read twice in the truths"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_duplicate_scenario_counts_exactly_the_records_its_consumers_read_twice() {
+    let name = "ak4_java_processed_twice";
+    let truth = util::truth_of(name);
+    let want: i64 = consumed_twice(&truth).values().sum();
+    // The truth's count is the consumers' own: what the halted member
+    // consumed (its log) came back to the next owners.
+    let halted = truth["records"]["members"]["g1-c2"]["consumed"].as_i64();
+    assert_eq!(
+        Some(want),
+        halted,
+        "truth: every record g1-c2 consumed was read again"
+    );
+    let report = util::analyse(name, View::Rebalances);
+    let got: i64 = reprocessed(&report.rebalances).values().sum();
+    assert_eq!(got, want);
+}

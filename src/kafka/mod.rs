@@ -108,6 +108,8 @@ pub struct KafkaDecoder {
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
     cut_frames: u64,
+    /// Assignment stamps per client id (see [`Ctx::assignments`]).
+    assignments: HashMap<String, u64>,
 }
 
 impl KafkaDecoder {
@@ -120,6 +122,7 @@ impl KafkaDecoder {
             exchange_ids: 0,
             closed: Vec::new(),
             cut_frames: 0,
+            assignments: HashMap::new(),
         }
     }
 
@@ -195,6 +198,7 @@ impl KafkaDecoder {
                     out,
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
+                    assignments: &mut self.assignments,
                 };
                 c.flush(&mut ctx);
             }
@@ -298,6 +302,7 @@ impl KafkaDecoder {
             out,
             exchange_ids: &mut self.exchange_ids,
             cut_frames: &mut self.cut_frames,
+            assignments: &mut self.assignments,
         };
         if requests {
             c.on_request_bytes(bytes, ts, frame, &mut ctx);
@@ -326,6 +331,7 @@ impl KafkaDecoder {
                     out,
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
+                    assignments: &mut self.assignments,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
             }
@@ -349,6 +355,7 @@ impl KafkaDecoder {
                 out,
                 exchange_ids: &mut self.exchange_ids,
                 cut_frames: &mut self.cut_frames,
+                assignments: &mut self.assignments,
             };
             c.flush(&mut ctx);
             self.closed.extend(c.closed(ts, frame, reset));

@@ -31,8 +31,18 @@
 //!   its offsets are lost and the new owner starts from the last commit
 //!   that succeeded.
 //!
+//! - The old owner's position is its last Fetch `fetch_offset`: the Java
+//!   consumer fetches a partition again only once poll() returned what was
+//!   buffered for it (`AbstractFetch.fetchablePartitions`), so records an
+//!   answer delivered past it may never have reached the application, and
+//!   a revocation drops them. librdkafka prefetches ahead of the
+//!   application (`queued.min.messages`), so for it the count is an upper
+//!   bound.
+//!
 //! A partition resumes at the new owner's first Fetch of it after the
-//! SyncGroup answer that assigned it; else at that answer. From logs alone
+//! SyncGroup answer that assigned it (a KIP-227 fetch session keeps
+//! fetching partitions it does not re-list: see
+//! [`crate::kafka`]'s fetch memory); else at that answer. From logs alone
 //! the partitions are unknown: the stop is the group's, from the round's
 //! start to its "Assignment received" / "Stabilized", with a note.
 
