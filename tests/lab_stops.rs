@@ -322,3 +322,113 @@ fn the_duplicate_scenario_counts_exactly_the_records_its_consumers_read_twice() 
     let got: i64 = reprocessed(&report.rebalances).values().sum();
     assert_eq!(got, want);
 }
+
+/// Apache Kafka fixtures whose groups are classic all along, with whole
+/// frames (KIP-848 groups and the classic -> consumer upgrade are the
+/// group model's, issue 10).
+fn classic_kafka_fixtures() -> Vec<&'static str> {
+    util::KAFKA_FIXTURES
+        .iter()
+        .copied()
+        .filter(|n| !util::snapped(n) && !n.contains("k848") && *n != "ak4_java_upgrade")
+        .collect()
+}
+
+#[test]
+fn the_members_after_each_round_are_who_answered_the_new_generation_each_once() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in classic_kafka_fixtures() {
+        let truth = util::truth_of(name);
+        let report = util::analyse(name, View::Rebalances);
+        for r in &report.rebalances {
+            let want = truth["rebalances"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| {
+                    t["group"].as_str() == Some(r.group.as_str())
+                        && t["to_generation"].as_i64() == r.generation.map(i64::from)
+                });
+            let Some(want) = want else { continue };
+            checked += 1;
+            let mut want_clients: Vec<&str> = want["members_after"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str())
+                .collect();
+            want_clients.sort_unstable();
+            let mut got_clients: Vec<&str> = r
+                .members_after
+                .iter()
+                .filter_map(|m| m.client_id.as_deref())
+                .collect();
+            got_clients.sort_unstable();
+            let mut want_ids: Vec<&str> = want["member_ids_after"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, id)| id.as_str())
+                .collect();
+            want_ids.sort_unstable();
+            let mut got_ids: Vec<&str> = r
+                .members_after
+                .iter()
+                .map(|m| m.member_id.as_str())
+                .collect();
+            got_ids.sort_unstable();
+            if got_clients != want_clients || (!want_ids.is_empty() && got_ids != want_ids) {
+                failures.push(format!(
+                    "{name} {} gen {:?}: kgtrace {got_clients:?} {got_ids:?}, lab {want_clients:?} {want_ids:?}",
+                    r.group, r.generation
+                ));
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} rounds checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_leader_shown_is_the_one_the_join_group_answers_name_and_a_static_member_appears_once() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in classic_kafka_fixtures() {
+        let truth = util::truth_of(name);
+        let report = util::analyse(name, View::Groups);
+        for g in &report.groups {
+            // The leader the clients' JoinGroup answers named in the last
+            // generation they logged.
+            let last = truth["generations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|x| x["group"].as_str() == Some(g.group.as_str()))
+                .filter(|x| x["leader_id"].is_string() && x["in_capture"] != false)
+                .max_by_key(|x| x["generation"].as_i64());
+            if let Some(last) = last {
+                checked += 1;
+                if g.leader.as_deref() != last["leader_id"].as_str() {
+                    failures.push(format!(
+                        "{name} {}: leader {:?}, the JoinGroup answers named {}",
+                        g.group, g.leader, last["leader_id"]
+                    ));
+                }
+            }
+            let mut instances: Vec<&str> = g
+                .members
+                .iter()
+                .filter_map(|m| m.group_instance_id.as_deref())
+                .collect();
+            let n = instances.len();
+            instances.sort_unstable();
+            instances.dedup();
+            if instances.len() != n {
+                failures.push(format!("{name} {}: a static member listed twice", g.group));
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} leaders checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
