@@ -18,7 +18,7 @@
 //! files. The same file given twice is read once. `--input-type` forces
 //! what an input is read as.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -68,6 +68,9 @@ pub struct Collected {
     pub diagnostics: Diagnostics,
     /// Last exchange id handed out, so ids stay unique over all captures.
     pub last_exchange_id: u64,
+    /// Bytes of decoded Kafka lists kept so far, against
+    /// [`crate::kafka::MAX_KEPT_PER_RUN`] over all captures.
+    pub kept_bytes: usize,
 }
 
 /// What an input was recognised as.
@@ -103,18 +106,96 @@ impl Opened<'_> {
     }
 }
 
-/// Files already read, by device and inode.
+/// Files already read: by device and inode, and by content.
 #[derive(Default)]
-struct Seen(HashSet<(u64, u64)>);
+struct Seen {
+    /// (device, inode) of every file and directory met.
+    ids: HashSet<(u64, u64)>,
+    /// Regular files read, by length and a hash of their first and last
+    /// 64 KiB ([`fingerprint`]).
+    contents: HashMap<(u64, u64), Vec<PathBuf>>,
+}
 
 impl Seen {
     /// False when `meta`'s file was read before.
     fn first_time(&mut self, meta: &std::fs::Metadata) -> bool {
         match identity(meta) {
-            Some(id) => self.0.insert(id),
+            Some(id) => self.ids.insert(id),
             None => true,
         }
     }
+
+    /// The file read before whose bytes are exactly `path`'s (a copy under
+    /// another name), if any; otherwise remembers `path`. The fingerprint
+    /// picks candidates, a byte-for-byte comparison decides.
+    fn same_content(&mut self, path: &Path, meta: &std::fs::Metadata) -> Option<PathBuf> {
+        if !meta.is_file() || meta.len() == 0 {
+            return None;
+        }
+        let key = (meta.len(), fingerprint(path).ok()?);
+        let earlier = self.contents.entry(key).or_default();
+        if let Some(same) = earlier
+            .iter()
+            .find(|e| same_bytes(e, path).unwrap_or(false))
+        {
+            return Some(same.clone());
+        }
+        earlier.push(path.to_path_buf());
+        None
+    }
+}
+
+/// Bytes hashed at each end of a file to pick duplicate candidates.
+const FINGERPRINT_BYTES: u64 = 64 * 1024;
+
+/// A hash of a file's first and last [`FINGERPRINT_BYTES`].
+fn fingerprint(path: &Path) -> io::Result<u64> {
+    use std::hash::{Hash, Hasher};
+    use std::io::{Seek, SeekFrom};
+    let mut f = File::open(path)?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut buf = Vec::new();
+    (&mut f).take(FINGERPRINT_BYTES).read_to_end(&mut buf)?;
+    let len = f.metadata()?.len();
+    if len > FINGERPRINT_BYTES {
+        f.seek(SeekFrom::Start(
+            len.saturating_sub(FINGERPRINT_BYTES).max(FINGERPRINT_BYTES),
+        ))?;
+        f.take(FINGERPRINT_BYTES).read_to_end(&mut buf)?;
+    }
+    buf.hash(&mut h);
+    Ok(h.finish())
+}
+
+/// Whether two files hold the same bytes (compared in 64 KiB pieces).
+fn same_bytes(a: &Path, b: &Path) -> io::Result<bool> {
+    let (mut a, mut b) = (
+        io::BufReader::new(File::open(a)?),
+        io::BufReader::new(File::open(b)?),
+    );
+    let (mut x, mut y) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = read_full(&mut a, &mut x)?;
+        let m = read_full(&mut b, &mut y)?;
+        if n != m || x[..n] != y[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Fills `buf` as far as the reader goes; the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 #[cfg(unix)]
@@ -186,6 +267,15 @@ fn read_top(
         );
         return Ok(());
     }
+    if let Some(same) = seen.same_content(path, &meta) {
+        out.diagnostics.add(
+            DiagnosticKind::SkippedInput,
+            &name,
+            "input",
+            format!("the same content as {}: read once", same.display()),
+        );
+        return Ok(());
+    }
     if meta.is_dir() {
         return read_directory(path, opts, keep, seen, out);
     }
@@ -225,7 +315,7 @@ fn read_opened(
         Kind::Capture => {
             let read_as = opened.read_as();
             let bomb = opened.bomb.clone();
-            let mut run = CaptureRun::new(opts, keep, out.last_exchange_id, source.clone());
+            let mut run = CaptureRun::new(opts, keep, out, source.clone());
             let result = run.feed(opened.reader, &source, read_as, out);
             note_bomb(bomb.as_deref(), &source, out);
             run.finish(out);
@@ -541,7 +631,7 @@ fn read_directory(
         return Ok(());
     }
     let source: Arc<str> = Arc::from(dir.to_string_lossy().as_ref());
-    let mut run = CaptureRun::new(opts, keep, out.last_exchange_id, source);
+    let mut run = CaptureRun::new(opts, keep, out, source);
     for (_, path) in &captures {
         let name: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
         let opened = match File::open(path).and_then(|f| open(f, opts.input_type)) {
@@ -627,6 +717,9 @@ fn walk(dir: &Path, seen: &mut Seen, diags: &mut Diagnostics) -> Vec<PathBuf> {
                 say(diags, &path, format!("skipped: {}", file_type(&meta)));
             } else if !first {
                 say(diags, &path, "skipped: the same file already read".into());
+            } else if let Some(same) = seen.same_content(&path, &meta) {
+                let why = format!("skipped: the same content as {}", same.display());
+                say(diags, &path, why);
             } else {
                 files.push(path);
             }
@@ -725,7 +818,7 @@ struct SnapCut {
 }
 
 impl CaptureRun {
-    fn new(opts: &ReadOptions, keep: bool, last_exchange_id: u64, source: Arc<str>) -> Self {
+    fn new(opts: &ReadOptions, keep: bool, out: &Collected, source: Arc<str>) -> Self {
         let tcp_config = TcpConfig {
             kafka_ports: opts.ports.clone(),
             max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION,
@@ -738,7 +831,8 @@ impl CaptureRun {
         };
         let reassembler = Reassembler::new(tcp_config, source.clone());
         let mut decoder = KafkaDecoder::new(kafka_config, source.clone());
-        decoder.continue_exchange_ids(last_exchange_id);
+        decoder.continue_exchange_ids(out.last_exchange_id);
+        decoder.continue_kept_bytes(out.kept_bytes);
         CaptureRun {
             reassembler,
             decoder,
@@ -831,6 +925,7 @@ impl CaptureRun {
         note_snap_length(cut, decoder.cut_frames(), d_kafka);
         let late = (sink.events.len() - before) as u64;
         out.last_exchange_id = decoder.last_exchange_id();
+        out.kept_bytes = decoder.kept_bytes();
         for d in std::mem::take(diags) {
             out.diagnostics.merge(d);
         }

@@ -3,7 +3,12 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 
+#[path = "whole.rs"]
+mod whole;
+
 fuzz_target!(|data: &[u8]| {
     let opts = kgtrace::options::ReadOptions::default();
-    let _ = kgtrace::input::read_stream(data, "fuzz", &opts);
+    if let Ok(collected) = kgtrace::input::read_stream(data, "fuzz", &opts) {
+        whole::analyse_and_render(collected);
+    }
 });

@@ -5,13 +5,20 @@ use kgtrace::capture::synth::{Link, PcapOptions, PcapWriter, Side, TcpConversati
 use kgtrace::capture::TcpFlags;
 use libfuzzer_sys::fuzz_target;
 
+#[path = "whole.rs"]
+mod whole;
+
 fuzz_target!(|data: &[u8]| {
     let mut conv = TcpConversation::new("10.0.0.1:50000", "10.0.0.2:9092");
     let mut rest = data;
     let mut segments = 0;
     while rest.len() >= 4 && segments < 256 {
         let (head, tail) = rest.split_at(4);
-        let side = if head[0] & 1 == 0 { Side::Client } else { Side::Server };
+        let side = if head[0] & 1 == 0 {
+            Side::Client
+        } else {
+            Side::Server
+        };
         let flags = TcpFlags {
             syn: head[0] & 2 != 0,
             ack: head[0] & 4 == 0,
@@ -29,5 +36,7 @@ fuzz_target!(|data: &[u8]| {
     conv.write_to(&mut pcap).unwrap();
     let bytes = pcap.into_inner();
     let opts = kgtrace::options::ReadOptions::default();
-    let _ = kgtrace::input::read_stream(&bytes[..], "fuzz", &opts);
+    if let Ok(collected) = kgtrace::input::read_stream(&bytes[..], "fuzz", &opts) {
+        whole::analyse_and_render(collected);
+    }
 });

@@ -39,7 +39,7 @@ pub struct Activity {
 }
 
 /// Kinds of [`Activity`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActivityKind {
     /// The connection closed (FIN or RST).
     Close,
@@ -81,6 +81,9 @@ pub struct Classic {
     pub states: Vec<StateChange>,
     /// Later-judgement material.
     pub activity: Vec<Activity>,
+    /// The earliest JoinGroup of each client key, so that "joined before"
+    /// is one lookup, not a scan of the activity log.
+    first_join: HashMap<String, Timestamp>,
     /// Coordinator last seen.
     pub coordinator: Option<String>,
     /// Join requests awaiting their answers: exchange → (member id asked, client key).
@@ -205,9 +208,14 @@ impl Classic {
     }
 
     fn note_activity(&mut self, ev: &GroupEvent, what: ActivityKind) {
+        let client_key = client_key(ev);
+        if what == ActivityKind::Join {
+            let first = self.first_join.entry(client_key.clone()).or_insert(ev.ts);
+            *first = (*first).min(ev.ts);
+        }
         self.activity.push(Activity {
             at: ev.ts,
-            client_key: client_key(ev),
+            client_key,
             member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
             what,
         });
@@ -536,11 +544,9 @@ impl Classic {
 
     /// True when this event's client sent a JoinGroup before this one.
     fn joined_before(&self, ev: &GroupEvent) -> bool {
-        let key = client_key(ev);
-        self.activity
-            .iter()
-            .filter(|a| a.what == ActivityKind::Join && a.at < ev.ts)
-            .any(|a| a.client_key == key)
+        self.first_join
+            .get(&client_key(ev))
+            .is_some_and(|first| *first < ev.ts)
     }
 
     /// True when `member_id` is new to an open round whose join phase is over.

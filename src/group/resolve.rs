@@ -10,6 +10,8 @@
 //! a member whose requests stopped for its `session.timeout.ms`, often
 //! answered UNKNOWN_MEMBER_ID when it comes back.
 
+use std::collections::{HashMap, HashSet};
+
 use crate::time::Timestamp;
 
 use super::classic::{Activity, ActivityKind};
@@ -21,8 +23,90 @@ use super::trigger::{Confidence, Kind};
 /// clean shutdown.
 const CLOSE_AFTER_LEAVE_NS: i64 = 10_000_000_000;
 
+/// A group's activity log indexed by kind and member id, and by kind and
+/// client key, each list in time order: every question [`resolve`] asks of
+/// it ("the first close of this member after t") is a binary search, so
+/// judging all of a group's rounds stays n log n in its history (it was a
+/// scan of the whole log per candidate and per silent member).
+#[derive(Default)]
+pub struct ActivityIndex<'a> {
+    by_member: HashMap<(ActivityKind, &'a str), Vec<Timestamp>>,
+    by_key: HashMap<(ActivityKind, &'a str), Vec<Timestamp>>,
+}
+
+impl<'a> ActivityIndex<'a> {
+    /// Indexes `activity` (built once per group).
+    pub fn new(activity: &'a [Activity]) -> Self {
+        let mut index = ActivityIndex::default();
+        for a in activity {
+            if let Some(m) = a.member_id.as_deref() {
+                index.by_member.entry((a.what, m)).or_default().push(a.at);
+            }
+            index
+                .by_key
+                .entry((a.what, a.client_key.as_str()))
+                .or_default()
+                .push(a.at);
+        }
+        for times in index
+            .by_member
+            .values_mut()
+            .chain(index.by_key.values_mut())
+        {
+            times.sort_unstable();
+        }
+        index
+    }
+
+    /// The first time at or after `after` that `member` did `what`.
+    fn member_after(
+        &self,
+        what: ActivityKind,
+        member: &str,
+        after: Timestamp,
+    ) -> Option<Timestamp> {
+        first_at_or_after(self.by_member.get(&(what, member)), after)
+    }
+
+    /// The first time at or after `after` that client `key` did `what`.
+    fn key_after(&self, what: ActivityKind, key: &str, after: Timestamp) -> Option<Timestamp> {
+        first_at_or_after(self.by_key.get(&(what, key)), after)
+    }
+
+    /// The last time strictly before `before` that `member` did `what`.
+    fn member_before(
+        &self,
+        what: ActivityKind,
+        member: &str,
+        before: Timestamp,
+    ) -> Option<Timestamp> {
+        last_before(self.by_member.get(&(what, member)), before)
+    }
+
+    /// The last time strictly before `before` that client `key` did `what`.
+    fn key_before(&self, what: ActivityKind, key: &str, before: Timestamp) -> Option<Timestamp> {
+        last_before(self.by_key.get(&(what, key)), before)
+    }
+}
+
+fn first_at_or_after(times: Option<&Vec<Timestamp>>, after: Timestamp) -> Option<Timestamp> {
+    let times = times?;
+    times.get(times.partition_point(|t| *t < after)).copied()
+}
+
+fn last_before(times: Option<&Vec<Timestamp>>, before: Timestamp) -> Option<Timestamp> {
+    let times = times?;
+    let i = times.partition_point(|t| *t < before);
+    i.checked_sub(1).map(|i| times[i])
+}
+
 /// Judges every deferred candidate and, when needed, looks for silent members.
-pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity], newcomers: &[String]) {
+pub fn resolve(
+    round: &mut Round,
+    book: &MemberBook,
+    activity: &ActivityIndex<'_>,
+    newcomers: &[String],
+) {
     credit_newcomers(round, book, newcomers);
     for c in &mut round.candidates {
         if let Deferred::Leave { client_key } = c.deferred.clone() {
@@ -38,12 +122,9 @@ pub fn resolve(round: &mut Round, book: &MemberBook, activity: &[Activity], newc
         c.kind != Kind::PreviousRebalanceFailed
             || c.member_id.as_ref().is_some_and(|m| {
                 joins.contains_key(m)
-                    || activity.iter().any(|a| {
-                        a.what == ActivityKind::Join
-                            && a.member_id.as_deref() == Some(m.as_str())
-                            && a.at >= c.at
-                            && decided.is_some_and(|d| a.at <= d)
-                    })
+                    || activity
+                        .member_after(ActivityKind::Join, m, c.at)
+                        .is_some_and(|at| decided.is_some_and(|d| at <= d))
             })
     });
     let explained = round
@@ -71,7 +152,7 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
         return;
     }
     let members = round.members_after();
-    let clients: Vec<String> = members
+    let clients: HashSet<String> = members
         .iter()
         .filter_map(|m| book.client_id(m))
         .chain(round.joins.values().filter_map(|j| j.client_id.clone()))
@@ -84,6 +165,18 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
             c.detail.push_str(" (answered only in a later generation)");
         }
     }
+    // Members and client ids already named as this round's joiners, kept
+    // as sets so that crediting n newcomers is linear, not n².
+    let mut named_members: HashSet<String> = HashSet::new();
+    let mut named_clients: HashSet<String> = HashSet::new();
+    for c in round
+        .candidates
+        .iter()
+        .filter(|c| c.kind == Kind::MemberJoined && c.confidence == Confidence::High)
+    {
+        named_members.extend(c.member_id.clone());
+        named_clients.extend(c.client_id.clone());
+    }
     for m in newcomers {
         let client_id = match round.joins.get(m) {
             Some(j) => j.client_id.clone(),
@@ -93,13 +186,13 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
             .joins
             .get(m)
             .map_or(round.started_at, |j| j.requested_at);
-        let named = round.candidates.iter().any(|c| {
-            c.kind == Kind::MemberJoined
-                && c.confidence == Confidence::High
-                && (c.member_id.as_ref() == Some(m)
-                    || c.client_id.is_some() && c.client_id == client_id)
-        });
+        let named = named_members.contains(m)
+            || client_id
+                .as_ref()
+                .is_some_and(|id| named_clients.contains(id));
         if !named {
+            named_members.insert(m.clone());
+            named_clients.extend(client_id.clone());
             round.candidates.push(Candidate {
                 kind: Kind::MemberJoined,
                 confidence: Confidence::High,
@@ -113,45 +206,35 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
     }
 }
 
-fn first_after(
-    activity: &[Activity],
-    after: Timestamp,
-    what: ActivityKind,
-    who: impl Fn(&Activity) -> bool,
-) -> Option<&Activity> {
-    activity
-        .iter()
-        .filter(|a| a.at >= after && a.what == what)
-        .find(|a| who(a))
-}
-
-fn judge_leave(c: &mut Candidate, key: &str, book: &MemberBook, activity: &[Activity]) {
+fn judge_leave(c: &mut Candidate, key: &str, book: &MemberBook, activity: &ActivityIndex<'_>) {
     let member = c.member_id.clone().unwrap_or_default();
-    let same =
-        |a: &Activity| a.client_key == key || a.member_id.as_deref() == Some(member.as_str());
-    let close = first_after(activity, c.at, ActivityKind::Close, same)
-        .filter(|a| a.at.0 - c.at.0 <= CLOSE_AFTER_LEAVE_NS);
-    let rejoin = first_after(activity, c.at, ActivityKind::Join, |a| a.client_key == key);
-    let progress = activity
-        .iter()
-        .filter(|a| {
-            a.at < c.at
-                && (a.what == ActivityKind::Commit
-                    && a.member_id.as_deref() == Some(member.as_str())
-                    || a.what == ActivityKind::Join && a.client_key == key)
-        })
-        .map(|a| a.at)
-        .max();
+    // The first close of this client or this member after the leave.
+    let close = [
+        activity.key_after(ActivityKind::Close, key, c.at),
+        activity.member_after(ActivityKind::Close, &member, c.at),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .filter(|at| at.0 - c.at.0 <= CLOSE_AFTER_LEAVE_NS);
+    let rejoin = activity.key_after(ActivityKind::Join, key, c.at);
+    let progress = [
+        activity.member_before(ActivityKind::Commit, &member, c.at),
+        activity.key_before(ActivityKind::Join, key, c.at),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
     let rebalance_timeout = book.get(&member).and_then(|m| m.rebalance_timeout_ms);
     c.deferred = Deferred::No;
     if let Some(close) = close {
         c.kind = Kind::MemberLeft;
         c.confidence = Confidence::High;
-        c.detail = format!("LeaveGroup without a reason, then its connection closed {:.1} s later: a clean shutdown", secs(close.at, c.at));
+        c.detail = format!("LeaveGroup without a reason, then its connection closed {:.1} s later: a clean shutdown", secs(close, c.at));
         return;
     }
     let rejoined = rejoin
-        .map(|r| format!("; it rejoined {:.1} s later", secs(r.at, c.at)))
+        .map(|r| format!("; it rejoined {:.1} s later", secs(r, c.at)))
         .unwrap_or_default();
     if let (Some(p), Some(rt)) = (progress, rebalance_timeout) {
         let idle = secs(c.at, p);
@@ -182,7 +265,11 @@ fn secs(later: Timestamp, earlier: Timestamp) -> f64 {
 }
 
 /// Members silent when the round began who did not take part in it.
-fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Vec<Candidate> {
+fn silent_members(
+    round: &Round,
+    book: &MemberBook,
+    activity: &ActivityIndex<'_>,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     for s in &round.silences {
         if round.joins.contains_key(&s.member_id)
@@ -192,12 +279,10 @@ fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Ve
         }
         let Some(last) = s.last_seen else { continue };
         let silent_ms = round.started_at.millis_since(last);
-        let same = |a: &Activity| a.member_id.as_deref() == Some(s.member_id.as_str());
-        let evicted = first_after(activity, round.started_at, ActivityKind::Evicted, same);
+        let evicted = activity.member_after(ActivityKind::Evicted, &s.member_id, round.started_at);
         let closed = activity
-            .iter()
-            .filter(|a| a.what == ActivityKind::Close && a.at <= round.started_at && a.at >= last)
-            .find(|a| same(a));
+            .member_after(ActivityKind::Close, &s.member_id, last)
+            .filter(|at| *at <= round.started_at);
         // Silence shorter than the session timeout is no session timeout,
         // whatever happened after; without a known timeout, only long
         // silences count, and only weakly.
@@ -228,13 +313,13 @@ fn silent_members(round: &Round, book: &MemberBook, activity: &[Activity]) -> Ve
                 .map_or("unknown".into(), |t| t.to_string())
         );
         match closed {
-            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c.at, last))),
+            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c, last))),
             None => detail.push_str("; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem"),
         }
         if let Some(e) = evicted {
             detail.push_str(&format!(
                 "; when it came back {:.1} s later it was told it was no longer a member",
-                secs(e.at, round.started_at)
+                secs(e, round.started_at)
             ));
         }
         out.push(Candidate {

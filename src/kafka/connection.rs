@@ -14,6 +14,7 @@ use crate::diagnostic::DiagnosticKind;
 use crate::time::Timestamp;
 
 use super::apis;
+use super::consumer_protocol;
 use super::data_path;
 use super::decode::{self, Decoded};
 use super::decode_data;
@@ -234,7 +235,8 @@ impl Connection {
             self.diag(ctx, DiagnosticKind::UndecodableMessage, Some(frame), why);
             Decoded::default()
         } else if apis::is_group_api(api_key) && f.complete {
-            let r = decode::request(f.bytes, api_key, version, exchange);
+            let limit = consumer_protocol::MAX_KEPT_PER_MESSAGE.min(*ctx.kept_left);
+            let r = decode::request_within(f.bytes, api_key, version, exchange, limit);
             self.decoded_or_diag(r, api_key, version, frame, "request", ctx)
         } else if apis::is_group_api(api_key) && f.cut {
             partial::request(&f.bytes, api_key, version, exchange).unwrap_or_default()
@@ -284,6 +286,24 @@ impl Connection {
             );
             Decoded::default()
         });
+        *ctx.kept_left = ctx.kept_left.saturating_sub(d.kept_bytes);
+        if d.over_cap > 0 {
+            let name = apis::api_name(api_key);
+            let whose = if *ctx.kept_left < consumer_protocol::MAX_KEPT_PER_MESSAGE {
+                "the run's cap on decoded lists (128 MiB) is reached"
+            } else {
+                "past the cap on one message's decoded lists (32 MiB)"
+            };
+            self.diag(
+                ctx,
+                DiagnosticKind::UndecodableMessage,
+                Some(frame),
+                format!(
+                    "{name} v{version} {side}: {} list entries (members, protocols, topics, partitions) left out: {whose}; the rest is kept",
+                    d.over_cap
+                ),
+            );
+        }
         if d.bad_metadata {
             let name = apis::api_name(api_key);
             self.diag(
@@ -342,7 +362,9 @@ impl Connection {
         }
         // A request that could not be decoded was reported once already.
         let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
-            let r = decode_response::response(f.bytes, req.api_key, req.api_version, req.exchange);
+            let limit = consumer_protocol::MAX_KEPT_PER_MESSAGE.min(*ctx.kept_left);
+            let (key, v, e) = (req.api_key, req.api_version, req.exchange);
+            let r = decode_response::response_within(f.bytes, key, v, e, limit);
             self.decoded_or_diag(r, req.api_key, req.api_version, f.frame, "response", ctx)
         } else if apis::decodable(req.api_key, req.api_version) && f.cut {
             partial::response(&f.bytes, req.api_key, req.api_version, req.exchange)

@@ -23,7 +23,8 @@ use crate::event::{
 };
 
 use super::apis::{self, key};
-use super::{consumer_protocol, legacy};
+use super::consumer_protocol::{self, entry_cost, Budget};
+use super::legacy;
 
 /// What one side of an exchange says about its group.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,6 +53,11 @@ pub(crate) struct Decoded {
     /// Decoded from a frame cut short (snaplen, lost bytes): fields past the
     /// cut are unknown, lists hold only their whole entries.
     pub truncated: bool,
+    /// List elements (members, protocols, topics, partitions...) left out
+    /// because they did not fit the message's [`Budget`].
+    pub over_cap: usize,
+    /// Bytes the kept list elements cost against the budget.
+    pub kept_bytes: usize,
 }
 
 pub(crate) fn text(s: &StrBytes) -> String {
@@ -78,11 +84,38 @@ pub(crate) fn member(s: &StrBytes) -> Option<String> {
 }
 
 /// Decodes a request frame body of a group API. `Err` carries why.
+#[cfg(test)]
 pub(crate) fn request(
     body: Vec<u8>,
     api_key: i16,
     version: i16,
     exchange: u64,
+) -> Result<Decoded, String> {
+    let limit = consumer_protocol::MAX_KEPT_PER_MESSAGE;
+    request_within(body, api_key, version, exchange, limit)
+}
+
+/// [`request`], its lists keeping at most `limit` bytes.
+pub(crate) fn request_within(
+    body: Vec<u8>,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+    limit: usize,
+) -> Result<Decoded, String> {
+    let b = Budget::new(limit);
+    let mut d = request_body(body, api_key, version, exchange, &b)?;
+    d.over_cap = b.dropped();
+    d.kept_bytes = limit - b.left();
+    Ok(d)
+}
+
+fn request_body(
+    body: Vec<u8>,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+    b: &Budget,
 ) -> Result<Decoded, String> {
     let mut buf = Bytes::from(body);
     let header_version = apis::request_header_version(api_key, version).ok_or("unknown api key")?;
@@ -90,10 +123,10 @@ pub(crate) fn request(
     let e = exchange;
     let v = version;
     let d = match api_key {
-        key::JOIN_GROUP => join_group(decode(&mut buf, v)?, v, e),
-        key::SYNC_GROUP => sync_group(decode(&mut buf, v)?, v, e),
+        key::JOIN_GROUP => join_group(decode(&mut buf, v)?, v, e, b),
+        key::SYNC_GROUP => sync_group(decode(&mut buf, v)?, v, e, b),
         key::HEARTBEAT => heartbeat(decode(&mut buf, v)?, v, e),
-        key::LEAVE_GROUP => leave_group(decode(&mut buf, v)?, v, e),
+        key::LEAVE_GROUP => leave_group(decode(&mut buf, v)?, v, e, b),
         key::OFFSET_COMMIT if v < 2 => offset_commit_legacy(&buf, v, e)?,
         key::OFFSET_COMMIT => offset_commit(decode(&mut buf, v)?, v, e),
         // OffsetFetch v0 is laid out as v1 (see `legacy`).
@@ -113,7 +146,7 @@ pub(crate) fn request(
                 ..Decoded::default()
             }
         }
-        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(&mut buf, v)?, e),
+        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(&mut buf, v)?, e, b),
         key::API_VERSIONS => api_versions(decode(&mut buf, v)?, v),
         // ListGroups requests carry only filters.
         _ => Decoded::default(),
@@ -127,15 +160,15 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
     super::guard::decode(buf, version)
 }
 
-fn join_group(r: JoinGroupRequest, v: i16, exchange: u64) -> Decoded {
+fn join_group(r: JoinGroupRequest, v: i16, exchange: u64, b: &Budget) -> Decoded {
     let consumer = r.protocol_type.as_str() == "consumer";
     let mut bad_metadata = false;
-    let protocols = r
-        .protocols
+    let protocols = b
+        .keep(&r.protocols, |p| entry_cost(p.name.len()))
         .iter()
         .map(|p| {
             let sub = consumer
-                .then(|| consumer_protocol::subscription(&p.metadata))
+                .then(|| consumer_protocol::subscription(&p.metadata, b))
                 .flatten();
             bad_metadata |= consumer && sub.is_none();
             let sub = sub.unwrap_or_default();
@@ -168,20 +201,20 @@ fn join_group(r: JoinGroupRequest, v: i16, exchange: u64) -> Decoded {
     }
 }
 
-fn sync_group(r: SyncGroupRequest, v: i16, exchange: u64) -> Decoded {
+fn sync_group(r: SyncGroupRequest, v: i16, exchange: u64, b: &Budget) -> Decoded {
     // The protocol type is on the wire only from v5; before, assignments are
     // decoded as the consumer protocol when they parse as one.
     let consumer = v < 5
         || r.protocol_type
             .as_ref()
             .is_none_or(|t| t.as_str() == "consumer");
-    let assignments = r
-        .assignments
+    let assignments = b
+        .keep(&r.assignments, |a| entry_cost(a.member_id.len()))
         .iter()
         .map(|a| MemberAssignment {
             member_id: text(&a.member_id),
             partitions: consumer
-                .then(|| consumer_protocol::assignment(&a.assignment))
+                .then(|| consumer_protocol::assignment(&a.assignment, b))
                 .flatten()
                 .unwrap_or_default(),
         })
@@ -218,10 +251,10 @@ fn heartbeat(r: HeartbeatRequest, v: i16, exchange: u64) -> Decoded {
     }
 }
 
-fn leave_group(r: LeaveGroupRequest, v: i16, exchange: u64) -> Decoded {
+fn leave_group(r: LeaveGroupRequest, v: i16, exchange: u64, b: &Budget) -> Decoded {
     // v0-2 name one member; v3+ batch them (KIP-345); v5+ add a reason (KIP-800).
     let members: Vec<LeavingMember> = if v >= 3 {
-        r.members
+        b.keep(&r.members, |m| entry_cost(m.member_id.len()))
             .iter()
             .map(|m| LeavingMember {
                 member_id: text(&m.member_id),
@@ -337,12 +370,17 @@ fn find_coordinator(r: FindCoordinatorRequest, v: i16, exchange: u64) -> Decoded
     }
 }
 
-fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatRequest, exchange: u64) -> Decoded {
+fn consumer_group_heartbeat(
+    r: ConsumerGroupHeartbeatRequest,
+    exchange: u64,
+    b: &Budget,
+) -> Decoded {
     let owned = r.topic_partitions.as_ref().map(|tps| {
-        tps.iter()
+        b.keep(tps, |_| entry_cost(36))
+            .iter()
             .map(|tp| TopicPartitions {
                 topic: tp.topic_id.to_string(),
-                partitions: tp.partitions.clone(),
+                partitions: b.partitions(&tp.partitions),
             })
             .collect()
     });
@@ -350,10 +388,12 @@ fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatRequest, exchange: u64) -> 
         exchange,
         member_epoch: r.member_epoch,
         rebalance_timeout_ms: r.rebalance_timeout_ms,
-        subscribed_topic_names: r
-            .subscribed_topic_names
-            .as_ref()
-            .map(|ts| ts.iter().map(|t| text(&t.0)).collect()),
+        subscribed_topic_names: r.subscribed_topic_names.as_ref().map(|ts| {
+            b.keep(ts, |t| entry_cost(t.0.len()))
+                .iter()
+                .map(|t| text(&t.0))
+                .collect()
+        }),
         server_assignor: opt_text(&r.server_assignor),
         owned,
     };

@@ -23,27 +23,43 @@ use crate::event::{
 };
 
 use super::apis::{self, key};
-use super::consumer_protocol;
+use super::consumer_protocol::{self, entry_cost, Budget, MAX_KEPT_PER_MESSAGE};
 use super::decode::{decode, member, opt_text, text, topic_name, Decoded};
 
 /// Decodes a response frame body of a group API. `Err` carries why.
+#[cfg(test)]
 pub(crate) fn response(
     body: Vec<u8>,
     api_key: i16,
     version: i16,
     exchange: u64,
 ) -> Result<Decoded, String> {
+    response_within(body, api_key, version, exchange, MAX_KEPT_PER_MESSAGE)
+}
+
+/// [`response`], its lists keeping at most `limit` bytes.
+pub(crate) fn response_within(
+    body: Vec<u8>,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+    limit: usize,
+) -> Result<Decoded, String> {
     let buf = Bytes::from(body);
-    let first = body_after_header(&mut buf.clone(), api_key, version, exchange);
-    match first {
+    let b = Budget::new(limit);
+    let first = body_within(&mut buf.clone(), api_key, version, exchange, &b);
+    let mut d = match first {
         // A broker that does not support the requested ApiVersions version
         // answers UNSUPPORTED_VERSION in the v0 layout so that any client can
         // read it (KIP-511).
         Err(_) if api_key == key::API_VERSIONS && version > 0 => {
-            body_after_header(&mut buf.clone(), api_key, 0, exchange).or(first)
+            body_within(&mut buf.clone(), api_key, 0, exchange, &b).or(first)
         }
         other => other,
-    }
+    }?;
+    d.over_cap = b.dropped();
+    d.kept_bytes = limit - b.left();
+    Ok(d)
 }
 
 pub(crate) fn body_after_header(
@@ -52,13 +68,29 @@ pub(crate) fn body_after_header(
     version: i16,
     exchange: u64,
 ) -> Result<Decoded, String> {
+    body_within(
+        buf,
+        api_key,
+        version,
+        exchange,
+        &Budget::new(MAX_KEPT_PER_MESSAGE),
+    )
+}
+
+fn body_within(
+    buf: &mut Bytes,
+    api_key: i16,
+    version: i16,
+    exchange: u64,
+    b: &Budget,
+) -> Result<Decoded, String> {
     let header_version =
         apis::response_header_version(api_key, version).ok_or("unknown api key")?;
     ResponseHeader::decode(buf, header_version).map_err(|e| format!("response header: {e}"))?;
     let (e, v) = (exchange, version);
     Ok(match api_key {
-        key::JOIN_GROUP => join_group(decode(buf, v)?, v, e),
-        key::SYNC_GROUP => sync_group(decode(buf, v)?, e),
+        key::JOIN_GROUP => join_group(decode(buf, v)?, v, e, b),
+        key::SYNC_GROUP => sync_group(decode(buf, v)?, e, b),
         key::HEARTBEAT => {
             let r: HeartbeatResponse = decode(buf, v)?;
             with_error(
@@ -74,10 +106,10 @@ pub(crate) fn body_after_header(
         key::OFFSET_COMMIT => offset_commit(decode(buf, v.max(2))?, e),
         key::OFFSET_FETCH => offset_fetch(decode(buf, v.max(1))?, v, e),
         key::FIND_COORDINATOR => find_coordinator(decode(buf, v)?, v, e),
-        key::DESCRIBE_GROUPS => describe_groups(decode(buf, v)?, v, e),
-        key::LIST_GROUPS => list_groups(decode(buf, v)?, v, e),
-        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(buf, v)?, e),
-        key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e),
+        key::DESCRIBE_GROUPS => describe_groups(decode(buf, v)?, v, e, b),
+        key::LIST_GROUPS => list_groups(decode(buf, v)?, v, e, b),
+        key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(buf, v)?, e, b),
+        key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e, b),
         key::API_VERSIONS => {
             let r: ApiVersionsResponse = decode(buf, v)?;
             Decoded {
@@ -108,9 +140,9 @@ fn first_error(codes: impl IntoIterator<Item = i16>) -> Option<i16> {
     seen
 }
 
-fn join_group(r: JoinGroupResponse, v: i16, exchange: u64) -> Decoded {
-    let members = r
-        .members
+fn join_group(r: JoinGroupResponse, v: i16, exchange: u64, b: &Budget) -> Decoded {
+    let members = b
+        .keep(&r.members, |m| entry_cost(m.member_id.len()))
         .iter()
         .map(|m| JoinedMember {
             member_id: text(&m.member_id),
@@ -119,7 +151,7 @@ fn join_group(r: JoinGroupResponse, v: i16, exchange: u64) -> Decoded {
             } else {
                 None
             },
-            topics: consumer_protocol::subscription(&m.metadata)
+            topics: consumer_protocol::subscription(&m.metadata, b)
                 .map(|s| s.topics)
                 .unwrap_or_default(),
         })
@@ -139,8 +171,8 @@ fn join_group(r: JoinGroupResponse, v: i16, exchange: u64) -> Decoded {
     }
 }
 
-fn sync_group(r: SyncGroupResponse, exchange: u64) -> Decoded {
-    let assignment = consumer_protocol::assignment(&r.assignment);
+fn sync_group(r: SyncGroupResponse, exchange: u64, b: &Budget) -> Decoded {
+    let assignment = consumer_protocol::assignment(&r.assignment, b);
     let kind = EventKind::SyncGroupResponse {
         exchange,
         error: ErrorCode::from_code(r.error_code),
@@ -313,13 +345,13 @@ fn find_coordinator(r: FindCoordinatorResponse, v: i16, exchange: u64) -> Decode
     many(groups, first_error(codes))
 }
 
-fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64) -> Decoded {
-    let groups: Vec<(String, EventKind)> = r
-        .groups
+fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64, b: &Budget) -> Decoded {
+    let groups: Vec<(String, EventKind)> = b
+        .keep(&r.groups, |g| entry_cost(g.group_id.len()))
         .iter()
         .map(|g| {
-            let members = g
-                .members
+            let members = b
+                .keep(&g.members, |m| entry_cost(m.member_id.len()))
                 .iter()
                 .map(|m| DescribedMember {
                     member_id: text(&m.member_id),
@@ -330,7 +362,7 @@ fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64) -> Decoded 
                     },
                     client_id: text(&m.client_id),
                     client_host: text(&m.client_host),
-                    assignment: consumer_protocol::assignment(&m.member_assignment)
+                    assignment: consumer_protocol::assignment(&m.member_assignment, b)
                         .unwrap_or_default(),
                 })
                 .collect();
@@ -358,9 +390,9 @@ fn many(groups: Vec<(String, EventKind)>, error_code: Option<i16>) -> Decoded {
     }
 }
 
-fn list_groups(r: ListGroupsResponse, v: i16, exchange: u64) -> Decoded {
-    let groups = r
-        .groups
+fn list_groups(r: ListGroupsResponse, v: i16, exchange: u64, b: &Budget) -> Decoded {
+    let groups = b
+        .keep(&r.groups, |g| entry_cost(g.group_id.len()))
         .iter()
         .map(|g| {
             let state = (v >= 4).then(|| text(&g.group_state));
@@ -379,13 +411,17 @@ fn list_groups(r: ListGroupsResponse, v: i16, exchange: u64) -> Decoded {
     }
 }
 
-fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatResponse, exchange: u64) -> Decoded {
+fn consumer_group_heartbeat(
+    r: ConsumerGroupHeartbeatResponse,
+    exchange: u64,
+    b: &Budget,
+) -> Decoded {
     let assignment = r.assignment.as_ref().map(|a| {
-        a.topic_partitions
+        b.keep(&a.topic_partitions, |_| entry_cost(36))
             .iter()
             .map(|tp| TopicPartitions {
                 topic: tp.topic_id.to_string(),
-                partitions: tp.partitions.clone(),
+                partitions: b.partitions(&tp.partitions),
             })
             .collect()
     });
@@ -404,26 +440,27 @@ fn consumer_group_heartbeat(r: ConsumerGroupHeartbeatResponse, exchange: u64) ->
     }
 }
 
-fn consumer_group_describe(r: ConsumerGroupDescribeResponse, exchange: u64) -> Decoded {
-    let groups: Vec<(String, EventKind)> = r
-        .groups
+fn consumer_group_describe(r: ConsumerGroupDescribeResponse, exchange: u64, b: &Budget) -> Decoded {
+    let groups: Vec<(String, EventKind)> = b
+        .keep(&r.groups, |g| entry_cost(g.group_id.len()))
         .iter()
         .map(|g| {
-            let members = g
-                .members
+            let members = b
+                .keep(&g.members, |m| entry_cost(m.member_id.len()))
                 .iter()
                 .map(|m| DescribedMember {
                     member_id: text(&m.member_id),
                     group_instance_id: opt_text(&m.instance_id),
                     client_id: text(&m.client_id),
                     client_host: text(&m.client_host),
-                    assignment: m
-                        .assignment
-                        .topic_partitions
+                    assignment: b
+                        .keep(&m.assignment.topic_partitions, |tp| {
+                            entry_cost(tp.topic_name.len())
+                        })
                         .iter()
                         .map(|tp| TopicPartitions {
                             topic: text(&tp.topic_name.0),
-                            partitions: tp.partitions.clone(),
+                            partitions: b.partitions(&tp.partitions),
                         })
                         .collect(),
                 })

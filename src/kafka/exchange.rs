@@ -267,6 +267,9 @@ pub(crate) struct Ctx<'a> {
     /// (SyncGroup, ConsumerGroupHeartbeat): its Fetch connections tell
     /// their whole fetch session on their next request.
     pub assignments: &'a mut HashMap<String, u64>,
+    /// Bytes the decoded lists of the rest of the run may still keep
+    /// (see [`super::MAX_KEPT_PER_RUN`]).
+    pub kept_left: &'a mut usize,
 }
 
 impl Ctx<'_> {

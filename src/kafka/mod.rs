@@ -110,7 +110,16 @@ pub struct KafkaDecoder {
     cut_frames: u64,
     /// Assignment stamps per client id (see [`Ctx::assignments`]).
     assignments: HashMap<String, u64>,
+    kept_left: usize,
 }
+
+/// Heap bytes that the lists of all decoded messages of a run (every
+/// capture) may keep: members, protocols, assignments, topics, partitions.
+/// Past it, later messages keep their other fields but no lists, with an
+/// `undecodable_message` diagnostic each. Real captures stay far below (a
+/// partition costs 4 bytes, a topic or member about 100); the cap keeps a
+/// crafted capture of many 16 MiB group messages under 512 MB.
+pub const MAX_KEPT_PER_RUN: usize = 128 << 20;
 
 impl KafkaDecoder {
     /// A decoder for one input named `source` (used in diagnostics).
@@ -123,6 +132,7 @@ impl KafkaDecoder {
             closed: Vec::new(),
             cut_frames: 0,
             assignments: HashMap::new(),
+            kept_left: MAX_KEPT_PER_RUN,
         }
     }
 
@@ -139,6 +149,16 @@ impl KafkaDecoder {
     /// capture's snaplen, or lost bytes.
     pub fn cut_frames(&self) -> u64 {
         self.cut_frames
+    }
+
+    /// Bytes of decoded lists kept so far against [`MAX_KEPT_PER_RUN`].
+    pub fn kept_bytes(&self) -> usize {
+        MAX_KEPT_PER_RUN - self.kept_left
+    }
+
+    /// Continues a run whose earlier inputs kept `bytes` of decoded lists.
+    pub fn continue_kept_bytes(&mut self, bytes: usize) {
+        self.kept_left = MAX_KEPT_PER_RUN.saturating_sub(bytes);
     }
 
     /// Makes the next exchange id `after + 1`.
@@ -199,6 +219,7 @@ impl KafkaDecoder {
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
                     assignments: &mut self.assignments,
+                    kept_left: &mut self.kept_left,
                 };
                 c.flush(&mut ctx);
             }
@@ -303,6 +324,7 @@ impl KafkaDecoder {
             exchange_ids: &mut self.exchange_ids,
             cut_frames: &mut self.cut_frames,
             assignments: &mut self.assignments,
+            kept_left: &mut self.kept_left,
         };
         if requests {
             c.on_request_bytes(bytes, ts, frame, &mut ctx);
@@ -332,6 +354,7 @@ impl KafkaDecoder {
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
                     assignments: &mut self.assignments,
+                    kept_left: &mut self.kept_left,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
             }
@@ -356,6 +379,7 @@ impl KafkaDecoder {
                 exchange_ids: &mut self.exchange_ids,
                 cut_frames: &mut self.cut_frames,
                 assignments: &mut self.assignments,
+                kept_left: &mut self.kept_left,
             };
             c.flush(&mut ctx);
             self.closed.extend(c.closed(ts, frame, reset));

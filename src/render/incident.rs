@@ -8,12 +8,14 @@
 //! diagnostics. Choosing what to show is rendering; every number shown was
 //! computed before.
 
-use crate::report::{InputSummary, Rebalance, Report};
+use std::collections::{HashMap, HashSet};
+
+use crate::report::{GroupSummary, InputSummary, Rebalance, Report};
 
 use super::doc::{Block, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::parts::comma_list;
+use super::parts::{chart, comma_list};
 
 /// The whole report.
 pub(crate) fn document(report: &Report) -> Vec<Block> {
@@ -22,6 +24,7 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, title(&names))];
     doc.extend(story(report, &names, style));
     doc.push(Block::Fields(summary(report, &names, style)));
+    doc.extend(chart(report, &names));
     if names.is_empty() {
         doc.push(Block::Paragraph(vec![Span::plain(
             "No consumer group events were found in the inputs.",
@@ -32,9 +35,11 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
         doc.push(Block::Grid(grids::groups(&report.groups)));
     }
     let mut number = 0;
+    let by_group = ByGroup::new(report);
     for name in &names {
         doc.extend(super::incident_group::section(
-            report,
+            by_group.summary(name),
+            by_group.rounds(name),
             name,
             style,
             &mut number,
@@ -44,11 +49,52 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
     doc
 }
 
+/// Each group's summary and rebalances (in report order), found once for
+/// the whole report so that writing something per group stays linear in
+/// the report's size (a scan of every group and rebalance per group made
+/// `report` with 10 k groups take 11.7 s).
+pub(crate) struct ByGroup<'a> {
+    summaries: HashMap<&'a str, &'a GroupSummary>,
+    rounds: HashMap<&'a str, Vec<&'a Rebalance>>,
+}
+
+impl<'a> ByGroup<'a> {
+    pub(crate) fn new(report: &'a Report) -> Self {
+        let mut summaries = HashMap::new();
+        for g in &report.groups {
+            summaries.entry(g.group.as_str()).or_insert(g);
+        }
+        let mut rounds: HashMap<&str, Vec<&Rebalance>> = HashMap::new();
+        for r in &report.rebalances {
+            rounds.entry(r.group.as_str()).or_default().push(r);
+        }
+        ByGroup { summaries, rounds }
+    }
+
+    /// The first summary of group `name`.
+    pub(crate) fn summary(&self, name: &str) -> Option<&'a GroupSummary> {
+        self.summaries.get(name).copied()
+    }
+
+    /// The rebalances of group `name`.
+    pub(crate) fn rounds(&self, name: &str) -> &[&'a Rebalance] {
+        self.rounds.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The story first: one paragraph per group.
 pub(crate) fn story(report: &Report, names: &[&str], style: TimeStyle) -> Vec<Block> {
+    let by_group = ByGroup::new(report);
     names
         .iter()
-        .map(|name| Block::Paragraph(super::story::group(report, name, style)))
+        .map(|name| {
+            Block::Paragraph(super::story::group_of(
+                by_group.summary(name),
+                by_group.rounds(name),
+                name,
+                style,
+            ))
+        })
         .collect()
 }
 
@@ -56,8 +102,9 @@ pub(crate) fn story(report: &Report, names: &[&str], style: TimeStyle) -> Vec<Bl
 /// rebalance names.
 pub(crate) fn group_names(report: &Report) -> Vec<&str> {
     let mut names: Vec<&str> = report.groups.iter().map(|g| g.group.as_str()).collect();
+    let mut seen: HashSet<&str> = names.iter().copied().collect();
     for r in &report.rebalances {
-        if !names.contains(&r.group.as_str()) {
+        if seen.insert(r.group.as_str()) {
             names.push(&r.group);
         }
     }

@@ -7,7 +7,7 @@
 //! software and partitions, its rebalance table, and one section per
 //! rebalance ([`super::incident_round`]).
 
-use crate::report::{GroupSummary, MemberSummary, Rebalance, Report, StateChange};
+use crate::report::{GroupSummary, MemberSummary, Rebalance, StateChange};
 
 use super::doc::{Block, Grid, Line, Span, Tone};
 use super::grids;
@@ -19,7 +19,8 @@ const MAX_STATES: usize = 12;
 
 /// The section of group `name`; `number` counts rebalances across groups.
 pub(crate) fn section(
-    report: &Report,
+    summary: Option<&GroupSummary>,
+    rounds: &[&Rebalance],
     name: &str,
     style: TimeStyle,
     number: &mut usize,
@@ -27,16 +28,11 @@ pub(crate) fn section(
     let heading = vec![Span::plain("Group "), Span::code(human::one_line(name))];
     // The picture comes first: it is what a reader of the ticket looks at.
     let mut blocks = vec![Block::Heading(2, heading), Block::Picture(name.to_string())];
-    if let Some(g) = report.groups.iter().find(|g| g.group == name) {
+    if let Some(g) = summary {
         blocks.push(Block::Fields(facts(g, style)));
         blocks.extend(notes(&g.notes));
         blocks.extend(non_empty(members(&g.members)));
     }
-    let rounds: Vec<&Rebalance> = report
-        .rebalances
-        .iter()
-        .filter(|r| r.group == name)
-        .collect();
     if rounds.is_empty() {
         blocks.push(Block::Paragraph(vec![Span::plain("No rebalance seen.")]));
         return blocks;
@@ -184,7 +180,10 @@ mod tests {
     fn facts_name_the_leader_and_the_states_passed_through() {
         let report = sample::incident();
         let style = TimeStyle::for_report(&report);
-        let blocks = section(&report, "orders-service", style, &mut 0);
+        let by_group = super::super::incident::ByGroup::new(&report);
+        let name = "orders-service";
+        let (summary, rounds) = (by_group.summary(name), by_group.rounds(name));
+        let blocks = section(summary, rounds, name, style, &mut 0);
         assert_eq!(
             field(&blocks, "Leader").unwrap(),
             "consumer-orders-1 / 3f1e7c2a…"

@@ -412,3 +412,112 @@ fn a_kafka_data_segment_in_a_directory_is_skipped_as_binary() {
     );
     let _ = Path::new("");
 }
+
+#[test]
+fn a_copy_of_a_capture_under_another_name_is_read_once_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("copy-of-killed.pcap");
+    std::fs::copy(lab(KILLED), &copy).unwrap();
+    let once = rebalances_of(&[&lab(KILLED)]);
+    let args = [
+        "rebalances",
+        "--format",
+        "json",
+        &lab(KILLED),
+        copy.to_str().unwrap(),
+    ];
+    let out = run(&args).expect_code(0);
+    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), once.len());
+    assert!(out.stderr.contains("the same content as"), "{}", out.stderr);
+    // A copy inside a directory given beside the original: the same.
+    let out = run(&[
+        "rebalances",
+        "--format",
+        "json",
+        &lab(KILLED),
+        dir.path().to_str().unwrap(),
+    ])
+    .expect_code(0);
+    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), once.len());
+    assert!(out.stderr.contains("the same content as"), "{}", out.stderr);
+}
+
+#[test]
+fn two_files_that_differ_only_in_the_middle_are_both_read() {
+    // Same length, same first and last 64 KiB: the fingerprint matches,
+    // the byte comparison does not.
+    let mut a = vec![b'#'; 300 * 1024];
+    a.extend_from_slice(b"\n");
+    let mut b = a.clone();
+    b[150 * 1024] = b'!';
+    let dir = tempfile::tempdir().unwrap();
+    let (pa, pb) = (dir.path().join("a.log"), dir.path().join("b.log"));
+    std::fs::write(&pa, &a).unwrap();
+    std::fs::write(&pb, &b).unwrap();
+    let out = run(&["groups", pa.to_str().unwrap(), pb.to_str().unwrap()]);
+    assert!(
+        !out.stderr.contains("the same content as"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A capture of `count` unanswered JoinGroup v5 requests of almost 16 MiB
+/// each: 64 protocols, each subscribing to 130,000 empty-named topics
+/// (issue 14: 897 MB of RSS per request before the cap).
+fn unanswered_join_groups_of_tiny_protocols(count: i32) -> Vec<u8> {
+    let mut meta = vec![0, 0];
+    meta.extend_from_slice(&130_000i32.to_be_bytes());
+    for _ in 0..130_000 {
+        meta.extend_from_slice(&[0, 0]);
+    }
+    meta.extend_from_slice(&(-1i32).to_be_bytes());
+    let mut conv = TcpConversation::new("10.0.0.1:50000", "10.0.0.2:9092");
+    conv.handshake();
+    for corr in 1..=count {
+        let mut req = Vec::new();
+        req.extend_from_slice(&11i16.to_be_bytes()); // JoinGroup
+        req.extend_from_slice(&5i16.to_be_bytes());
+        req.extend_from_slice(&corr.to_be_bytes());
+        req.extend_from_slice(&1i16.to_be_bytes());
+        req.push(b'c');
+        req.extend_from_slice(&4i16.to_be_bytes());
+        req.extend_from_slice(b"tiny"); // group id
+        req.extend_from_slice(&10_000i32.to_be_bytes());
+        req.extend_from_slice(&300_000i32.to_be_bytes());
+        req.extend_from_slice(&0i16.to_be_bytes()); // member id ""
+        req.extend_from_slice(&(-1i16).to_be_bytes()); // no instance id
+        req.extend_from_slice(&8i16.to_be_bytes());
+        req.extend_from_slice(b"consumer");
+        req.extend_from_slice(&64i32.to_be_bytes());
+        for p in 0..64 {
+            let name = format!("p{p}");
+            req.extend_from_slice(&(name.len() as i16).to_be_bytes());
+            req.extend_from_slice(name.as_bytes());
+            req.extend_from_slice(&(meta.len() as i32).to_be_bytes());
+            req.extend_from_slice(&meta);
+        }
+        let mut frame = (req.len() as i32).to_be_bytes().to_vec();
+        frame.extend_from_slice(&req);
+        conv.client_sends(&frame);
+    }
+    conv.fin(Side::Client).fin(Side::Server);
+    let mut pcap = PcapWriter::new(Vec::new(), Link::Ethernet, PcapOptions::default()).unwrap();
+    conv.write_to(&mut pcap).unwrap();
+    pcap.into_inner()
+}
+
+#[test]
+fn unanswered_16_mib_join_groups_of_tiny_protocols_keep_what_fits_under_512_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny.pcap");
+    std::fs::write(&path, unanswered_join_groups_of_tiny_protocols(6)).unwrap();
+    let out = under_512_mb(&["decode", "--format", "json", path.to_str().unwrap()]);
+    assert!(out.code == 0 || out.code == 1, "{out:#?}");
+    let report = json(&out.stdout);
+    let said = report["diagnostics"].to_string();
+    assert!(said.contains("list entries"), "{said}");
+    assert!(said.contains("left out"), "{said}");
+    // Every request is still there, unanswered.
+    assert_eq!(rows(&report, "exchanges").len(), 6, "{report:#}");
+}

@@ -1,6 +1,6 @@
 //! The timeline picture of one group, as inline SVG.
 //!
-//! Takes: a [`Report`] and a group name. Gives: one `<svg>` element. On top,
+//! Takes: a [`crate::report::Report`] (its [`Index`]) and a group name. Gives: one `<svg>` element. On top,
 //! the overview: a swimlane per member (label: client id and short member
 //! id), a time axis with round UTC ticks, a mark per event (join, sync,
 //! heartbeat, heartbeat error, leave, close, commit, broker log line),
@@ -21,10 +21,9 @@ mod panel;
 
 use std::io::{self, Write};
 
-use crate::report::Report;
-
 use super::doc::TriggerClass;
 use super::escape::escape;
+pub(crate) use model::Index;
 use model::{Picture, Window};
 use panel::{Panel, Scale};
 
@@ -40,8 +39,8 @@ const CHAR_W: f64 = 6.4;
 pub(crate) const MAX_ZOOMS: usize = 6;
 
 /// Writes the picture of `group`.
-pub(crate) fn write(report: &Report, group: &str, out: &mut dyn Write) -> io::Result<()> {
-    let picture = model::picture(report, group);
+pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::Result<()> {
+    let picture = model::picture_in(index, group);
     let Some((first, last)) = picture.range else {
         return empty(group, out);
     };
@@ -197,10 +196,11 @@ fn legend_item(svg: &mut String, x: &mut f64, y: f64, icon: &str, text: &str) {
 mod tests {
     use super::*;
     use crate::render::sample;
+    use crate::report::Report;
 
     fn svg(report: &Report, group: &str) -> String {
         let mut out = Vec::new();
-        write(report, group, &mut out).unwrap();
+        write(&Index::new(report), group, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 

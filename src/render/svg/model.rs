@@ -9,9 +9,10 @@
 //! `member_id` (a first JoinGroup, whose id is still empty) joins the lane
 //! of the member with its `client_id` that appears next.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::report::{Rebalance, Report, TimelineEntry};
+use crate::time::Timestamp;
 
 use crate::render::doc::TriggerClass;
 use crate::render::human;
@@ -77,24 +78,85 @@ pub(crate) struct Window {
     pub(crate) number: usize,
 }
 
-/// Builds the picture of `group`.
+/// The report split by group once, so that drawing every group's picture
+/// stays linear in the report (a scan of the whole timeline per group made
+/// `report --html` with 8 k groups take minutes).
+pub(crate) struct Index<'a> {
+    /// Entries naming each group, as (timeline position, entry).
+    named: HashMap<&'a str, Vec<(usize, &'a TimelineEntry)>>,
+    /// Entries naming no group, by member id, by client id (those without
+    /// a member id) and by host (those with neither).
+    by_member: HashMap<&'a str, Vec<(usize, &'a TimelineEntry)>>,
+    by_client: HashMap<&'a str, Vec<(usize, &'a TimelineEntry)>>,
+    by_host: HashMap<&'a str, Vec<(usize, &'a TimelineEntry)>>,
+    /// Each group's rebalances with their number in the report (0-based).
+    rounds: HashMap<&'a str, Vec<(usize, &'a Rebalance)>>,
+    /// [`human::span`] of the report.
+    span: Option<(Timestamp, Timestamp)>,
+}
+
+impl<'a> Index<'a> {
+    /// Indexes `report`.
+    pub(crate) fn new(report: &'a Report) -> Self {
+        let mut index = Index {
+            named: HashMap::new(),
+            by_member: HashMap::new(),
+            by_client: HashMap::new(),
+            by_host: HashMap::new(),
+            rounds: HashMap::new(),
+            span: human::span(report),
+        };
+        for (i, e) in report.timeline.iter().enumerate() {
+            let (member, client) = (non_empty(&e.member_id), non_empty(&e.client_id));
+            let list = match (
+                e.group.as_deref(),
+                member,
+                client,
+                non_empty(&e.client_host),
+            ) {
+                (Some(g), ..) => index.named.entry(g),
+                (None, Some(m), ..) => index.by_member.entry(m),
+                (None, None, Some(c), _) => index.by_client.entry(c),
+                (None, None, None, Some(h)) => index.by_host.entry(h),
+                (None, None, None, None) => continue,
+            };
+            list.or_default().push((i, e));
+        }
+        for (i, r) in report.rebalances.iter().enumerate() {
+            index
+                .rounds
+                .entry(r.group.as_str())
+                .or_default()
+                .push((i, r));
+        }
+        index
+    }
+}
+
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+/// Builds the picture of `group` (tests; [`picture_in`] draws reports).
+#[cfg(test)]
 pub(crate) fn picture(report: &Report, group: &str) -> Picture {
-    let numbered: Vec<(usize, &Rebalance)> = report
-        .rebalances
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.group == group)
-        .collect();
+    picture_in(&Index::new(report), group)
+}
+
+/// Builds the picture of `group` from the report's [`Index`].
+pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
+    let numbered: &[(usize, &Rebalance)] = index.rounds.get(group).map_or(&[], Vec::as_slice);
     let rounds: Vec<&Rebalance> = numbered.iter().map(|(_, r)| *r).collect();
-    let mut lanes = member_lanes(report, group, &rounds);
-    let group_lane = place_entries(report, group, &mut lanes);
+    let named: &[(usize, &TimelineEntry)] = index.named.get(group).map_or(&[], Vec::as_slice);
+    let mut lanes = member_lanes(named, &rounds);
+    let group_lane = place_entries(index, named, group, &mut lanes);
     for r in &rounds {
         add_parked(&mut lanes, r);
     }
     if !group_lane.marks.is_empty() || lanes.is_empty() {
         lanes.insert(0, group_lane);
     }
-    let range = observed_range(report, &lanes, &rounds);
+    let range = observed_range(index.span, &lanes, &rounds);
     let end = range.map(|(_, end)| end).unwrap_or(0);
     let windows = numbered
         .iter()
@@ -108,18 +170,50 @@ pub(crate) fn picture(report: &Report, group: &str) -> Picture {
 }
 
 /// Puts each timeline entry of the group (or naming none but matching a
-/// member) on its member's lane; returns the lane of the rest.
-fn place_entries(report: &Report, group: &str, lanes: &mut [Lane]) -> Lane {
+/// member) on its member's lane, in timeline order; returns the lane of the
+/// rest. Entries naming no group are looked up by the lanes' member ids,
+/// client ids and hosts rather than scanned.
+fn place_entries<'a>(
+    index: &Index<'a>,
+    named: &[(usize, &'a TimelineEntry)],
+    group: &str,
+    lanes: &mut [Lane],
+) -> Lane {
     let mut group_lane = Lane {
         label: "group events".into(),
         title: format!("events of group {group} that name no member"),
         is_group: true,
         ..Lane::default()
     };
-    for e in &report.timeline {
+    let mut entries: Vec<(usize, &TimelineEntry)> = named.to_vec();
+    let mut members = HashSet::new();
+    let mut clients = HashSet::new();
+    let mut hosts = HashSet::new();
+    for l in lanes.iter() {
+        members.extend(l.member_id.as_deref());
+        clients.extend(l.client_id.as_deref());
+        hosts.extend(l.hosts.iter().map(String::as_str));
+    }
+    let unnamed = |map: &HashMap<&str, Vec<(usize, &'a TimelineEntry)>>, keys: HashSet<&str>| {
+        keys.into_iter()
+            .flat_map(|k| map.get(k).into_iter().flatten().copied())
+            .collect::<Vec<_>>()
+    };
+    entries.extend(unnamed(&index.by_member, members));
+    entries.extend(unnamed(&index.by_client, clients));
+    entries.extend(unnamed(&index.by_host, hosts));
+    entries.sort_unstable_by_key(|(i, _)| *i);
+    let placed: Vec<(Option<usize>, &TimelineEntry)> = {
+        let lookup = LaneLookup::new(lanes);
+        entries
+            .into_iter()
+            .map(|(_, e)| (lookup.lane_of(lanes, e), e))
+            .collect()
+    };
+    for (lane, e) in placed {
         let named = e.group.as_deref() == Some(group);
-        match lane_of(lanes, e) {
-            Some(i) if named || e.group.is_none() => lanes[i].marks.push(mark(e)),
+        match lane {
+            Some(i) => lanes[i].marks.push(mark(e)),
             None if named => group_lane.marks.push(mark(e)),
             _ => {}
         }
@@ -129,9 +223,13 @@ fn place_entries(report: &Report, group: &str, lanes: &mut [Lane]) -> Lane {
 
 /// First and last instant to draw. A rebalance that never completed lasted
 /// at least until the inputs end, so the range reaches that far.
-fn observed_range(report: &Report, lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
+fn observed_range(
+    span: Option<(Timestamp, Timestamp)>,
+    lanes: &[Lane],
+    rounds: &[&Rebalance],
+) -> Option<(i64, i64)> {
     let range = range(lanes, rounds);
-    match (range, human::span(report)) {
+    match (range, span) {
         (Some((first, last)), Some((_, inputs_end)))
             if rounds.iter().any(|r| r.completed_at.is_none()) =>
         {
@@ -142,13 +240,9 @@ fn observed_range(report: &Report, lanes: &[Lane], rounds: &[&Rebalance]) -> Opt
 }
 
 /// One lane per `member_id` seen in the group, ordered by first sight.
-fn member_lanes(report: &Report, group: &str, rounds: &[&Rebalance]) -> Vec<Lane> {
+fn member_lanes(named: &[(usize, &TimelineEntry)], rounds: &[&Rebalance]) -> Vec<Lane> {
     let mut by_id: BTreeMap<&str, Lane> = BTreeMap::new();
-    let entries = report
-        .timeline
-        .iter()
-        .filter(|e| e.group.as_deref() == Some(group));
-    for e in entries {
+    for (_, e) in named {
         let Some(id) = e.member_id.as_deref().filter(|m| !m.is_empty()) else {
             continue;
         };
@@ -201,25 +295,52 @@ fn lane_title(lane: &Lane) -> String {
     parts.join("\n")
 }
 
-/// The lane an entry belongs to, if any member lane fits.
-fn lane_of(lanes: &[Lane], e: &TimelineEntry) -> Option<usize> {
-    if let Some(id) = e.member_id.as_deref().filter(|m| !m.is_empty()) {
-        return lanes
-            .iter()
-            .position(|l| l.member_id.as_deref() == Some(id));
+/// The lanes by member id, client id and host, so that finding an entry's
+/// lane is a lookup, not a scan of every lane (a group of 80 k members).
+struct LaneLookup<'l> {
+    by_member: HashMap<&'l str, usize>,
+    by_client: HashMap<&'l str, Vec<usize>>,
+    by_host: HashMap<&'l str, usize>,
+}
+
+impl<'l> LaneLookup<'l> {
+    fn new(lanes: &'l [Lane]) -> Self {
+        let mut l = LaneLookup {
+            by_member: HashMap::new(),
+            by_client: HashMap::new(),
+            by_host: HashMap::new(),
+        };
+        for (i, lane) in lanes.iter().enumerate() {
+            if let Some(m) = lane.member_id.as_deref() {
+                l.by_member.entry(m).or_insert(i);
+            }
+            if let Some(c) = lane.client_id.as_deref() {
+                l.by_client.entry(c).or_default().push(i);
+            }
+            for h in &lane.hosts {
+                l.by_host.entry(h.as_str()).or_insert(i);
+            }
+        }
+        l
     }
-    if let Some(client) = e.client_id.as_deref().filter(|c| !c.is_empty()) {
-        let same: Vec<usize> = (0..lanes.len())
-            .filter(|&i| lanes[i].client_id.as_deref() == Some(client))
-            .collect();
-        let next = same
-            .iter()
-            .copied()
-            .find(|&i| lanes[i].first_seen >= e.ts.0);
-        return next.or(same.last().copied());
+
+    /// The lane an entry belongs to, if any member lane fits: the lane of
+    /// its member id; else the next lane of its client id to appear (the
+    /// last if none appears later); else the first lane of its host.
+    fn lane_of(&self, lanes: &[Lane], e: &TimelineEntry) -> Option<usize> {
+        if let Some(id) = non_empty(&e.member_id) {
+            return self.by_member.get(id).copied();
+        }
+        if let Some(client) = non_empty(&e.client_id) {
+            let same = self.by_client.get(client)?;
+            let next = same
+                .iter()
+                .copied()
+                .find(|&i| lanes[i].first_seen >= e.ts.0);
+            return next.or(same.last().copied());
+        }
+        self.by_host.get(non_empty(&e.client_host)?).copied()
     }
-    let host = e.client_host.as_deref().filter(|h| !h.is_empty())?;
-    lanes.iter().position(|l| l.hosts.iter().any(|h| h == host))
 }
 
 fn mark(e: &TimelineEntry) -> Mark {

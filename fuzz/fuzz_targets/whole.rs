@@ -1,0 +1,45 @@
+//! Shared by the targets that read a whole input: takes what
+//! `input::read_stream` collected and runs the rest of the pipeline on it
+//! (timeline merge, group reconstruction, stops, assembly) and every
+//! renderer into a sink, so that decoded-but-odd events reach the group
+//! model and the output code too.
+use kgtrace::options::Options;
+use kgtrace::render::{self, Format, RenderOptions, View};
+
+pub fn analyse_and_render(collected: kgtrace::input::Collected) {
+    let timeline = kgtrace::timeline::merge(collected.captured, collected.logged);
+    let mut histories = kgtrace::group::reconstruct(&timeline.events);
+    kgtrace::stops::apply(&mut histories, &timeline.events, &collected.data);
+    let opts = Options::analyse(Vec::new(), View::Report, Format::Table);
+    let (report, _) = kgtrace::assemble::assemble(
+        collected.inputs,
+        collected.exchanges,
+        &timeline,
+        histories,
+        &collected.diagnostics,
+        &opts,
+    );
+    let ro = RenderOptions {
+        color: false,
+        width: None,
+        brief: false,
+    };
+    let mut sink = std::io::sink();
+    for (view, format) in [
+        (View::Report, Format::Table),
+        (View::Report, Format::Markdown),
+        (View::Report, Format::Ndjson),
+        (View::Rebalances, Format::Csv),
+        (View::Groups, Format::Json),
+        (View::Timeline, Format::Table),
+    ] {
+        let _ = render::render(&report, view, format, &ro, &mut sink);
+    }
+    let brief = RenderOptions {
+        brief: true,
+        width: Some(80),
+        ..ro
+    };
+    let _ = render::render(&report, View::Report, Format::Table, &brief, &mut sink);
+    let _ = render::render_html(&report, &mut sink);
+}
