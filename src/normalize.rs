@@ -24,6 +24,11 @@ use crate::time::Timestamp;
 /// several groups).
 pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent> {
     let mut events = Vec::new();
+    // Most exchanges of a capture (Fetch, Produce) carry no group event:
+    // their client is not formatted for nothing.
+    if ex.request.is_none() && ex.response.is_none() && ex.response_groups.is_empty() {
+        return events;
+    }
     let client = client_ref(ex);
     if let (Some(kind), Some(ts), Some(frame)) = (&ex.request, ex.request_ts, ex.request_frame) {
         events.push(GroupEvent {

@@ -7,9 +7,12 @@
 //! kgtrace must report, in a rebalance of that group starting after it, a
 //! partition stop whose old owner is that client, with a cause that fits
 //! the action and a `stopped_at` within max(1 s, 25 % of the stop) of the
-//! action. The truth files hold no assignment callbacks (revoked/assigned
-//! times per partition), so stops that only those would show are not
-//! checked here; the synthetic scenarios in `src/stops/tests.rs` cover them.
+//! action, and (Apache Kafka fixtures) a `stopped_ms` within max(1 s, 25 %)
+//! of the time until another member logged the next generation. The truth
+//! files hold no per-partition assignment callbacks (revoked/assigned times
+//! per partition), so stops that only those would show are not checked
+//! here; the synthetic scenarios in `src/stops/tests.rs` cover them. Also:
+//! records read twice against what the lab's consumers logged consuming.
 
 use kgtrace::render::View;
 use kgtrace::report::{PartitionStop, Rebalance};
@@ -43,6 +46,43 @@ const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
         "g1-c1",
         "leave inside tansu's cooperative storm",
     ),
+    // Apache Kafka, static member (KIP-345): a static member's close sends
+    // no LeaveGroup (AbstractCoordinator.maybeLeaveGroup leaves only
+    // dynamic members on close), and its restart with the same
+    // group.instance.id into a Stable group only swaps the member id and
+    // answers the current assignment (GroupCoordinator.
+    // updateStaticMemberAndRebalance / ClassicGroup: no new generation):
+    // its partitions stop for the restart (about 2.3 s) but no rebalance
+    // exists to report the stop on.
+    (
+        "ak39_java_static_restart",
+        "g1-c2",
+        "static member restart without a rebalance",
+    ),
+    // KIP-848 (group.protocol=consumer): assignments travel in
+    // ConsumerGroupHeartbeat answers (GroupMetadataManager.
+    // consumerGroupHeartbeat), which the stops stage does not read yet.
+    (
+        "ak4_ck_k848_join_leave",
+        "g1-c1",
+        "KIP-848 assignments not read",
+    ),
+    (
+        "ak4_k848_join_leave",
+        "g1-c1",
+        "KIP-848 assignments not read",
+    ),
+    ("ak4_k848_killed", "g1-c2", "KIP-848 assignments not read"),
+    (
+        "ak4_k848_session_timeout",
+        "g1-c2",
+        "KIP-848 assignments not read",
+    ),
+    // Online upgrade classic -> consumer (KIP-848 migration): the last
+    // classic member leaves into a group already converted; its partitions
+    // move in ConsumerGroupHeartbeat answers, which the stops stage does not
+    // read, so they have no next owner.
+    ("ak4_java_upgrade", "g1-c3", "classic -> consumer upgrade"),
 ];
 
 /// An owner-stopping action of the driver.
@@ -61,7 +101,7 @@ fn actions(truth: &Value) -> Vec<Action> {
         .filter(|a| {
             matches!(
                 a["action"].as_str(),
-                Some("kill" | "freeze" | "stop_polling" | "leave")
+                Some("kill" | "freeze" | "stop_polling" | "leave" | "exit_without_close")
             )
         })
         .filter_map(|a| {
@@ -78,11 +118,27 @@ fn actions(truth: &Value) -> Vec<Action> {
 /// The causes an action may show as.
 fn fits(action: &str, why: &str) -> bool {
     match action {
-        "kill" | "freeze" => why == "owner_silent",
+        "kill" | "freeze" | "exit_without_close" => why == "owner_silent",
         "stop_polling" => why == "owner_not_polling",
         "leave" => why == "owner_left",
         _ => false,
     }
+}
+
+/// How long the lab saw the owner's partitions stopped: from the action to
+/// the first time another member of the group logged the next generation
+/// (its JoinGroup/SyncGroup answer: the clients' own logs); `None` when no
+/// later generation was logged.
+fn truth_stop_ms(truth: &Value, a: &Action) -> Option<f64> {
+    truth["generations"]
+        .as_array()?
+        .iter()
+        .filter(|g| g["group"].as_str() == Some(a.group.as_str()))
+        .filter(|g| g["client_id"].as_str() != Some(a.client_id.as_str()))
+        .filter_map(|g| Timestamp::parse_rfc3339(g["ts"].as_str()?))
+        .filter(|ts| *ts > a.ts)
+        .min()
+        .map(|ts| ts.millis_since(a.ts))
 }
 
 fn found<'a>(rebalances: &'a [Rebalance], a: &Action) -> Option<&'a PartitionStop> {
@@ -99,15 +155,27 @@ fn found<'a>(rebalances: &'a [Rebalance], a: &Action) -> Option<&'a PartitionSto
         })
 }
 
+/// Every lab fixture whose capture holds whole frames: tansu's and Apache
+/// Kafka's.
+fn fixtures() -> Vec<String> {
+    let tansu = util::lab_captures().into_iter().map(|path| {
+        std::path::Path::new(&path)
+            .file_stem()
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_default()
+    });
+    let kafka = util::KAFKA_FIXTURES
+        .iter()
+        .filter(|n| !util::snapped(n))
+        .map(|n| n.to_string());
+    tansu.chain(kafka).collect()
+}
+
 #[test]
 fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action() {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for path in util::lab_captures() {
-        let name = std::path::Path::new(&path)
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
+    for name in fixtures() {
         let truth = util::truth_of(&name);
         let report = util::analyse(&name, View::Rebalances);
         for a in actions(&truth) {
@@ -138,8 +206,227 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
                     a.action, a.client_id, a.ts, p.partition, p.why_stopped, p.stopped_at
                 ));
             }
+            // The stop's length, where the lab's clients logged the next
+            // generation and it is long enough to matter (2 s). Apache
+            // Kafka only: tansu answers a new round with the generation it
+            // already had (its truths log "generation 2" twice), so the
+            // next generation there does not mark the end of a stop.
+            let kafka = name.starts_with("ak");
+            let want = truth_stop_ms(&truth, &a).filter(|ms| kafka && *ms >= 2000.0);
+            if let Some(want) = want {
+                let allowed = (want * 0.25).max(1000.0);
+                let ok = p.stopped_ms.is_some_and(|ms| (ms - want).abs() <= allowed);
+                if !ok {
+                    failures.push(format!(
+                        "{name}: {} {}: the lab saw {want:.0} ms stopped, kgtrace {} {:?} ms ({allowed:.0} allowed)",
+                        a.action, a.client_id, p.partition, p.stopped_ms
+                    ));
+                }
+            }
         }
     }
     assert!(checked >= 10, "only {checked} actions checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Apache Kafka fixtures whose records read twice kgtrace cannot count
+/// yet, with why. The test fails when one starts to match (delete it then).
+const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[
+    // KIP-848 (group.protocol=consumer): assignments travel in
+    // ConsumerGroupHeartbeat answers, which the stops stage does not read
+    // yet, so these groups have no partition stops to count on.
+    ("ak4_k848_killed", "KIP-848 assignments not read"),
+    ("ak4_k848_session_timeout", "KIP-848 assignments not read"),
+];
+
+/// Records read twice per `group:partition`, summed over every rebalance.
+fn reprocessed(rebalances: &[Rebalance]) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    for r in rebalances {
+        for p in &r.partitions {
+            if let Some(n) = p.reprocessed.filter(|n| *n > 0) {
+                *out.entry(format!("{}:{}", r.group, p.partition))
+                    .or_default() += n;
+            }
+        }
+    }
+    out
+}
+
+/// Records consumed more than once per `group:partition`, as the truth
+/// derives them from every consumer's log of each consumed offset.
+fn consumed_twice(truth: &Value) -> std::collections::BTreeMap<String, i64> {
+    let mut out = std::collections::BTreeMap::new();
+    let twice = truth["records"]["consumed_more_than_once"].as_array();
+    for x in twice.into_iter().flatten() {
+        let (Some(g), Some(p)) = (x["group"].as_str(), x["partition"].as_str()) else {
+            continue;
+        };
+        // Each consumer beyond the first read it once more.
+        let extra = x["consumed_by"]
+            .as_array()
+            .map_or(1, |c| c.len().max(2) - 1);
+        *out.entry(format!("{g}:{p}")).or_default() += extra as i64;
+    }
+    out
+}
+
+#[test]
+fn records_processed_twice_equal_what_the_lab_consumers_logged_as_consumed_twice_per_partition() {
+    let mut failures = Vec::new();
+    let mut counted = 0;
+    for name in util::KAFKA_FIXTURES {
+        if util::snapped(name) {
+            continue;
+        }
+        let truth = util::truth_of(name);
+        if truth["records"].is_null() {
+            continue;
+        }
+        let want = consumed_twice(&truth);
+        let got = reprocessed(&util::analyse(name, View::Rebalances).rebalances);
+        counted += want.values().sum::<i64>();
+        let known = REPROCESSED_NOT_COUNTED.iter().any(|(f, _)| f == name);
+        match (got == want, known) {
+            (false, false) => failures.push(format!("{name}: lab {want:?}, kgtrace {got:?}")),
+            (true, true) if !want.is_empty() => failures.push(format!(
+                "{name} matches now: remove it from REPROCESSED_NOT_COUNTED"
+            )),
+            _ => {}
+        }
+    }
+    // The duplicate scenario (ak4_java_processed_twice) alone has 22.
+    assert!(
+        counted >= 22,
+        "only {counted} records read twice in the truths"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_duplicate_scenario_counts_exactly_the_records_its_consumers_read_twice() {
+    let name = "ak4_java_processed_twice";
+    let truth = util::truth_of(name);
+    let want: i64 = consumed_twice(&truth).values().sum();
+    // The truth's count is the consumers' own: what the halted member
+    // consumed (its log) came back to the next owners.
+    let halted = truth["records"]["members"]["g1-c2"]["consumed"].as_i64();
+    assert_eq!(
+        Some(want),
+        halted,
+        "truth: every record g1-c2 consumed was read again"
+    );
+    let report = util::analyse(name, View::Rebalances);
+    let got: i64 = reprocessed(&report.rebalances).values().sum();
+    assert_eq!(got, want);
+}
+
+/// Apache Kafka fixtures whose groups are classic all along, with whole
+/// frames (KIP-848 groups and the classic -> consumer upgrade are the
+/// group model's, issue 10).
+fn classic_kafka_fixtures() -> Vec<&'static str> {
+    util::KAFKA_FIXTURES
+        .iter()
+        .copied()
+        .filter(|n| !util::snapped(n) && !n.contains("k848") && *n != "ak4_java_upgrade")
+        .collect()
+}
+
+#[test]
+fn the_members_after_each_round_are_who_answered_the_new_generation_each_once() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in classic_kafka_fixtures() {
+        let truth = util::truth_of(name);
+        let report = util::analyse(name, View::Rebalances);
+        for r in &report.rebalances {
+            let want = truth["rebalances"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| {
+                    t["group"].as_str() == Some(r.group.as_str())
+                        && t["to_generation"].as_i64() == r.generation.map(i64::from)
+                });
+            let Some(want) = want else { continue };
+            checked += 1;
+            let mut want_clients: Vec<&str> = want["members_after"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str())
+                .collect();
+            want_clients.sort_unstable();
+            let mut got_clients: Vec<&str> = r
+                .members_after
+                .iter()
+                .filter_map(|m| m.client_id.as_deref())
+                .collect();
+            got_clients.sort_unstable();
+            let mut want_ids: Vec<&str> = want["member_ids_after"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(_, id)| id.as_str())
+                .collect();
+            want_ids.sort_unstable();
+            let mut got_ids: Vec<&str> = r
+                .members_after
+                .iter()
+                .map(|m| m.member_id.as_str())
+                .collect();
+            got_ids.sort_unstable();
+            if got_clients != want_clients || (!want_ids.is_empty() && got_ids != want_ids) {
+                failures.push(format!(
+                    "{name} {} gen {:?}: kgtrace {got_clients:?} {got_ids:?}, lab {want_clients:?} {want_ids:?}",
+                    r.group, r.generation
+                ));
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} rounds checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_leader_shown_is_the_one_the_join_group_answers_name_and_a_static_member_appears_once() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in classic_kafka_fixtures() {
+        let truth = util::truth_of(name);
+        let report = util::analyse(name, View::Groups);
+        for g in &report.groups {
+            // The leader the clients' JoinGroup answers named in the last
+            // generation they logged.
+            let last = truth["generations"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|x| x["group"].as_str() == Some(g.group.as_str()))
+                .filter(|x| x["leader_id"].is_string() && x["in_capture"] != false)
+                .max_by_key(|x| x["generation"].as_i64());
+            if let Some(last) = last {
+                checked += 1;
+                if g.leader.as_deref() != last["leader_id"].as_str() {
+                    failures.push(format!(
+                        "{name} {}: leader {:?}, the JoinGroup answers named {}",
+                        g.group, g.leader, last["leader_id"]
+                    ));
+                }
+            }
+            let mut instances: Vec<&str> = g
+                .members
+                .iter()
+                .filter_map(|m| m.group_instance_id.as_deref())
+                .collect();
+            let n = instances.len();
+            instances.sort_unstable();
+            instances.dedup();
+            if instances.len() != n {
+                failures.push(format!("{name} {}: a static member listed twice", g.group));
+            }
+        }
+    }
+    assert!(checked >= 20, "only {checked} leaders checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -94,6 +94,34 @@ impl MemberBook {
         }
     }
 
+    /// `ids` with one member per static id (KIP-345): a group.instance.id
+    /// maps to one member id, and a restart with a new member id replaces
+    /// the old one (GroupMetadataManager / ClassicGroup
+    /// `replaceStaticMember`); the member seen last is kept.
+    pub fn one_per_instance<'a>(
+        &self,
+        ids: impl IntoIterator<Item = &'a String>,
+    ) -> Vec<&'a String> {
+        let ids: Vec<&String> = ids.into_iter().collect();
+        let holder = |id: &str| {
+            let m = self.members.get(id)?;
+            let i = m.group_instance_id.as_deref()?;
+            ids.iter()
+                .filter_map(|o| self.members.get(o.as_str()))
+                .filter(|o| o.group_instance_id.as_deref() == Some(i))
+                .max_by(|a, b| {
+                    a.last_seen
+                        .cmp(&b.last_seen)
+                        .then(a.member_id.cmp(&b.member_id))
+                })
+                .map(|o| o.member_id.clone())
+        };
+        ids.iter()
+            .copied()
+            .filter(|id| holder(id).is_none_or(|h| &h == *id))
+            .collect()
+    }
+
     /// The member that holds a static id now, other than `except`.
     pub fn by_instance(&self, instance: &str, except: &str) -> Option<&Member> {
         self.members

@@ -352,7 +352,7 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
     }
     let after = r.members_final.clone().unwrap_or_else(|| r.members_after());
     out.members_before = book.summaries(&r.members_before);
-    out.members_after = book.summaries(&after);
+    out.members_after = book.summaries(book.one_per_instance(&after));
     for m in &mut out.members_after {
         if let Some(a) = r.assignment_after.get(&m.member_id) {
             m.assignment = a.clone();
@@ -616,7 +616,7 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
         state: g.state.to_string(),
         generation: g.generation,
         generations_seen: g.generations_seen.iter().copied().collect(),
-        members: g.book.summaries(&g.current),
+        members: g.book.summaries(g.book.one_per_instance(&g.current)),
         leader: g.leader.clone(),
         coordinator: g.coordinator.clone(),
         rebalance_count: rebalances.len() as u64,

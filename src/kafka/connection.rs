@@ -15,6 +15,7 @@ use crate::time::Timestamp;
 
 use super::apis;
 use super::consumer_protocol;
+use super::data_path;
 use super::decode::{self, Decoded};
 use super::decode_data;
 use super::decode_response;
@@ -191,7 +192,9 @@ impl Connection {
         let (api_key, version) = (peek.api_key, peek.api_version);
         let no_answer = api_key == 0 && header::produce_acks(&f.bytes, version) == Read::Done(0);
         let exchange = ctx.next_exchange();
-        let decoded = self.decode_request(f, api_key, version, exchange, ctx);
+        let client_id = peek.client_id.as_deref().or(self.last.client_id.as_deref());
+        let assigned = ctx.assigned(client_id);
+        let decoded = self.decode_request(f, (api_key, version), exchange, assigned, ctx);
         if let Some(s) = &decoded.decoded.software {
             self.software = Some(s.clone());
         }
@@ -220,9 +223,9 @@ impl Connection {
     fn decode_request(
         &mut self,
         f: SplitFrame,
-        api_key: i16,
-        version: i16,
+        (api_key, version): (i16, i16),
         exchange: u64,
+        assigned: u64,
         ctx: &mut Ctx,
     ) -> RequestSide {
         let correlation_id =
@@ -237,10 +240,15 @@ impl Connection {
             self.decoded_or_diag(r, api_key, version, frame, "request", ctx)
         } else if apis::is_group_api(api_key) && f.cut {
             partial::request(&f.bytes, api_key, version, exchange).unwrap_or_default()
-        } else if f.complete {
-            let data = decode_data::request(&f.bytes, api_key, version, exchange);
+        } else if f.complete && api_key == decode_data::key::FETCH {
+            let ask = data_path::fetch_request(&f.bytes, version);
             Decoded {
-                data: self.fetch_memory.asked(data, ts),
+                data: self.fetch_memory.asked(ask, exchange, ts, assigned),
+                ..Decoded::default()
+            }
+        } else if f.complete {
+            Decoded {
+                data: decode_data::request(&f.bytes, api_key, version, exchange),
                 ..Decoded::default()
             }
         } else {
@@ -345,6 +353,13 @@ impl Connection {
         let Some(req) = self.in_flight.remove(&corr) else {
             return self.on_unmatched(f, corr, ctx);
         };
+        if matches!(
+            req.api_key,
+            apis::key::SYNC_GROUP | apis::key::CONSUMER_GROUP_HEARTBEAT
+        ) {
+            let client_id = req.client_id.as_deref().or(self.last.client_id.as_deref());
+            ctx.note_assignment(client_id);
+        }
         // A request that could not be decoded was reported once already.
         let decoded = if apis::decodable(req.api_key, req.api_version) && f.complete {
             let limit = consumer_protocol::MAX_KEPT_PER_MESSAGE.min(*ctx.kept_left);

@@ -127,9 +127,35 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// What one Fetch request asked: its KIP-227 fetch session and the
+/// partitions it lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct FetchAsk {
+    /// `session_id` (v7+; 0: none asked for yet).
+    pub session_id: i32,
+    /// `session_epoch` (v7+): 0 opens a session with a full request, -1 is a
+    /// full request without a session, above 0 an incremental one. Before
+    /// v7 there are no sessions: every request is full (-1 here).
+    pub epoch: i32,
+    /// Partitions and positions listed (an incremental request lists only
+    /// what was added to its session or changed).
+    pub partitions: Vec<PartitionOffset>,
+    /// `forgotten_topics_data` (v7+): partitions an incremental request
+    /// removes from its session, as `(topic, partition)`.
+    pub forgotten: Vec<(String, i32)>,
+}
+
+impl FetchAsk {
+    /// Whether the request lists its whole partition set
+    /// (`FetchMetadata.isFull`: epoch 0 or -1).
+    pub(crate) fn is_full(&self) -> bool {
+        self.epoch <= 0
+    }
+}
+
 /// Each partition's `fetch_offset` in a whole Fetch request body (request
-/// header included). `None` when it does not parse.
-pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<Vec<PartitionOffset>> {
+/// header included), with its fetch session. `None` when it does not parse.
+pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<FetchAsk> {
     let flexible = version >= 12;
     let mut c = Cursor::new(body);
     c.take(8)?; // api key, version, correlation id
@@ -148,10 +174,14 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<Vec<PartitionOf
     if version >= 4 {
         c.i8()?; // isolation_level
     }
+    let mut ask = FetchAsk {
+        epoch: -1,
+        ..FetchAsk::default()
+    };
     if version >= 7 {
-        c.take(8)?; // session_id, session_epoch
+        ask.session_id = c.i32()?;
+        ask.epoch = c.i32()?;
     }
-    let mut out = Vec::new();
     for _ in 0..c.count(flexible)? {
         let topic = c.topic(version)?;
         for _ in 0..c.count(flexible)? {
@@ -170,8 +200,8 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<Vec<PartitionOf
             if flexible {
                 c.tagged_fields()?;
             }
-            if out.len() < MAX_PARTITIONS {
-                out.push(PartitionOffset {
+            if ask.partitions.len() < MAX_PARTITIONS {
+                ask.partitions.push(PartitionOffset {
                     topic: topic.clone(),
                     partition,
                     offset,
@@ -183,7 +213,29 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<Vec<PartitionOf
             c.tagged_fields()?;
         }
     }
-    Some(out)
+    if version >= 7 {
+        forgotten(&mut c, version, &mut ask.forgotten)?;
+    }
+    Some(ask)
+}
+
+/// `forgotten_topics_data`: topic (name, or id from v13) and its partition
+/// indexes.
+fn forgotten(c: &mut Cursor<'_>, version: i16, out: &mut Vec<(String, i32)>) -> Option<()> {
+    let flexible = version >= 12;
+    for _ in 0..c.count(flexible)? {
+        let topic = c.topic(version)?;
+        for _ in 0..c.count(flexible)? {
+            let partition = c.i32()?;
+            if out.len() < MAX_PARTITIONS {
+                out.push((topic.clone(), partition));
+            }
+        }
+        if flexible {
+            c.tagged_fields()?;
+        }
+    }
+    Some(())
 }
 
 /// Where the skimmer is in a Fetch response.
@@ -597,6 +649,7 @@ mod tests {
             let got = fetch_request(&f[4..], version).unwrap_or_else(|| panic!("v{version}"));
             let (a, b) = names(version);
             let got: Vec<(String, i32, i64)> = got
+                .partitions
                 .into_iter()
                 .map(|p| (p.topic, p.partition, p.offset))
                 .collect();
@@ -606,6 +659,31 @@ mod tests {
                 "v{version}"
             );
         }
+    }
+
+    #[test]
+    fn reads_the_fetch_session_and_the_forgotten_partitions_from_v7_on() {
+        use kafka_protocol::messages::fetch_request::ForgottenTopic;
+        let req = request()
+            .with_session_id(77)
+            .with_session_epoch(3)
+            .with_forgotten_topics_data(vec![ForgottenTopic::default()
+                .with_topic(TopicName(s("orders")))
+                .with_topic_id(uuid::Uuid::from_bytes(ID))
+                .with_partitions(vec![5, 6])]);
+        for version in 7..=17 {
+            let f = req_frame(1, version, 5, "consumer-1", &req);
+            let got = fetch_request(&f[4..], version).unwrap_or_else(|| panic!("v{version}"));
+            let (a, _) = names(version);
+            assert_eq!((got.session_id, got.epoch), (77, 3), "v{version}");
+            assert!(!got.is_full());
+            assert_eq!(got.forgotten, vec![(a.clone(), 5), (a, 6)], "v{version}");
+            assert_eq!(got.partitions.len(), 3);
+        }
+        // Before v7 there are no sessions: every request is full.
+        let f = req_frame(1, 6, 5, "consumer-1", &request());
+        let got = fetch_request(&f[4..], 6).unwrap();
+        assert!(got.is_full() && got.forgotten.is_empty());
     }
 
     #[test]

@@ -18,7 +18,6 @@ use kafka_protocol::protocol::Decodable;
 use crate::event::{DataKind, ErrorCode, PartitionOffset, PartitionWatermark, MAX_OFFSETS};
 
 use super::apis;
-use super::data_path;
 use super::decode::{decode, text};
 
 /// API keys of the data-path messages kgtrace reads.
@@ -44,13 +43,11 @@ fn known(api_key: i16, version: i16) -> bool {
     })
 }
 
-/// The data-path event of a request, if it is one kgtrace reads.
+/// The data-path event of a request, if it is one kgtrace reads (Fetch
+/// requests go through [`super::data_path::fetch_request`] and the connection's
+/// fetch session instead).
 pub(crate) fn request(body: &[u8], api_key: i16, version: i16, exchange: u64) -> Option<DataKind> {
     match api_key {
-        key::FETCH => Some(DataKind::FetchRequest {
-            exchange,
-            partitions: data_path::fetch_request(body, version)?,
-        }),
         key::LIST_OFFSETS if known(api_key, version) => {
             list_offsets_request(body, version, exchange)
         }

@@ -5,6 +5,7 @@
 //! decode` and the input of [`crate::normalize`]; and [`ClosedConnection`],
 //! what is known about a group member's connection when it ends.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use serde::Serialize;
@@ -262,6 +263,10 @@ pub(crate) struct Ctx<'a> {
     pub exchange_ids: &'a mut u64,
     /// Frames a stream hole cut short, decoder-wide.
     pub cut_frames: &'a mut u64,
+    /// Per client id, a stamp bumped by every assignment answered to it
+    /// (SyncGroup, ConsumerGroupHeartbeat): its Fetch connections tell
+    /// their whole fetch session on their next request.
+    pub assignments: &'a mut HashMap<String, u64>,
     /// Bytes the decoded lists of the rest of the run may still keep
     /// (see [`super::MAX_KEPT_PER_RUN`]).
     pub kept_left: &'a mut usize,
@@ -272,7 +277,28 @@ impl Ctx<'_> {
         *self.exchange_ids += 1;
         *self.exchange_ids
     }
+
+    /// The assignment stamp of `client_id`.
+    pub(crate) fn assigned(&self, client_id: Option<&str>) -> u64 {
+        client_id
+            .and_then(|c| self.assignments.get(c))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Notes an assignment answered to `client_id`.
+    pub(crate) fn note_assignment(&mut self, client_id: Option<&str>) {
+        let Some(c) = client_id else { return };
+        if self.assignments.len() >= MAX_CLIENTS && !self.assignments.contains_key(c) {
+            return;
+        }
+        *self.assignments.entry(c.to_string()).or_default() += 1;
+    }
 }
+
+/// Client ids whose assignments are stamped (a hostile capture must not
+/// grow the map without bound).
+const MAX_CLIENTS: usize = 64 * 1024;
 
 #[cfg(test)]
 mod tests {

@@ -1,23 +1,41 @@
 //! What one connection's Fetch traffic already told, so that only news is
-//! handed on.
+//! handed on, and the connection's KIP-227 fetch session.
 //!
-//! Takes: the positions of each Fetch request and the partition headers of
-//! each answer on one connection. Gives: the same, less what repeats: a
-//! consumer long-polling an idle partition asks for the same offset twice a
-//! second for hours. A partition is kept when its position (or high
-//! watermark) changed, when it was missing from the connection's previous
-//! request (it was just assigned, or resumed), when records were delivered
-//! (their last offset is the consumer's new position), or when nothing of it
-//! was handed on for [`REFRESH_NS`]; a request with nothing kept still
-//! counts as a sign of life once per [`REFRESH_NS`]. So positions are exact,
-//! and a resume at an unchanged position on the same connection straight
-//! after the same position was asked is seen at most [`REFRESH_NS`] late.
-//! Memory is bounded by [`MAX_TRACKED`] partitions per connection.
+//! Takes: each Fetch request's [`FetchAsk`] (its session and the partitions
+//! it lists) and the partition headers of each answer on one connection.
+//! Gives: the positions of every partition the request fetches, less what
+//! repeats: a consumer long-polling an idle partition asks for the same
+//! offset twice a second for hours.
+//!
+//! The fetch session (KIP-227) follows Kafka's `FetchSessionHandler.
+//! Builder.build` (client) and `FetchSession`/`FetchContext` (broker,
+//! `FetchSession.java`): a full request (epoch 0, which opens a session, or
+//! -1, sessionless; every request before v7) lists the whole partition set;
+//! an incremental one (epoch > 0, the session id the broker answered) lists
+//! only partitions added or changed and names the removed ones in
+//! `forgotten_topics_data`; every partition of the session not named is
+//! still fetched at its last position. So a partition's position is its
+//! last listed one, and it is being fetched while it is in the session. A
+//! new session id on an incremental request means the session's earlier
+//! state was not seen: only what it lists is known.
+//!
+//! A partition is handed on when its position (or high watermark) changed,
+//! when it entered the set (it was just assigned, or resumed), when records
+//! were delivered (their last offset is the consumer's new position), when
+//! its client was answered an assignment since the connection's last
+//! request (`assigned` changed: SyncGroup or ConsumerGroupHeartbeat, so the
+//! first Fetch after an assignment is exact even for a partition the
+//! session kept unchanged), or when nothing of it was handed on for
+//! [`REFRESH_NS`]; a request with nothing kept still counts as a sign of
+//! life once per [`REFRESH_NS`]. Memory is bounded by [`MAX_TRACKED`]
+//! partitions per connection.
 
 use std::collections::HashMap;
 
-use crate::event::{DataKind, PartitionWatermark};
+use crate::event::{DataKind, PartitionOffset, PartitionWatermark};
 use crate::time::Timestamp;
+
+use super::data_path::FetchAsk;
 
 /// How often a repeating partition (or a request with no news) is handed on.
 pub(crate) const REFRESH_NS: i64 = 1_000_000_000;
@@ -25,79 +43,116 @@ pub(crate) const REFRESH_NS: i64 = 1_000_000_000;
 /// Partitions remembered per connection; past this the memory starts over.
 const MAX_TRACKED: usize = 16 * 1024;
 
+/// The round of a partition an incremental request forgot.
+const OUT: u64 = u64::MAX;
+
 #[derive(Clone, Copy, Debug)]
 struct Seen {
     offset: i64,
-    /// The request sequence number that last named it.
-    seq: u64,
+    /// The session round (`FetchMemory::round`) it is in; [`OUT`]: forgotten.
+    round: u64,
     /// When it was last handed on.
     told: Timestamp,
     high_watermark: i64,
     told_answer: Timestamp,
 }
 
-/// One connection's Fetch memory.
+/// One connection's Fetch memory and fetch session.
 #[derive(Debug, Default)]
 pub(crate) struct FetchMemory {
-    seq: u64,
+    /// Bumped by every full request: partitions of older rounds left the set.
+    round: u64,
+    /// The session id incremental requests use: `None` after a full
+    /// request that opened a session (epoch 0; the broker's answer names
+    /// it, and the first incremental request uses that id), else the id
+    /// (0: no session).
+    session_id: Option<i32>,
+    /// The client's assignment stamp at the last request.
+    assigned: u64,
     last_told: Option<Timestamp>,
     seen: HashMap<String, HashMap<i32, Seen>>,
     tracked: usize,
 }
 
 impl FetchMemory {
-    /// Filters a decoded request's data-path event (only Fetch requests are
-    /// filtered).
-    pub(crate) fn asked(&mut self, data: Option<DataKind>, ts: Timestamp) -> Option<DataKind> {
-        let Some(DataKind::FetchRequest {
-            exchange,
-            partitions,
-        }) = data
-        else {
-            return data;
-        };
-        self.seq += 1;
+    /// The news of one Fetch request: `assigned` is its client's assignment
+    /// stamp (changes when the client was answered an assignment).
+    pub(crate) fn asked(
+        &mut self,
+        ask: Option<FetchAsk>,
+        exchange: u64,
+        ts: Timestamp,
+        assigned: u64,
+    ) -> Option<DataKind> {
+        let ask = ask?;
         if self.tracked > MAX_TRACKED {
             self.seen.clear();
             self.tracked = 0;
         }
-        let seq = self.seq;
-        let kept: Vec<_> = partitions
-            .into_iter()
-            .filter(|p| {
-                let fresh = Seen {
-                    offset: p.offset,
-                    seq,
-                    told: ts,
-                    high_watermark: -1,
-                    told_answer: Timestamp(i64::MIN),
-                };
-                if !self.seen.contains_key(p.topic.as_str()) {
-                    self.seen.insert(p.topic.clone(), HashMap::new());
-                }
-                let Some(topic) = self.seen.get_mut(p.topic.as_str()) else {
-                    return true;
-                };
-                match topic.get_mut(&p.partition) {
-                    Some(s) => {
-                        let news = s.offset != p.offset
-                            || s.seq + 1 != seq
-                            || ts.0.saturating_sub(s.told.0) >= REFRESH_NS;
-                        s.offset = p.offset;
-                        s.seq = seq;
-                        if news {
-                            s.told = ts;
-                        }
-                        news
+        let full = ask.is_full();
+        let new_session = !full && self.session_id.is_some_and(|id| id != ask.session_id);
+        // In the set before this request: the round as it was.
+        let before = self.round;
+        if full || new_session {
+            self.round += 1;
+        }
+        self.session_id = match ask.epoch {
+            0 => None,
+            e if e < 0 => Some(0),
+            _ => Some(ask.session_id),
+        };
+        let round = self.round;
+        let retell = std::mem::replace(&mut self.assigned, assigned) != assigned;
+        let mut kept: Vec<PartitionOffset> = Vec::new();
+        for p in ask.partitions {
+            let topic = match self.seen.get_mut(p.topic.as_str()) {
+                Some(t) => t,
+                None => self.seen.entry(p.topic.clone()).or_default(),
+            };
+            let news = match topic.get_mut(&p.partition) {
+                Some(s) => {
+                    let news = s.offset != p.offset
+                        || s.round != before
+                        || retell
+                        || ts.0.saturating_sub(s.told.0) >= REFRESH_NS;
+                    s.offset = p.offset;
+                    s.round = round;
+                    if news {
+                        s.told = ts;
                     }
-                    None => {
-                        topic.insert(p.partition, fresh);
-                        self.tracked += 1;
-                        true
-                    }
+                    news
                 }
-            })
-            .collect();
+                None => {
+                    topic.insert(
+                        p.partition,
+                        Seen {
+                            offset: p.offset,
+                            round,
+                            told: ts,
+                            high_watermark: -1,
+                            told_answer: Timestamp(i64::MIN),
+                        },
+                    );
+                    self.tracked += 1;
+                    true
+                }
+            };
+            if news {
+                kept.push(p);
+            }
+        }
+        for (topic, partition) in &ask.forgotten {
+            if let Some(s) = self
+                .seen
+                .get_mut(topic.as_str())
+                .and_then(|t| t.get_mut(partition))
+            {
+                s.round = OUT;
+            }
+        }
+        if !full {
+            self.unlisted(ts, retell, &mut kept);
+        }
         let alive = self
             .last_told
             .is_none_or(|t| ts.0.saturating_sub(t.0) >= REFRESH_NS);
@@ -109,6 +164,29 @@ impl FetchMemory {
             exchange,
             partitions: kept,
         })
+    }
+
+    /// The session's partitions an incremental request did not list (still
+    /// fetched at their last position): handed on after an assignment, or
+    /// once per [`REFRESH_NS`].
+    fn unlisted(&mut self, ts: Timestamp, retell: bool, kept: &mut Vec<PartitionOffset>) {
+        let round = self.round;
+        for (topic, parts) in self.seen.iter_mut() {
+            for (partition, s) in parts.iter_mut() {
+                if s.round != round || s.told == ts {
+                    continue;
+                }
+                if retell || ts.0.saturating_sub(s.told.0) >= REFRESH_NS {
+                    s.told = ts;
+                    kept.push(PartitionOffset {
+                        topic: topic.clone(),
+                        partition: *partition,
+                        offset: s.offset,
+                        error: None,
+                    });
+                }
+            }
+        }
     }
 
     /// Filters a Fetch answer's partition headers.
@@ -142,28 +220,42 @@ impl FetchMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::PartitionOffset;
 
-    fn ask(m: &mut FetchMemory, ms: i64, parts: &[(i32, i64)]) -> Option<Vec<(i32, i64)>> {
-        let partitions = parts
-            .iter()
-            .map(|&(partition, offset)| PartitionOffset {
-                topic: "t".into(),
-                partition,
-                offset,
-                error: None,
-            })
-            .collect();
-        let data = Some(DataKind::FetchRequest {
-            exchange: 1,
-            partitions,
-        });
-        match m.asked(data, Timestamp(ms * 1_000_000)) {
+    fn fetch(
+        m: &mut FetchMemory,
+        ms: i64,
+        (session_id, epoch): (i32, i32),
+        parts: &[(i32, i64)],
+        forgotten: &[i32],
+        assigned: u64,
+    ) -> Option<Vec<(i32, i64)>> {
+        let ask = FetchAsk {
+            session_id,
+            epoch,
+            partitions: parts
+                .iter()
+                .map(|&(partition, offset)| PartitionOffset {
+                    topic: "t".into(),
+                    partition,
+                    offset,
+                    error: None,
+                })
+                .collect(),
+            forgotten: forgotten.iter().map(|p| ("t".to_string(), *p)).collect(),
+        };
+        match m.asked(Some(ask), 1, Timestamp(ms * 1_000_000), assigned) {
             Some(DataKind::FetchRequest { partitions, .. }) => {
-                Some(partitions.iter().map(|p| (p.partition, p.offset)).collect())
+                let mut v: Vec<(i32, i64)> =
+                    partitions.iter().map(|p| (p.partition, p.offset)).collect();
+                v.sort_unstable();
+                Some(v)
             }
             _ => None,
         }
+    }
+
+    fn ask(m: &mut FetchMemory, ms: i64, parts: &[(i32, i64)]) -> Option<Vec<(i32, i64)>> {
+        fetch(m, ms, (0, -1), parts, &[], 0)
     }
 
     #[test]
@@ -185,5 +277,37 @@ mod tests {
             ask(&mut m, 2000, &[(0, 8), (1, 9)]),
             Some(vec![(0, 8), (1, 9)])
         );
+    }
+
+    #[test]
+    fn an_incremental_fetch_session_keeps_fetching_the_partitions_it_does_not_list() {
+        let mut m = FetchMemory::default();
+        // Full request opening a session (epoch 0); the broker answered id 7.
+        assert_eq!(
+            fetch(&mut m, 0, (0, 0), &[(0, 5), (1, 9)], &[], 0),
+            Some(vec![(0, 5), (1, 9)])
+        );
+        // Incremental: only partition 0 moved; 1 is still fetched at 9.
+        assert_eq!(
+            fetch(&mut m, 400, (7, 1), &[(0, 6)], &[], 0),
+            Some(vec![(0, 6)])
+        );
+        // An assignment answered to the client since: its first Fetch tells
+        // the whole session, listed or not.
+        assert_eq!(
+            fetch(&mut m, 800, (7, 2), &[], &[], 1),
+            Some(vec![(0, 6), (1, 9)])
+        );
+        // Partition 1 forgotten: no longer refreshed; 0 refreshed a second on.
+        assert_eq!(fetch(&mut m, 1200, (7, 3), &[], &[1], 1), None);
+        assert_eq!(fetch(&mut m, 1900, (7, 4), &[], &[], 1), Some(vec![(0, 6)]));
+        // Added back at the same position: it entered the set, so it is news.
+        assert_eq!(
+            fetch(&mut m, 2000, (7, 5), &[(1, 9)], &[], 1),
+            Some(vec![(1, 9)])
+        );
+        // A new session id on an incremental request: the earlier set is
+        // not known to be in it; only what it lists is.
+        assert_eq!(fetch(&mut m, 3500, (8, 1), &[], &[], 1), Some(vec![]));
     }
 }

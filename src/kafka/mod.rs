@@ -108,6 +108,8 @@ pub struct KafkaDecoder {
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
     cut_frames: u64,
+    /// Assignment stamps per client id (see [`Ctx::assignments`]).
+    assignments: HashMap<String, u64>,
     kept_left: usize,
 }
 
@@ -129,6 +131,7 @@ impl KafkaDecoder {
             exchange_ids: 0,
             closed: Vec::new(),
             cut_frames: 0,
+            assignments: HashMap::new(),
             kept_left: MAX_KEPT_PER_RUN,
         }
     }
@@ -215,6 +218,7 @@ impl KafkaDecoder {
                     out,
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
+                    assignments: &mut self.assignments,
                     kept_left: &mut self.kept_left,
                 };
                 c.flush(&mut ctx);
@@ -319,6 +323,7 @@ impl KafkaDecoder {
             out,
             exchange_ids: &mut self.exchange_ids,
             cut_frames: &mut self.cut_frames,
+            assignments: &mut self.assignments,
             kept_left: &mut self.kept_left,
         };
         if requests {
@@ -348,6 +353,7 @@ impl KafkaDecoder {
                     out,
                     exchange_ids: &mut self.exchange_ids,
                     cut_frames: &mut self.cut_frames,
+                    assignments: &mut self.assignments,
                     kept_left: &mut self.kept_left,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
@@ -372,6 +378,7 @@ impl KafkaDecoder {
                 out,
                 exchange_ids: &mut self.exchange_ids,
                 cut_frames: &mut self.cut_frames,
+                assignments: &mut self.assignments,
                 kept_left: &mut self.kept_left,
             };
             c.flush(&mut ctx);

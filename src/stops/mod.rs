@@ -31,8 +31,18 @@
 //!   its offsets are lost and the new owner starts from the last commit
 //!   that succeeded.
 //!
+//! - The old owner's position is its last Fetch `fetch_offset`: the Java
+//!   consumer fetches a partition again only once poll() returned what was
+//!   buffered for it (`AbstractFetch.fetchablePartitions`), so records an
+//!   answer delivered past it may never have reached the application, and
+//!   a revocation drops them. librdkafka prefetches ahead of the
+//!   application (`queued.min.messages`), so for it the count is an upper
+//!   bound.
+//!
 //! A partition resumes at the new owner's first Fetch of it after the
-//! SyncGroup answer that assigned it; else at that answer. From logs alone
+//! SyncGroup answer that assigned it (a KIP-227 fetch session keeps
+//! fetching partitions it does not re-list: see
+//! [`crate::kafka`]'s fetch memory); else at that answer. From logs alone
 //! the partitions are unknown: the stop is the group's, from the round's
 //! start to its "Assignment received" / "Stabilized", with a note.
 
@@ -61,6 +71,8 @@ pub struct Cost {
     pub stop: Option<RebalanceStop>,
     /// Each partition stop.
     pub partitions: Vec<PartitionStop>,
+    /// What a group-level stop (logs alone) cannot say.
+    pub notes: Vec<String>,
 }
 
 /// Fills every rebalance of `histories` with its cost.
@@ -83,6 +95,7 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             r.waiting_for = c.waiting_for;
             r.stop = c.stop;
             r.partitions = c.partitions;
+            r.notes.extend(c.notes);
         }
         if clients.unnamed_topic_ids > 0 {
             h.summary.notes.push(format!(
@@ -114,11 +127,20 @@ fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> V
                 .then_with(|| a.partition.cmp(&b.partition))
         });
         let stop = span(r, &partitions, idx);
+        let notes = if stop
+            .as_ref()
+            .is_some_and(|s| s.partitions_stopped.is_none())
+        {
+            silent_before(r)
+        } else {
+            Vec::new()
+        };
         out.push(Cost {
             status,
             waiting_for,
             stop,
             partitions,
+            notes,
         });
     }
     out
@@ -196,6 +218,29 @@ fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option
         stopped_ms: r.completed_at.map(|c| c.millis_since(r.started_at)),
         partitions_stopped: None,
     })
+}
+
+/// From logs alone, a member the coordinator removed for a timeout had
+/// stopped consuming before the round: its session (heartbeat expiry,
+/// `GroupCoordinator.onExpireHeartbeat` / `GroupMetadataManager`'s session
+/// timer) or rebalance timeout ran out first, and a broker log says neither
+/// the timeout nor when the member went quiet.
+fn silent_before(r: &Rebalance) -> Vec<String> {
+    r.removed
+        .iter()
+        .filter(|m| matches!(m.how.as_str(), "session_timeout" | "rebalance_timeout"))
+        .map(|m| {
+            let who = m.client_id.as_deref().unwrap_or(&m.member_id);
+            let timeout = if m.how == "session_timeout" {
+                "session.timeout.ms"
+            } else {
+                "max.poll.interval.ms"
+            };
+            format!(
+                "logs alone: {who}'s partitions stopped before this round, when it went quiet (up to its {timeout} earlier); the stop shown is the round's"
+            )
+        })
+        .collect()
 }
 
 /// The longest partition stop over `rebalances` (still-open stops measured

@@ -366,15 +366,15 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         .iter()
         .rev()
         .find(|(ts, q, _)| *ts < bound && q == p);
-    // Records its last answers delivered moved it past its last request.
-    let delivered = ct
-        .delivered
-        .iter()
-        .rev()
-        .find(|(ts, q, _)| *ts < bound && q == p)
-        .map(|(_, _, o)| *o);
     if let Some((ts, _, offset)) = last {
-        let position = delivered.map_or(*offset, |d| d.max(*offset));
+        // The position: a Java consumer fetches a partition again only once
+        // the records buffered for it were returned by poll()
+        // (`AbstractFetch.fetchablePartitions` leaves out
+        // `fetchBuffer.bufferedPartitions()`), so each Fetch's
+        // `fetch_offset` is what the application was given. Records the
+        // last answers delivered may still sit in the buffer, and are
+        // dropped when the partition is revoked: they are not counted.
+        let position = *offset;
         stop.last_fetched_offset = Some(position);
         stop.lag_at_stop = ct
             .watermarks

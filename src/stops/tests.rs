@@ -280,6 +280,8 @@ fn a_alone(protocol: &'static str) -> Script {
     s.sync(10, "a", "A", 1, &[0, 1]);
     s.fetch(100, "a", 0, 5, 20, None);
     s.fetch(100, "a", 1, 7, 30, Some(11));
+    // Its next Fetch asks from 12: poll() returned 7..=11.
+    s.fetch(500, "a", 1, 12, 30, None);
     s.commit(900, "a", "A", 1, 1, 4, 0);
     s
 }
@@ -320,6 +322,27 @@ fn a_commit_inside_the_round_ends_the_old_owners_processing_so_records_fetched_p
 }
 
 #[test]
+fn records_delivered_but_not_yet_returned_by_poll_are_not_counted_as_read_twice() {
+    // A's last answer delivered 12..=15 but A never fetched past them: the
+    // Java consumer fetches a partition again only once poll() returned its
+    // buffered records (AbstractFetch.fetchablePartitions), so they may
+    // still have been buffered when A stopped, and the revocation drops
+    // them. The position (12) is what A's application was given.
+    let mut s = a_alone("range");
+    s.fetch(950, "a", 1, 12, 30, Some(15));
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    s.offset_fetch(1360, "b", 1, 4);
+    s.fetch(1400, "b", 1, 4, 30, None);
+    let rs = s.run();
+    let moved = stop(round(&rs, 2), "t-1");
+    assert_eq!(moved.last_fetched_offset, Some(12));
+    assert_eq!((moved.reprocessed, moved.skipped), (Some(8), Some(0)));
+}
+
+#[test]
 fn an_eager_round_revokes_everything_at_the_join_and_counts_the_records_read_twice() {
     let mut s = a_alone("range");
     s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
@@ -341,8 +364,8 @@ fn an_eager_round_revokes_everything_at_the_join_and_counts_the_records_read_twi
         (at(1200), Some(at(1400)))
     );
     assert_eq!(moved.stopped_ms, Some(200.0));
-    // A read up to offset 11 (its answer delivered 7..=11); the last commit
-    // said 4; B starts at 4: 8 records are read twice.
+    // A read up to offset 11 (its next Fetch asked from 12); the last
+    // commit said 4; B starts at 4: 8 records are read twice.
     assert_eq!(moved.last_committed_offset, Some(4));
     assert_eq!(moved.committed_at, Some(at(900)));
     assert_eq!(moved.last_fetched_offset, Some(12));
