@@ -237,7 +237,7 @@ fn silent_before(r: &Rebalance) -> Vec<String> {
                 "max.poll.interval.ms"
             };
             format!(
-                "logs alone: {who}'s partitions stopped before this round, when it went quiet (up to its {timeout} earlier); the stop shown is the round's"
+                "no assignments in the input: {who}'s partitions stopped before this round, when it went quiet (up to its {timeout} earlier); the stop shown is the round's"
             )
         })
         .collect()
