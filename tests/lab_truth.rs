@@ -591,25 +591,9 @@ struct AkKnown {
     why: &'static str,
 }
 
-/// Why kgtrace differs on `ak4_java_upgrade` (one text for all its entries).
-const UPGRADE_WHY: &str = "Classic -> consumer online upgrade by a rolling restart: when \
-    g1-c1 rejoined with group.protocol=consumer, Apache Kafka 4.4 converted the group \
-    (server.log 'Converted the classic group to a consumer group.'; GroupMetadataManager.java \
-    consumerGroupHeartbeat -> convertToConsumerGroup) and went on numbering with group \
-    epochs (3..7). The classic members g1-c2 and g1-c3 stayed in the converted group through \
-    JoinGroup/SyncGroup answered with those epochs, then left by LeaveGroup ('Dynamic member \
-    g1-c2-... has left group through explicit LeaveGroup request') and rejoined as consumer \
-    members. kgtrace keeps one protocol per group for its whole history, so it loses the \
-    classic rounds before the conversion (generations 1 and 2), starts the consumer history \
-    at epoch 3 with no previous epoch, and does not credit the classic members' LeaveGroups \
-    in a consumer group (it names a join instead, or nothing).";
-
 /// Generations a client logged inside the capture that kgtrace's capture
 /// reading does not list in `generations_seen`, with the reason.
-const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[
-    ("ak4_java_upgrade", "g1", 1, UPGRADE_WHY),
-    ("ak4_java_upgrade", "g1", 2, UPGRADE_WHY),
-];
+const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[];
 
 /// Every disagreement kgtrace has today with an Apache Kafka fixture's
 /// truth. Keep it true: a listed entry that stops happening fails too.
@@ -648,22 +632,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               changes no membership. The log alone and both together name g1-c2.",
     },
     AkKnown {
-        fixture: "ak4_k848_slow_revoke",
-        source: "both",
-        group: "g1",
-        from: Some(3),
-        to: Some(4),
-        truth: "member_joined g1-c3",
-        kgtrace: "member_joined g1-c1",
-        why: "A kgtrace merge fault, not a reading one: the capture alone and the log alone \
-              both name g1-c3 (member nmdFbWzGQGyz0aXQpQOxMQ, server.log 03:17:27,560 'joins \
-              the consumer group', 'Bumped group epoch to 4'). Merged, the 3->4 record starts \
-              at 03:17:20.672 (g1-c1's own epoch-3 heartbeats while it joined) and names \
-              g1-c1, who then took 5 s in onPartitionsRevoked before reaching epoch 4: the \
-              merge of KIP-848 rounds attaches the early capture evidence of a lagging \
-              member to the next epoch's round.",
-    },
-    AkKnown {
         fixture: "ak4_java_max_poll",
         source: "both",
         group: "g1",
@@ -696,186 +664,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
               reason literally as a leave; the member is joining again (new member id after \
               MEMBER_ID_REQUIRED, frame 1859).",
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "both",
-        group: "g1",
-        from: None,
-        to: Some(1),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "both",
-        group: "g1",
-        from: None,
-        to: Some(3),
-        truth: "none",
-        kgtrace: "member_left g1-c1",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "both",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "member_left g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "both",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "both",
-        group: "g1",
-        from: Some(5),
-        to: Some(6),
-        truth: "member_left g1-c3",
-        kgtrace: "member_joined g1-c2",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: None,
-        to: Some(1),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: None,
-        to: Some(3),
-        truth: "none",
-        kgtrace: "member_joined g1-c1",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "member_left g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: Some(3),
-        to: Some(4),
-        truth: "member_left g1-c2",
-        kgtrace: "unknown",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "capture",
-        group: "g1",
-        from: Some(5),
-        to: Some(6),
-        truth: "member_left g1-c3",
-        kgtrace: "unknown",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: None,
-        to: Some(1),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: None,
-        to: Some(3),
-        truth: "none",
-        kgtrace: "member_joined g1-c2",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "member_left g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c1",
-        kgtrace: "none",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: Some(3),
-        to: Some(4),
-        truth: "member_left g1-c2",
-        kgtrace: "member_joined g1-c2",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: Some(4),
-        to: Some(5),
-        truth: "member_joined g1-c2",
-        kgtrace: "member_joined g1-c3",
-        why: UPGRADE_WHY,
-    },
-    AkKnown {
-        fixture: "ak4_java_upgrade",
-        source: "log",
-        group: "g1",
-        from: Some(5),
-        to: Some(6),
-        truth: "member_left g1-c3",
-        kgtrace: "member_joined g1-c3",
-        why: UPGRADE_WHY,
     },
     AkKnown {
         fixture: "ak4_k848_killed",

@@ -54,7 +54,7 @@ fn scenario(scenario: &str, capture: &str) {
     views(scenario, capture, "rebalances", &every, &[]);
     views(scenario, capture, "groups", &["table", "json"], &[]);
     views(scenario, capture, "report", &["markdown"], &[]);
-    story(scenario, capture);
+    story(scenario, &[capture]);
     views(
         scenario,
         capture,
@@ -66,8 +66,11 @@ fn scenario(scenario: &str, capture: &str) {
 
 /// The story paragraphs that open the report, alone, so a reader can hold
 /// each against the fixture's `.truth.json` (who, why, how long).
-fn story(scenario: &str, capture: &str) {
-    let out = run(&["report", "-q", capture]).expect_code(0);
+fn story(scenario: &str, inputs: &[&str]) {
+    let mut args = vec!["report", "-q"];
+    args.extend_from_slice(inputs);
+    let out = run(&args).expect_code(0);
+    let capture = inputs.join(" ");
     let story: Vec<&str> = out
         .stdout
         .lines()
@@ -154,6 +157,9 @@ fn kafka_scenario(scenario: &str, capture: &str, logs: &[&str]) {
     args.extend_from_slice(logs);
     args.extend_from_slice(&["--format", "table"]);
     check(&format!("{scenario}__rebalances_both_table"), &args);
+    let mut inputs = vec![capture];
+    inputs.extend_from_slice(logs);
+    story(scenario, &inputs);
 }
 
 macro_rules! kafka_scenarios {

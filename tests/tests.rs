@@ -4,6 +4,9 @@
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
 
+// The Markdown report's Mermaid chart through the real Mermaid parser (node).
+mod mermaid;
+
 // Broker logs and captures of the same events merge; several brokers' logs.
 mod log_and_capture;
 

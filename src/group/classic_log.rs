@@ -322,6 +322,19 @@ fn stabilized(
     {
         g.close_round();
     }
+    if g.round.is_none() {
+        // A generation the inputs already closed (its members all synced
+        // on the wire before the log's clock-corrected line): a late line
+        // of that round, not a round of its own.
+        if let Some(last) = g
+            .done
+            .last_mut()
+            .filter(|r| r.generation == Some(generation))
+        {
+            last.cite(ev);
+            return;
+        }
+    }
     let opened = g.round.is_none();
     let r = g.round_at(ev);
     if opened {

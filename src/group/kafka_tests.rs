@@ -568,3 +568,231 @@ fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() 
         r.notes
     );
 }
+
+/// A classic member id as GroupMetadataManager.java / ClassicGroup.java
+/// `generateMemberId` makes it: `<client id>-<UUID>`.
+fn classic_id(client: &str) -> String {
+    format!("{client}-3aa9599b-c4c3-4dbe-be7e-94f81ef0a2bf")
+}
+
+/// Point 7, mixed and migrated groups: the online upgrade. A
+/// ConsumerGroupHeartbeat joining a classic group makes
+/// GroupMetadataManager.java `getOrMaybeCreateConsumerGroup` call
+/// `convertToConsumerGroup` ("[GroupId G] Converted the classic group to a
+/// consumer group."); ConsumerGroup.java `fromClassicGroup` sets the group
+/// epoch to the classic generation, and the joining member bumps it
+/// ("Bumped group epoch to E"). The classic members stay: each of their
+/// JoinGroups is logged "Member M joins the consumer group using the classic
+/// protocol." (`classicGroupJoinToConsumerGroup` →
+/// `getOrMaybeSubscribeDynamicConsumerGroupMember` with createIfNotExists)
+/// without a bump, and their LeaveGroup
+/// (`classicGroupLeaveToConsumerGroup`: "Dynamic member M has left group
+/// through explicit `LeaveGroup` request") bumps the epoch.
+#[test]
+fn a_classic_group_upgraded_online_keeps_its_generations_then_counts_group_epochs() {
+    let (c1, c2) = (classic_id("c1"), classic_id("c2"));
+    let target = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let log = [
+        java(0.0, &format!("Pending dynamic member with id {c1} joins group g in Empty state. Adding to the group now.")),
+        java(0.0, &format!("Preparing to rebalance group g in state PreparingRebalance with old generation 0 (reason: Adding new member {c1} with group instance id null; client reason: need to re-join with the given member-id: {c1}).")),
+        java(0.5, &format!("Pending dynamic member with id {c2} joins group g in PreparingRebalance state. Adding to the group now.")),
+        java(3.0, "Stabilized group g generation 1 with 2 members."),
+        java(3.1, &format!("Assignment received from leader {c1} for group g for generation 1. The group has 2 members, 0 of which are static.")),
+        java(10.0, "[GroupId g] Converted the classic group to a consumer group."),
+        java(10.0, "[GroupId g] Member m3 joins the consumer group using the consumer protocol."),
+        java(10.0, "[GroupId g] Bumped group epoch to 2 with metadata hash 42."),
+        java(10.1, &target(2)),
+        java(10.2, &format!("[GroupId g] Member {c1} joins the consumer group using the classic protocol.")),
+        java(10.2, &format!("[GroupId g] Member {c2} joins the consumer group using the classic protocol.")),
+        java(20.0, &format!("[GroupId g] Dynamic member {c1} has left group through explicit `LeaveGroup` request; client reason: the consumer is being closed")),
+        java(20.0, "[GroupId g] Bumped group epoch to 3 with metadata hash 42."),
+        java(20.1, &target(3)),
+        java(20.5, &format!("[GroupId g] Member {c2} joins the consumer group using the classic protocol.")),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h
+        .rebalances
+        .iter()
+        .map(|r| {
+            (
+                r.protocol.as_str(),
+                gens(r),
+                r.trigger.kind.as_str(),
+                r.trigger.member_id.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("classic", (Some(0), Some(1)), "member_joined", c1.clone()),
+            (
+                "consumer",
+                (Some(1), Some(2)),
+                "member_joined",
+                "m3".to_string()
+            ),
+            ("consumer", (Some(2), Some(3)), "member_left", c1.clone()),
+        ]
+    );
+    assert_eq!(h.summary.protocol, "consumer");
+    assert_eq!(h.summary.generations_seen, vec![1, 2, 3]);
+    assert!(
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("converted the classic group to a consumer group")),
+        "{:?}",
+        h.summary.notes
+    );
+}
+
+/// Point 7, the online downgrade: when the last member using the consumer
+/// protocol leaves ("[GroupId G] Member M left the consumer group."),
+/// GroupMetadataManager.java `convertToClassicGroup` makes a classic group
+/// at the group epoch (ClassicGroup.java `fromConsumerGroup`) and calls
+/// `prepareRebalance` with "Downgrade group G from consumer to classic for
+/// member leaving.", then logs "Converted the consumer group to a classic
+/// group.": the next round is classic, from the epoch to the next
+/// generation, caused by that leave, and no epoch is bumped for it.
+#[test]
+fn a_consumer_group_downgraded_online_goes_on_with_classic_generations_from_its_epoch() {
+    let c2 = classic_id("c2");
+    let target = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group using the consumer protocol."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.1, &target(1)),
+        java(5.0, &format!("[GroupId g] Member {c2} joins the consumer group using the classic protocol.")),
+        java(5.0, "[GroupId g] Bumped group epoch to 2."),
+        java(5.1, &target(2)),
+        java(9.0, &format!("[GroupId g] Member {c2} joins the consumer group using the classic protocol.")),
+        java(10.0, "[GroupId g] Member m1 left the consumer group."),
+        java(10.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 2 (reason: Downgrade group g from consumer to classic for member leaving.)."),
+        java(10.0, "[GroupId g] Converted the consumer group to a classic group."),
+        java(11.0, "Stabilized group g generation 3 with 1 members."),
+        java(11.1, &format!("Assignment received from leader {c2} for group g for generation 3. The group has 1 members, 0 of which are static.")),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h
+        .rebalances
+        .iter()
+        .map(|r| (r.protocol.as_str(), gens(r), r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("consumer", (None, Some(1)), "member_joined"),
+            ("consumer", (Some(1), Some(2)), "member_joined"),
+            ("classic", (Some(2), Some(3)), "member_left"),
+        ]
+    );
+    // Named like the upgrade's round (by the member whose join or leave
+    // converted the group), with the broker's downgrade reason beside it.
+    let last = &h.rebalances[2];
+    assert_eq!(last.trigger.member_id.as_deref(), Some("m1"));
+    assert!(
+        last.other_triggers
+            .iter()
+            .any(|t| t.kind == "protocol_migration"),
+        "{last:?}"
+    );
+    assert_eq!(h.summary.protocol, "classic");
+    assert_eq!(h.summary.generation, Some(3));
+}
+
+/// A KIP-848 Java consumer's reconciliation block at second `s`, worded as
+/// AbstractMembershipManager.java `maybeReconcile` logs it ("Reconciling
+/// assignment with local epoch {}\n\tMember: {}\n\tAssigned partitions: {}
+/// …"); `localEpoch` is the epoch of the target assignment the MEMBER
+/// reconciles to.
+fn reconciling(s: f64, member: &str, epoch: i32, assigned: &str) -> String {
+    let (whole, ms) = (s as u64, ((s.fract()) * 1000.0).round() as u64);
+    format!(
+        "[2024-05-01 10:{:02}:{:02},{ms:03}] INFO [Consumer clientId=c-1, groupId=g] Reconciling assignment with local epoch {epoch}\n\
+         \tMember:                                    {member}\n\
+         \tAssigned partitions:                       [{assigned}]\n\
+         \tCurrent owned partitions:                  []\n\
+         \tAdded partitions (assigned - owned):       [{assigned}]\n\
+         \tRevoked partitions (owned - assigned):     []\n \
+         (org.apache.kafka.clients.consumer.internals.ConsumerMembershipManager)\n",
+        whole / 60,
+        whole % 60
+    )
+}
+
+/// Point 7: the client's "Reconciling assignment with local epoch E" is the
+/// member's epoch, not a group epoch bump. From a client log alone it opens
+/// no round (the group may have bumped other epochs the member skipped) and
+/// a note says so; beside the broker's log it is client evidence of the
+/// round of epoch E.
+#[test]
+fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_of_their_own() {
+    let client_log = [
+        reconciling(1.0, "m1", 1, "t-0, t-1"),
+        reconciling(11.0, "m1", 3, "t-0"),
+    ]
+    .concat();
+    let alone = history(&client_log, "g");
+    assert!(alone.rebalances.is_empty(), "{:?}", alone.rebalances);
+    assert!(
+        alone
+            .summary
+            .notes
+            .iter()
+            .any(|n| n.contains("not group epoch bumps")),
+        "{:?}",
+        alone.summary.notes
+    );
+
+    let target = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let broker_log = [
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.1, &target(1)),
+        java(
+            5.0,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(5.0, "[GroupId g] Bumped group epoch to 2."),
+        java(
+            10.0,
+            "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
+        ),
+        java(10.0, "[GroupId g] Bumped group epoch to 3."),
+        java(10.1, &target(3)),
+    ]
+    .concat();
+    let mut evs = events(&broker_log);
+    evs.extend(events(&client_log));
+    evs.sort_by_key(|e| e.ts);
+    let both = reconstruct(&evs)
+        .into_iter()
+        .find(|h| h.summary.group == "g")
+        .expect("group g");
+    let rows: Vec<_> = both.rebalances.iter().map(gens).collect();
+    assert_eq!(
+        rows,
+        vec![(None, Some(1)), (Some(1), Some(2)), (Some(2), Some(3))],
+        "one row per group epoch, none for the client's lines"
+    );
+    let cites_client = |r: &Rebalance| {
+        r.evidence
+            .iter()
+            .any(|e| e.text.to_ascii_lowercase().contains("reconcil"))
+    };
+    assert!(cites_client(&both.rebalances[0]));
+    assert!(!cites_client(&both.rebalances[1]));
+    assert!(cites_client(&both.rebalances[2]));
+}

@@ -17,6 +17,7 @@ use crate::time::Timestamp;
 
 use super::classic::{client_key, Activity, ActivityKind};
 use super::members::{partition_names, MemberBook};
+use super::migration::Handover;
 use super::round::{Candidate, Deferred, Round, Silence};
 use super::trigger::{Confidence, Kind};
 use super::GroupHistory;
@@ -30,6 +31,14 @@ struct Consumer<'a> {
     epoch: Option<i32>,
     epochs: BTreeSet<i32>,
     current: BTreeSet<String>,
+    /// Members whose join the inputs showed (taken over from the classic
+    /// group, a JoinGroup, a "joins the consumer group" line), until they
+    /// leave or are fenced: a classic member's every JoinGroup is logged as
+    /// joining
+    /// (`classicGroupJoinToConsumerGroup` always calls
+    /// `getOrMaybeSubscribeDynamicConsumerGroupMember` with
+    /// createIfNotExists), but only a member not yet in it joins.
+    known: BTreeSet<String>,
     member_epoch: HashMap<String, i32>,
     pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
@@ -38,11 +47,25 @@ struct Consumer<'a> {
     activity: Vec<Activity>,
     assignors: BTreeSet<String>,
     span: Option<(Timestamp, Timestamp)>,
+    /// Client "Reconciling assignment with local epoch E" lines with no
+    /// round of epoch E in the inputs: (member, E).
+    unmatched_reconciles: Vec<(String, i32)>,
 }
 
-/// Rebuilds a KIP-848 group's history.
-pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
+/// Rebuilds a KIP-848 group's history; `handover` is the classic group it
+/// was converted from, if the inputs show one (ConsumerGroup.java
+/// `fromClassicGroup`: group epoch and member epochs = the generation).
+pub fn reconstruct(
+    group: &str,
+    events: &[&GroupEvent],
+    handover: Option<&Handover>,
+) -> GroupHistory {
     let mut c = Consumer::default();
+    if let Some(h) = handover {
+        c.epoch = h.generation;
+        c.current = h.members.clone();
+        c.known = h.known.clone();
+    }
     for ev in events {
         c.span = Some(c.span.map_or((ev.ts, ev.ts), |(a, _)| (a, ev.ts)));
         c.book.observe(ev);
@@ -59,7 +82,8 @@ pub fn reconstruct(group: &str, events: &[&GroupEvent]) -> GroupHistory {
         .map(|r| super::record(group, "consumer", r, &c.book))
         .collect();
     super::mark_storms(&mut rebalances);
-    let summary = c.summary(group, &rebalances);
+    let mut summary = c.summary(group, &rebalances);
+    summary.notes.extend(c.reconcile_note());
     GroupHistory {
         summary,
         rebalances,
@@ -96,6 +120,38 @@ impl<'a> Consumer<'a> {
             } => self.on_response(ev, *member_epoch, assignment.as_deref()),
             EventKind::ConnectionClosed { .. } => {
                 self.activity.push(activity(ev, ActivityKind::Close))
+            }
+            EventKind::JoinGroupRequest { .. } => self.on_classic_join(ev),
+            EventKind::JoinGroupResponse { error: None, .. } => {
+                // `classicGroupJoinToConsumerGroup` answers with the
+                // member's epoch as the generation.
+                match ev.generation_id.filter(|g| *g >= 0) {
+                    Some(g) => self.on_response(ev, g, None),
+                    None => self.cite(ev),
+                }
+            }
+            EventKind::SyncGroupResponse {
+                error: None,
+                assignment,
+                ..
+            } => self.on_classic_sync(ev, assignment),
+            EventKind::LeaveGroupRequest { members, .. } => {
+                for m in members {
+                    self.known.remove(&m.member_id);
+                }
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "LeaveGroup from a classic member of the consumer group (GroupMetadataManager `classicGroupLeaveToConsumerGroup` bumps the group epoch)".into(),
+                );
+                self.cite(ev);
+            }
+            EventKind::LeaveGroupResponse { error: None, .. } => {
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.current.remove(m);
+                }
+                self.cite(ev);
             }
             EventKind::Broker(line) => self.on_broker(ev, line),
             EventKind::Client(line) => self.on_client(ev, line),
@@ -139,19 +195,25 @@ impl<'a> Consumer<'a> {
                     "ConsumerGroupHeartbeat with member_epoch 0: a member joins".into(),
                 );
             }
-            -1 => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::High,
-                "ConsumerGroupHeartbeat with member_epoch -1: the member leaves".into(),
-            ),
-            -2 => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::Medium,
-                "ConsumerGroupHeartbeat with member_epoch -2: a static member leaves for a while"
-                    .into(),
-            ),
+            -1 => {
+                self.known.remove(&member);
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "ConsumerGroupHeartbeat with member_epoch -1: the member leaves".into(),
+                )
+            }
+            -2 => {
+                self.known.remove(&member);
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::Medium,
+                    "ConsumerGroupHeartbeat with member_epoch -2: a static member leaves for a while"
+                        .into(),
+                )
+            }
             _ => {
                 if let Some(t) = topics {
                     let known = self
@@ -172,6 +234,47 @@ impl<'a> Consumer<'a> {
         }
         if let (Some(t), false) = (topics, member.is_empty()) {
             self.book.entry(&member).topics = t.to_vec();
+        }
+        self.cite(ev);
+    }
+
+    /// A classic member's JoinGroup into the consumer group: only a member
+    /// id the group does not have yet is a join; the KIP-394 first step
+    /// (no member id, answered MEMBER_ID_REQUIRED) and known members'
+    /// rejoins are not.
+    fn on_classic_join(&mut self, ev: &'a GroupEvent) {
+        self.activity.push(activity(ev, ActivityKind::Join));
+        let member = ev.member_id.clone().unwrap_or_default();
+        if !member.is_empty() && self.known.insert(member) {
+            self.suspect(
+                ev,
+                Kind::MemberJoined,
+                Confidence::High,
+                "JoinGroup from a new classic member of the consumer group".into(),
+            );
+        }
+        self.cite(ev);
+    }
+
+    /// A classic member's SyncGroup answer carries its assignment for its
+    /// current epoch.
+    fn on_classic_sync(
+        &mut self,
+        ev: &'a GroupEvent,
+        assignment: &[crate::event::TopicPartitions],
+    ) {
+        let member = ev.member_id.clone().unwrap_or_default();
+        if member.is_empty() {
+            return self.cite(ev);
+        }
+        self.book.entry(&member).assignment = partition_names(assignment);
+        if let Some(r) = self
+            .round
+            .as_mut()
+            .filter(|r| r.generation.is_some() && r.generation == ev.generation_id)
+        {
+            r.assignment_after
+                .insert(member, partition_names(assignment));
         }
         self.cite(ev);
     }
@@ -318,20 +421,45 @@ impl<'a> Consumer<'a> {
                 } else {
                     (Kind::Unknown, format!("broker: member fenced: {reason}"))
                 };
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.known.remove(m);
+                }
                 self.suspect(ev, kind, Confidence::High, detail);
             }
-            BrokerLine::MemberJoined { .. } => self.suspect(
-                ev,
-                Kind::MemberJoined,
-                Confidence::High,
-                "broker: member joined".into(),
-            ),
-            BrokerLine::MemberLeft { .. } => self.suspect(
-                ev,
-                Kind::MemberLeft,
-                Confidence::High,
-                "broker: member left".into(),
-            ),
+            // KIP-394's first step ("Dynamic member with unknown member id
+            // joins the consumer group. Created a new member id …"): the
+            // member is answered MEMBER_ID_REQUIRED and is not in the group.
+            BrokerLine::MemberJoined { pending: true } => self.cite(ev),
+            BrokerLine::MemberJoined { .. } => {
+                let member = ev.member_id.clone().unwrap_or_default();
+                // A member the broker already answered with an epoch has
+                // joined: the capture showed it first, the log line is late.
+                let answered = self.current.contains(&member);
+                if member.is_empty() || (self.known.insert(member) && !answered) {
+                    self.suspect(
+                        ev,
+                        Kind::MemberJoined,
+                        Confidence::High,
+                        "broker: member joined".into(),
+                    )
+                } else {
+                    // A classic member already in the group rejoining
+                    // (logged as "joins the consumer group using the
+                    // classic protocol" at every JoinGroup).
+                    self.cite(ev)
+                }
+            }
+            BrokerLine::MemberLeft { .. } => {
+                if let Some(m) = ev.member_id.as_deref() {
+                    self.known.remove(m);
+                }
+                self.suspect(
+                    ev,
+                    Kind::MemberLeft,
+                    Confidence::High,
+                    "broker: member left".into(),
+                )
+            }
             // "Computed new subscription metadata" (or metadata hash) with
             // no member updating its subscription: the topics' metadata
             // changed (partitions added, a topic created for a regex).
@@ -365,9 +493,12 @@ impl<'a> Consumer<'a> {
     }
 
     /// The KIP-848 Java client logs its own epochs ("Reconciling assignment
-    /// with local epoch E") and state changes (`MembershipManagerImpl`):
-    /// from one member's log, each new epoch is a group epoch bump it took
-    /// part in.
+    /// with local epoch E", ConsumerMembershipManager `reconcile` /
+    /// MembershipManagerImpl 3.7–3.9) and state changes. E is the MEMBER's
+    /// epoch (the group epoch of the target assignment it reconciles to),
+    /// not a bump: the group may have moved several epochs meanwhile, and a
+    /// member reconciles the same epoch more than once. It is client
+    /// evidence of the round of that epoch, never a round of its own.
     fn on_client(&mut self, ev: &'a GroupEvent, line: &ClientLine) {
         match line {
             ClientLine::Reconciling { assigned, .. } => {
@@ -375,15 +506,26 @@ impl<'a> Consumer<'a> {
                 let Some(epoch) = ev.generation_id.filter(|e| *e > 0) else {
                     return self.cite(ev);
                 };
-                if self.epoch.is_none_or(|e| epoch > e) {
-                    self.bump(ev, epoch);
-                }
                 let member = ev.member_id.clone().unwrap_or_default();
-                if let Some(r) = self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
-                    r.cite(ev);
-                    r.synced.insert(member.clone());
-                    r.assignment_after.insert(member, assigned.clone());
-                    r.completed_at = Some(ev.ts);
+                let round = match self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
+                    Some(r) => Some(r),
+                    None => self
+                        .done
+                        .iter_mut()
+                        .rev()
+                        .find(|r| r.generation == Some(epoch)),
+                };
+                match round {
+                    Some(r) => {
+                        r.cite(ev);
+                        r.synced.insert(member.clone());
+                        r.assignment_after.insert(member, assigned.clone());
+                        r.completed_at = Some(r.completed_at.map_or(ev.ts, |c| c.max(ev.ts)));
+                    }
+                    None => {
+                        self.cite(ev);
+                        self.unmatched_reconciles.push((member, epoch));
+                    }
                 }
             }
             ClientLine::MemberStateChanged { to, .. } if to.eq_ignore_ascii_case("JOINING") => self
@@ -413,6 +555,26 @@ impl<'a> Consumer<'a> {
             }
             _ => self.cite(ev),
         }
+    }
+
+    /// What client reconciliations without a round of their epoch say.
+    fn reconcile_note(&self) -> Option<String> {
+        if self.unmatched_reconciles.is_empty() {
+            return None;
+        }
+        let members: BTreeSet<&str> = self
+            .unmatched_reconciles
+            .iter()
+            .map(|(m, _)| if m.is_empty() { "?" } else { m.as_str() })
+            .collect();
+        let epochs: BTreeSet<i32> = self.unmatched_reconciles.iter().map(|(_, e)| *e).collect();
+        let epochs: Vec<String> = epochs.iter().map(i32::to_string).collect();
+        let members: Vec<&str> = members.into_iter().collect();
+        Some(format!(
+            "the client log shows member(s) {} reconciling at local epoch(s) {}: member epochs, not group epoch bumps (a member may skip epochs or reconcile one twice), so no rebalance is inferred from them; the broker's server.log (\"Bumped group epoch\", \"Computed a new target assignment for epoch\") or a capture of ConsumerGroupHeartbeat shows the rounds",
+            members.join(", "),
+            epochs.join(", ")
+        ))
     }
 
     fn summary(&self, group: &str, rebalances: &[crate::report::Rebalance]) -> GroupSummary {

@@ -12,6 +12,7 @@ mod classic;
 mod classic_log;
 mod kip848;
 mod members;
+mod migration;
 mod resolve;
 mod round;
 pub mod trigger;
@@ -54,14 +55,26 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
     }
     by_group
         .into_iter()
-        .map(|(group, evs)| {
-            if evs.iter().any(|e| is_kip848(e)) {
-                kip848::reconstruct(group, &evs)
-            } else {
-                reconstruct_classic(group, &evs)
-            }
-        })
+        .map(|(group, evs)| reconstruct_group(group, &evs))
         .collect()
+}
+
+/// One group's history, stretch by stretch when it changed protocol
+/// ([`migration`]): each stretch starts from what the one before handed
+/// over (generation = group epoch, members).
+fn reconstruct_group(group: &str, evs: &[&GroupEvent]) -> GroupHistory {
+    let mut parts = Vec::new();
+    let mut handover: Option<migration::Handover> = None;
+    for (protocol, range) in migration::segments(evs) {
+        let part = &evs[range];
+        let h = match protocol {
+            migration::Protocol::Consumer => kip848::reconstruct(group, part, handover.as_ref()),
+            migration::Protocol::Classic => reconstruct_classic(group, part, handover.as_ref()),
+        };
+        handover = Some(migration::handover(&h, part));
+        parts.push((protocol, h));
+    }
+    migration::join(group, parts)
 }
 
 fn is_kip848(ev: &GroupEvent) -> bool {
@@ -77,8 +90,18 @@ fn is_kip848(ev: &GroupEvent) -> bool {
     )
 }
 
-fn reconstruct_classic(group: &str, events: &[&GroupEvent]) -> GroupHistory {
+fn reconstruct_classic(
+    group: &str,
+    events: &[&GroupEvent],
+    handover: Option<&migration::Handover>,
+) -> GroupHistory {
     let mut g = classic::Classic::new(group);
+    if let Some(h) = handover {
+        // ClassicGroup.java `fromConsumerGroup`: the classic group starts
+        // Stable at the consumer group's epoch with its members.
+        g.generation = h.generation;
+        g.current = h.members.clone();
+    }
     for ev in events {
         g.apply(ev);
     }

@@ -12,7 +12,7 @@ use crate::report::{Rebalance, Report};
 use super::doc::{Block, Span};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::incident;
+use super::{incident, parts};
 
 /// Characters the brief report stays under (a Jira comment takes about
 /// 32,000).
@@ -31,6 +31,7 @@ pub(crate) fn document(report: &Report, measure: &dyn Fn(&Block) -> usize) -> Ve
     let mut wanted = vec![Block::Heading(1, incident::title(&names))];
     wanted.extend(incident::story(report, &names, style));
     wanted.push(Block::Fields(incident::summary(report, &names, style)));
+    wanted.extend(parts::chart(report, &names));
     let mut rows_left_out = 0;
     for name in &names {
         let rounds: Vec<&Rebalance> = report

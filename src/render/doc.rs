@@ -233,6 +233,9 @@ pub(crate) enum Block {
     /// The timeline picture of one group (HTML draws it; text formats skip
     /// it).
     Picture(String),
+    /// A Mermaid chart's source (Markdown writes it as a ```mermaid block;
+    /// HTML has its own pictures and text has none, so they skip it).
+    Chart(String),
 }
 
 /// The text of a line without styling.

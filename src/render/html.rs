@@ -122,6 +122,8 @@ fn write_block(index: &svg::Index<'_>, block: &Block, out: &mut dyn Write) -> io
             writeln!(out, "</ul>")
         }
         Block::Grid(grid) => table(grid, out),
+        // The Markdown report's chart; HTML draws its own timelines.
+        Block::Chart(_) => Ok(()),
         Block::Picture(group) => {
             writeln!(out, "<figure class=\"timeline\">")?;
             svg::write(index, group, out)?;

@@ -15,7 +15,7 @@ use crate::report::{GroupSummary, InputSummary, Rebalance, Report};
 use super::doc::{Block, Line, Span, Tone};
 use super::grids;
 use super::human::{self, TimeStyle};
-use super::parts::comma_list;
+use super::parts::{chart, comma_list};
 
 /// The whole report.
 pub(crate) fn document(report: &Report) -> Vec<Block> {
@@ -24,6 +24,7 @@ pub(crate) fn document(report: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, title(&names))];
     doc.extend(story(report, &names, style));
     doc.push(Block::Fields(summary(report, &names, style)));
+    doc.extend(chart(report, &names));
     if names.is_empty() {
         doc.push(Block::Paragraph(vec![Span::plain(
             "No consumer group events were found in the inputs.",

@@ -69,6 +69,7 @@ fn blocks(blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
                 }
             }
             Block::Grid(grid) => table(grid, out)?,
+            Block::Chart(source) => writeln!(out, "```mermaid\n{source}```")?,
             Block::Picture(_) => {}
         }
     }

@@ -36,6 +36,7 @@ mod incident_round;
 mod incident_stops;
 pub mod json;
 mod markdown;
+mod mermaid;
 mod ndjson;
 mod parts;
 mod story;

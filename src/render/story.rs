@@ -170,7 +170,11 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
             human::one_line(&r.trigger.confidence)
         )));
     }
-    for (i, t) in r.other_triggers.iter().enumerate() {
+    // Another trigger of the same kind by the same member says nothing new.
+    let others = r.other_triggers.iter().filter(|t| {
+        !(t.kind == r.trigger.kind && t.member_id.is_some() && t.member_id == r.trigger.member_id)
+    });
+    for (i, t) in others.enumerate() {
         line.push(Span::plain(if i == 0 {
             "; also in this round: "
         } else {
@@ -211,8 +215,131 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
             human::duration(s.after_start_ms)
         )));
     }
+    line.extend(cost(r));
     line.push(Span::plain("."));
     line
+}
+
+/// What the round cost, from its `partitions` (else its group-level
+/// `stop`): `; partitions orders-3..5 stopped for up to 11.4 s and 212
+/// records will be read twice` (the `reprocessed` counts summed; `skipped`
+/// likewise).
+fn cost(r: &Rebalance) -> Line {
+    let Some(stop) = &r.stop else {
+        return Vec::new();
+    };
+    if r.partitions.is_empty() {
+        return match stop.stopped_ms {
+            Some(ms) => vec![Span::plain(format!(
+                "; consumption stopped for {} (which partitions is not known)",
+                human::duration(ms)
+            ))],
+            None => vec![Span::plain(
+                "; consumption was still stopped at the end of the input",
+            )],
+        };
+    }
+    let names: Vec<&str> = r.partitions.iter().map(|p| p.partition.as_str()).collect();
+    let word = if names.len() == 1 {
+        "partition"
+    } else {
+        "partitions"
+    };
+    let mut line = vec![
+        Span::plain(format!("; {word} ")),
+        Span::code(human::one_line(&partition_ranges(&names))),
+    ];
+    let longest = r
+        .partitions
+        .iter()
+        .filter_map(|p| p.stopped_ms)
+        .filter(|ms| ms.is_finite())
+        .fold(None::<f64>, |a, ms| Some(a.map_or(ms, |a| a.max(ms))));
+    let still = r
+        .partitions
+        .iter()
+        .filter(|p| p.resumed_at.is_none())
+        .count();
+    let up_to = if r.partitions.len() > 1 { "up to " } else { "" };
+    let how_long = match (longest, still) {
+        (Some(ms), 0) => format!(" stopped for {up_to}{}", human::duration(ms)),
+        (Some(ms), n) => format!(
+            " stopped for {up_to}{} ({n} still stopped at the end of the input)",
+            human::duration(ms)
+        ),
+        (None, _) => " stopped and were still stopped at the end of the input".into(),
+    };
+    line.push(Span::plain(how_long));
+    let sum = |f: fn(&crate::report::PartitionStop) -> Option<i64>| -> i64 {
+        r.partitions
+            .iter()
+            .filter_map(f)
+            .filter(|n| *n > 0)
+            .fold(0i64, |a, n| a.saturating_add(n))
+    };
+    let twice = sum(|p| p.reprocessed);
+    let skipped = sum(|p| p.skipped);
+    let records = |n: i64, one: &str, many: &str| match n {
+        1 => format!("1 record {one}"),
+        n => format!("{} records {many}", human::count(n as u64)),
+    };
+    let mut counts = Vec::new();
+    if twice > 0 {
+        counts.push(records(twice, "will be read twice", "will be read twice"));
+    }
+    if skipped > 0 {
+        counts.push(records(skipped, "was skipped", "were skipped"));
+    }
+    if !counts.is_empty() {
+        line.push(Span::plain(format!(" and {}", counts.join(" and "))));
+    }
+    line
+}
+
+/// `orders-3..5, payments-0`: partition names (`topic-N`) with consecutive
+/// numbers of one topic joined; past four runs, `12 partitions of orders`
+/// or `12 partitions`.
+fn partition_ranges(names: &[&str]) -> String {
+    let mut topics: Vec<(&str, Vec<i64>)> = Vec::new();
+    let mut odd: Vec<&str> = Vec::new();
+    for name in names {
+        let parsed = name
+            .rsplit_once('-')
+            .and_then(|(t, n)| Some((t, n.parse::<i64>().ok()?)));
+        match parsed {
+            Some((topic, n)) => match topics.iter_mut().find(|(t, _)| *t == topic) {
+                Some((_, ns)) => ns.push(n),
+                None => topics.push((topic, vec![n])),
+            },
+            None => odd.push(name),
+        }
+    }
+    let mut runs: Vec<String> = Vec::new();
+    for (topic, ns) in &mut topics {
+        ns.sort_unstable();
+        ns.dedup();
+        let mut i = 0;
+        while i < ns.len() {
+            let mut j = i;
+            while j + 1 < ns.len() && ns[j + 1] == ns[j] + 1 {
+                j += 1;
+            }
+            runs.push(match j - i {
+                0 => format!("{topic}-{}", ns[i]),
+                1 => format!("{topic}-{}, {topic}-{}", ns[i], ns[j]),
+                _ => format!("{topic}-{}..{}", ns[i], ns[j]),
+            });
+            i = j + 1;
+        }
+    }
+    runs.extend(odd.iter().map(|s| s.to_string()));
+    if runs.len() <= 4 {
+        return runs.join(", ");
+    }
+    match (topics.as_slice(), odd.is_empty()) {
+        ([(topic, _)], true) => format!("{} partitions of {topic}", names.len()),
+        _ => format!("{} partitions", names.len()),
+    }
 }
 
 /// A member that left and is the trigger of a `member_left` round: the
@@ -374,6 +501,46 @@ mod tests {
         let text = story(&report, "orders-service");
         assert!(text.contains("did not rebalance"), "{text}");
         assert!(!text.contains("worst"), "{text}");
+    }
+
+    #[test]
+    fn partitions_read_as_runs() {
+        assert_eq!(
+            partition_ranges(&["orders-3", "orders-5", "orders-4", "pay-0"]),
+            "orders-3..5, pay-0"
+        );
+        assert_eq!(partition_ranges(&["a-1", "a-2"]), "a-1, a-2");
+        assert_eq!(
+            partition_ranges(&["a-1", "a-3", "a-5", "a-7", "a-9"]),
+            "5 partitions of a"
+        );
+        assert_eq!(partition_ranges(&["odd"]), "odd");
+    }
+
+    #[test]
+    fn the_worst_round_says_what_it_cost() {
+        use crate::report::{PartitionStop, RebalanceStop};
+        let mut report = sample::incident();
+        let stop = |name: &str, ms: f64, twice: i64| PartitionStop {
+            partition: name.into(),
+            stopped_ms: Some(ms),
+            resumed_at: Some(crate::time::Timestamp(1)),
+            reprocessed: Some(twice),
+            ..PartitionStop::default()
+        };
+        for r in &mut report.rebalances {
+            r.stop = Some(RebalanceStop::default());
+            r.partitions = vec![
+                stop("orders-3", 11_400.0, 200),
+                stop("orders-4", 9_000.0, 12),
+                stop("orders-5", 8_000.0, 0),
+            ];
+        }
+        let text = story(&report, "orders-service");
+        assert!(
+            text.contains("partitions orders-3..5 stopped for up to 11.40 s and 212 records will be read twice."),
+            "{text}"
+        );
     }
 
     #[test]

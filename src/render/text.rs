@@ -15,7 +15,7 @@ use super::RenderOptions;
 pub(super) fn write(blocks: &[Block], opts: &RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     let mut first = true;
     for block in blocks {
-        if matches!(block, Block::Picture(_)) {
+        if matches!(block, Block::Picture(_) | Block::Chart(_)) {
             continue;
         }
         if !first {
@@ -74,7 +74,7 @@ fn write_block(block: &Block, opts: &RenderOptions, out: &mut dyn Write) -> io::
             Ok(())
         }
         Block::Grid(grid) => writeln!(out, "{}", grid_text(grid, opts)),
-        Block::Picture(_) => Ok(()),
+        Block::Picture(_) | Block::Chart(_) => Ok(()),
     }
 }
 

@@ -200,13 +200,19 @@ pub(crate) fn static_conflict(msg: &[u8]) -> Option<Parsed> {
 
 /// Protocol conversions and other tagged lines worth keeping.
 pub(crate) fn other_tagged(msg: &[u8]) -> Option<Parsed> {
+    // GroupMetadataManager.java `convertToConsumerGroup` /
+    // `convertToClassicGroup` (4.0+): the direction decides which protocol
+    // the group's next rounds follow.
+    let converted = regex!(
+        r"(?-u)^Converted the (?:empty )?(?:classic|consumer) group to a (consumer|classic) group\.$"
+    );
+    if let Some(c) = converted.captures(msg) {
+        let to = text(&c, 1)?;
+        return Some(Parsed::new(broker(BrokerLine::Other {
+            message: format!("group converted to {to}"),
+        })));
+    }
     let set = [
-        (
-            regex!(
-                r"(?-u)^Converted the (?:empty )?(?:classic|consumer) group to a (?:consumer|classic) group\.$"
-            ),
-            "group converted",
-        ),
         (
             regex!(r"(?-u)^Assignment configurations changed to .*\. Triggering rebalance\.$"),
             "assignment configuration changed",
@@ -412,8 +418,18 @@ mod tests {
 
     #[test]
     fn conversions_and_4_2_lines() {
-        assert!(other_tagged(b"Converted the classic group to a consumer group.").is_some());
-        assert!(other_tagged(b"Converted the empty consumer group to a classic group.").is_some());
+        let converted = |m: &[u8]| match other_tagged(m).map(|p| p.kind) {
+            Some(EventKind::Broker(BrokerLine::Other { message })) => message,
+            _ => String::new(),
+        };
+        assert_eq!(
+            converted(b"Converted the classic group to a consumer group."),
+            "group converted to consumer"
+        );
+        assert_eq!(
+            converted(b"Converted the empty consumer group to a classic group."),
+            "group converted to classic"
+        );
         assert!(
             other_tagged(b"Assignment configurations changed to {a=b}. Triggering rebalance.")
                 .is_some()
