@@ -599,22 +599,6 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[];
 /// truth. Keep it true: a listed entry that stops happening fails too.
 const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
     AkKnown {
-        fixture: "ak4_java_session_timeout_s128",
-        source: "capture",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "session_timeout g1-c2",
-        kgtrace: "unknown",
-        why: "Captured with -s 128 (62 bytes of TCP payload): the leader's \
-              JoinGroup answer of generation 2 ends inside its leader id, \
-              long before the member list that is the wire's only \
-              evidence that g1-c2 was dropped; g1-c2's heartbeats simply \
-              stop. Cut at 200 bytes (ak4_java_session_timeout_s200) the \
-              same run is named session_timeout, as is this capture's \
-              server.log.",
-    },
-    AkKnown {
         fixture: "ak4_ck_k848_join_leave",
         source: "capture",
         group: "g1",
@@ -664,21 +648,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
               reason literally as a leave; the member is joining again (new member id after \
               MEMBER_ID_REQUIRED, frame 1859).",
-    },
-    AkKnown {
-        fixture: "ak4_k848_killed",
-        source: "capture",
-        group: "g1",
-        from: Some(4),
-        to: Some(5),
-        truth: "session_timeout g1-c2",
-        kgtrace: "unknown",
-        why: "g1-c2 (member kzDFsH0rR0eDKUBLZwFzlg) was SIGKILLed; its last \
-              ConsumerGroupHeartbeat is frame 722 (02:50:14.783); about 6 s later the \
-              others' answers carry epoch 5 without it (frame 1105, 02:50:21.027). Apache \
-              Kafka fenced it (server.log 02:50:20,789 'fenced from the group because the \
-              member session expired'). kgtrace does not yet infer a KIP-848 session \
-              timeout from a member's silence on the wire.",
     },
     // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
     AkKnown {

@@ -5,7 +5,9 @@
 //! own lines, the shapes incidents arrive in: indented, quoted (`> `), with
 //! line numbers, as a Markdown list, as docker's json-file records, as
 //! logback/log4j2 JSON records (the message without its log4j time, the
-//! time in `@timestamp`), as journald `-o json` and as Elasticsearch hits.
+//! time in `@timestamp`), as journald `-o json`, as Elasticsearch hits and
+//! as Kibana "Share → CSV" exports (quoted fields with commas, doubled
+//! quotes and embedded newlines; ISO or Kibana display times; newest first).
 //! Gives one test that runs `kgtrace rebalances` on each and compares the
 //! rebalances (group, generations, trigger, member) with the plain log's.
 
@@ -80,10 +82,75 @@ fn variants(plain: &str) -> Vec<(&'static str, String)> {
             }),
         ),
         (
+            "Kibana CSV, ISO times, newest first",
+            kibana_csv(
+                &lines,
+                "\"@timestamp\",message,\"host.name\"",
+                true,
+                &|iso, msg, i| {
+                    let text = if i % 7 == 0 {
+                        format!("{msg}\n\tat kafka.server.KafkaApis.handle(KafkaApis.scala:{i})")
+                    } else {
+                        msg.to_string()
+                    };
+                    vec![iso.to_string(), text, "kafka1".into()]
+                },
+            ),
+        ),
+        (
+            "Kibana CSV, display times and levels",
+            kibana_csv(
+                &lines,
+                "\"@timestamp\",\"log.level\",\"message\"",
+                false,
+                &|iso, msg, _| {
+                    let (level, text) = msg.split_once(' ').unwrap_or(("INFO", msg));
+                    vec![kibana_time(iso), level.into(), text.into()]
+                },
+            ),
+        ),
+        (
             "Elasticsearch hits",
             each(&|_, l| json!({"_index": "logs", "_source": {"message": l}}).to_string()),
         ),
     ]
+}
+
+/// A field as Kibana's CSV writer quotes it: always, quotes doubled.
+fn csv_field(f: &str) -> String {
+    format!("\"{}\"", f.replace('"', "\"\""))
+}
+
+/// `2026-12-03T02:35:41.496Z` as Kibana displays it by default
+/// (`MMM D, YYYY @ HH:mm:ss.SSS`, the browser's zone: UTC here).
+fn kibana_time(iso: &str) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339(iso).expect("an RFC 3339 time");
+    t.format("%b %-d, %Y @ %H:%M:%S%.3f").to_string()
+}
+
+/// A Kibana "Share → CSV" export of the lines that carry a time: a header,
+/// then one row per line (`newest_first` as Discover sorts by default);
+/// `row` gives a line's fields from its time, its text after the time and
+/// its index.
+fn kibana_csv(
+    lines: &[&str],
+    header: &str,
+    newest_first: bool,
+    row: &dyn Fn(&str, &str, usize) -> Vec<String>,
+) -> String {
+    let mut rows: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let (iso, msg) = split_time(l)?;
+            let fields: Vec<String> = row(&iso, msg, i).iter().map(|f| csv_field(f)).collect();
+            Some(fields.join(",") + "\n")
+        })
+        .collect();
+    if newest_first {
+        rows.reverse();
+    }
+    std::iter::once(format!("{header}\n")).chain(rows).collect()
 }
 
 fn rebalances(path: &str) -> Vec<(String, Value, Value, Value, Value)> {
@@ -126,4 +193,45 @@ fn a_broker_log_pasted_or_shipped_in_other_shapes_gives_the_same_rebalances() {
         "plain: {want:?}\nvariants that differ:\n{}",
         differ.join("\n")
     );
+}
+
+/// Logs kgtrace does not read: a tansu broker's (Rust `tracing` layout) and
+/// a kafka-python client's (Python `logging`, with and without times).
+/// Each yields no event, so each gets a warning naming it; never a silent
+/// empty answer.
+#[test]
+fn a_tansu_broker_log_and_a_kafka_python_client_log_each_get_a_warning_naming_them() {
+    let tansu = "\
+2026-12-03T02:35:41.496123Z  INFO tansu_server::coordinator::group::administrator: join group_id=\"g1\" member_id=\"\" session_timeout_ms=6000\n\
+2026-12-03T02:35:41.501877Z  INFO tansu_server::coordinator::group::administrator: sync group_id=\"g1\" generation_id=1\n\
+2026-12-03T02:35:47.002311Z DEBUG tansu_server::coordinator::group::administrator: heartbeat group_id=\"g1\" generation_id=1\n";
+    let kafka_python = "\
+2026-12-03 02:35:41,496 INFO kafka.coordinator (Re-)joining group g1\n\
+2026-12-03 02:35:41,520 INFO kafka.coordinator Elected group leader -- performing partition assignments using range\n\
+INFO:kafka.coordinator:Successfully joined group g1 with generation 1\n\
+INFO:kafka.coordinator.consumer:Updated partition assignment: [TopicPartition(topic='lab', partition=0)]\n";
+    let dir = std::env::temp_dir().join(format!("kgtrace-unread-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let (t, k) = (dir.join("tansu.log"), dir.join("consumer.log"));
+    std::fs::write(&t, tansu).expect("written");
+    std::fs::write(&k, kafka_python).expect("written");
+    let out = util::run(&[
+        "rebalances",
+        "--format",
+        "json",
+        t.to_str().unwrap(),
+        k.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.code, 1, "nothing matched: {out:#?}");
+    for name in [
+        "tansu.log: text with no Kafka group lines",
+        "consumer.log: text with no Kafka group lines",
+    ] {
+        assert!(out.stderr.contains(name), "{name}: {}", out.stderr);
+    }
+    let report = util::json(&out.stdout);
+    assert!(util::rows(&report, "inputs")
+        .iter()
+        .all(|i| i["warning"].is_string()));
 }

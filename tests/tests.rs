@@ -31,5 +31,8 @@ mod tshark_agreement;
 // Captures cut by a small snap length: the cut decode against the whole one.
 mod snap_length;
 
-// A broker log indented, quoted, numbered or as JSON records reads as the plain one.
+// A broker log indented, quoted, numbered, as JSON records or a Kibana CSV export reads as the plain one.
 mod log_layouts;
+
+// Only one member's connections captured: the member that vanished from its answers is named.
+mod one_host;

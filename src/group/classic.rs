@@ -22,7 +22,7 @@ use crate::report::StateChange;
 use crate::time::Timestamp;
 
 use super::members::{partition_names, MemberBook};
-use super::round::{Candidate, Deferred, Round, Silence};
+use super::round::{Candidate, ClientSilence, Deferred, Round, Silence};
 use super::trigger::{self, Confidence, Kind};
 
 /// Something a member did that later judgements need (a close, a rejoin).
@@ -98,6 +98,25 @@ pub struct Classic {
     /// Evidence that starts no rebalance in Kafka, seen while no round was
     /// open: context for a round that opens soon after, never a round.
     context: Vec<Context>,
+    /// Clients of this group by client key: their last group request or
+    /// answer, for rounds whose members' ids were cut by a snap length.
+    clients: HashMap<String, ClientSeen>,
+}
+
+/// Clients remembered per group (more are not tracked).
+const MAX_CLIENTS: usize = 1 << 12;
+
+/// What a client of the group was last seen doing.
+#[derive(Clone, Debug, Default)]
+struct ClientSeen {
+    client_id: Option<String>,
+    last_seen: Option<Timestamp>,
+    /// The generation of its last request or answer that carried one.
+    generation: Option<i32>,
+    session_timeout_ms: Option<i32>,
+    /// Whether any of its events carried a member id (then the member's
+    /// own silence is judged, not the client's).
+    member_known: bool,
 }
 
 /// Context is attached to a round opening at most this long after it (ns).
@@ -150,6 +169,7 @@ impl Classic {
         });
         self.book.observe(ev);
         self.learn_from_request(ev);
+        self.see_client(ev);
         match &ev.kind {
             EventKind::JoinGroupRequest { .. } => self.on_join_request(ev),
             EventKind::JoinGroupResponse { .. } => self.on_join_response(ev),
@@ -194,6 +214,58 @@ impl Classic {
             self.current.insert(m);
         }
         self.set_state(ev.ts, "Stable");
+    }
+
+    /// Remembers a client's group requests and answers by its connection,
+    /// for when its member id is never seen (see [`ClientSilence`]).
+    fn see_client(&mut self, ev: &GroupEvent) {
+        let session = match &ev.kind {
+            EventKind::JoinGroupRequest {
+                session_timeout_ms, ..
+            } => Some(*session_timeout_ms),
+            EventKind::JoinGroupResponse { .. }
+            | EventKind::SyncGroupRequest { .. }
+            | EventKind::SyncGroupResponse { .. }
+            | EventKind::HeartbeatRequest { .. }
+            | EventKind::HeartbeatResponse { .. }
+            | EventKind::OffsetCommitRequest { .. }
+            | EventKind::OffsetCommitResponse { .. } => None,
+            _ => return,
+        };
+        if ev.client.client_id.is_none() {
+            return;
+        }
+        let key = client_key(ev);
+        if !self.clients.contains_key(&key) && self.clients.len() >= MAX_CLIENTS {
+            return;
+        }
+        let c = self.clients.entry(key).or_default();
+        c.client_id.clone_from(&ev.client.client_id);
+        c.last_seen = Some(ev.ts);
+        c.session_timeout_ms = session.or(c.session_timeout_ms);
+        c.generation = ev.generation_id.filter(|g| *g >= 0).or(c.generation);
+        c.member_known |= ev.member_id.as_ref().is_some_and(|m| !m.is_empty());
+    }
+
+    /// The previous generation's clients whose member ids were never seen.
+    fn client_silences(&self) -> Vec<ClientSilence> {
+        let mut out: Vec<ClientSilence> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| {
+                !c.member_known && c.generation.is_some() && c.generation == self.generation
+            })
+            .filter_map(|(key, c)| {
+                Some(ClientSilence {
+                    client_key: key.clone(),
+                    client_id: c.client_id.clone(),
+                    last_seen: c.last_seen?,
+                    session_timeout_ms: c.session_timeout_ms,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| a.client_key.cmp(&b.client_key));
+        out
     }
 
     pub(super) fn set_state(&mut self, at: Timestamp, state: &'static str) {
@@ -292,6 +364,8 @@ impl Classic {
         }
         r.state_before = self.state.to_string();
         r.members_before = self.current.iter().cloned().collect();
+        r.client_silences = self.client_silences();
+        r.leader_before.clone_from(&self.leader);
         for m in &self.current {
             let member = self.book.get(m);
             r.assignment_before.insert(
@@ -690,6 +764,9 @@ impl Classic {
         self.leader = Some(leader.clone())
             .filter(|l| !l.is_empty())
             .or(self.leader.take());
+        if let Some(r) = self.round.as_mut().filter(|_| !leader.is_empty()) {
+            r.leader_after = Some(leader.clone());
+        }
         self.generation = Some(generation);
         self.generations_seen.insert(generation);
         self.set_state(ev.ts, "CompletingRebalance");

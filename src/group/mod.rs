@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::report::{GroupSummary, Rebalance, Trigger};
+use crate::time::Timestamp;
 
 use members::MemberBook;
 use round::Round;
@@ -55,8 +56,64 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
     }
     by_group
         .into_iter()
-        .map(|(group, evs)| reconstruct_group(group, &evs))
+        .map(|(group, evs)| match consumer_protocol_refused(&evs) {
+            // Refused: the group never ran the consumer protocol.
+            Some(note) => {
+                let mut h = reconstruct_classic(group, &evs, None);
+                say_refused(&mut h, note);
+                h
+            }
+            None => reconstruct_group(group, &evs),
+        })
         .collect()
+}
+
+/// A refused KIP-848 attempt: ConsumerGroupHeartbeats answered
+/// UNSUPPORTED_VERSION and none accepted. Apache Kafka answers so when its
+/// group coordinator does not run the consumer protocol
+/// (KafkaApis `handleConsumerGroupHeartbeat`: "consumer" missing from
+/// `group.coordinator.rebalance.protocols`, or the old coordinator); the
+/// Java client then stops ("The cluster does not support the new CONSUMER
+/// group protocol. Set group.protocol=classic …"), so a classic JoinGroup
+/// after it is the client restarted with the classic protocol. Gives the
+/// words to say and when the refusal was seen.
+fn consumer_protocol_refused(evs: &[&GroupEvent]) -> Option<(Timestamp, String)> {
+    let mut refused: Option<&GroupEvent> = None;
+    for ev in evs {
+        match &ev.kind {
+            EventKind::ConsumerGroupHeartbeatResponse { error: Some(e), .. }
+                if e.name() == "UNSUPPORTED_VERSION" =>
+            {
+                refused = refused.or(Some(ev));
+            }
+            EventKind::ConsumerGroupHeartbeatResponse { error: None, .. } => return None,
+            _ => {}
+        }
+    }
+    let first = refused?;
+    let who = first.client.client_id.as_deref().unwrap_or("a client");
+    let classic = evs
+        .iter()
+        .find(|e| e.ts >= first.ts && matches!(e.kind, EventKind::JoinGroupRequest { .. }));
+    let text = match classic {
+        Some(j) => format!(
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); it fell back to classic (JoinGroup {:.1} s later)",
+            j.ts.millis_since(first.ts) / 1000.0
+        ),
+        None => format!(
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); no classic JoinGroup followed: the consumer stopped (set group.protocol=classic, or enable the consumer protocol on the brokers)"
+        ),
+    };
+    Some((first.ts, text))
+}
+
+/// Puts a refused KIP-848 attempt in the group's notes and in the first
+/// rebalance after it.
+fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
+    if let Some(r) = h.rebalances.iter_mut().find(|r| r.started_at >= at) {
+        r.notes.push(text.clone());
+    }
+    h.summary.notes.insert(0, text);
 }
 
 /// One group's history, stretch by stretch when it changed protocol
@@ -132,12 +189,19 @@ fn reconstruct_classic(
     let mut rebalances = Vec::new();
     let mut previous: Option<&Round> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
+    // Whether the previous round showed the whole membership (the leader's
+    // member list): if not (a follower's one-host view), a member first
+    // named by this round's list may have been there all along.
+    let mut knew_members = true;
     let activity = resolve::ActivityIndex::new(&g.activity);
     for r in &mut rounds {
         seen.extend(r.members_before.iter().cloned());
         // a member first named by the leader's member list is new here
         // too, even when it is answered only generations later.
-        let listed = r.expected.iter().filter(|_| r.saw_member_list);
+        let listed = r
+            .expected
+            .iter()
+            .filter(|_| r.saw_member_list && knew_members);
         let newcomers: Vec<String> = r
             .joins
             .keys()
@@ -148,6 +212,8 @@ fn reconstruct_classic(
             .into_iter()
             .collect();
         seen.extend(newcomers.iter().cloned());
+        seen.extend(r.expected.iter().cloned());
+        knew_members = r.saw_member_list || r.generation.is_none();
         resolve::resolve(r, &g.book, &activity, &newcomers);
     }
     for r in &rounds {
@@ -566,6 +632,8 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
 
 #[cfg(test)]
 mod kafka_tests;
+#[cfg(test)]
+mod refused_tests;
 #[cfg(test)]
 mod tests;
 

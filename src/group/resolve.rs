@@ -23,6 +23,9 @@ use super::trigger::{Confidence, Kind};
 /// clean shutdown.
 const CLOSE_AFTER_LEAVE_NS: i64 = 10_000_000_000;
 
+/// The smallest session timeout a broker accepts by default
+/// (`group.min.session.timeout.ms`, GroupCoordinatorConfig).
+const MIN_SESSION_TIMEOUT_MS: f64 = 6000.0;
 /// A group's activity log indexed by kind and member id, and by kind and
 /// client key, each list in time order: every question [`resolve`] asks of
 /// it ("the first close of this member after t") is a binary search, so
@@ -132,11 +135,20 @@ pub fn resolve(
         .iter()
         .any(|c| c.confidence >= Confidence::Medium);
     if round.needs_cause || !explained {
-        for c in silent_members(round, book, activity) {
-            round
-                .removed
-                .entry(c.member_id.clone().unwrap_or_default())
-                .or_insert_with(|| "session_timeout".into());
+        let mut silent = silent_members(round, book, activity);
+        if silent.is_empty() {
+            silent = silent_clients(round, activity);
+        }
+        if silent.is_empty() && !explained {
+            silent = vanished_members(round, book);
+        }
+        for c in silent {
+            if let Some(m) = &c.member_id {
+                round
+                    .removed
+                    .entry(m.clone())
+                    .or_insert_with(|| "session_timeout".into());
+            }
             round.candidates.push(c);
         }
     }
@@ -264,6 +276,101 @@ fn secs(later: Timestamp, earlier: Timestamp) -> f64 {
     later.millis_since(earlier) / 1000.0
 }
 
+/// Clients of the previous generation whose member ids a snap length cut
+/// from every request and answer, silent for their session timeout when
+/// the round began: the same judgement as [`silent_members`], by
+/// connection. Confidence stays below a member's: the member id is not
+/// seen, and two consumers sharing a client id and host look like one.
+fn silent_clients(round: &Round, activity: &ActivityIndex<'_>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for s in &round.client_silences {
+        let Some(st) = s.session_timeout_ms.filter(|t| *t > 0) else {
+            continue;
+        };
+        let silent_ms = round.started_at.millis_since(s.last_seen);
+        if silent_ms < 0.8 * f64::from(st) {
+            continue;
+        }
+        let key = s.client_key.as_str();
+        let evicted = activity.key_after(ActivityKind::Evicted, key, round.started_at);
+        let closed = activity
+            .key_before(ActivityKind::Close, key, Timestamp(round.started_at.0 + 1))
+            .filter(|t| *t >= s.last_seen);
+        let name = s.client_id.as_deref().unwrap_or(&s.client_key);
+        let mut detail = format!(
+            "no request from {name} for {:.1} s before the rebalance (session.timeout.ms = {st}); its member id is not in the captured bytes (snap length), so it is named by its connection",
+            silent_ms / 1000.0
+        );
+        match closed {
+            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c, s.last_seen))),
+            None => detail.push_str("; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem"),
+        }
+        if let Some(e) = evicted {
+            detail.push_str(&format!(
+                "; when it came back {:.1} s later it was told it was no longer a member",
+                secs(e, round.started_at)
+            ));
+        }
+        out.push(Candidate {
+            kind: Kind::SessionTimeout,
+            confidence: Confidence::Medium,
+            member_id: None,
+            client_id: s.client_id.clone(),
+            detail,
+            at: round.started_at,
+            deferred: Deferred::No,
+        });
+    }
+    out
+}
+
+/// Members that vanished from what the captured members were told, when
+/// none of their own requests is in the inputs (only one host's
+/// connections were captured): missing from the leader's member list, or
+/// a leader replaced by another. Kafka keeps a leader while it is a member
+/// and picks a new one only when it is removed (GroupMetadata.scala `add`
+/// and `remove`; ClassicGroup.java `add`/`remove`), so either is the mark
+/// of a member gone. How it went (session timeout or a LeaveGroup on a
+/// connection not captured) cannot be told: low confidence, with a note.
+fn vanished_members(round: &Round, book: &MemberBook) -> Vec<Candidate> {
+    let generation = round
+        .generation
+        .map_or("the new generation".into(), |g| format!("generation {g}"));
+    let after = round.members_after();
+    let unseen = |m: &String| {
+        !after.contains(m)
+            && !round.removed.contains_key(m)
+            && book.get(m).is_none_or(|x| x.last_seen.is_none())
+    };
+    let mut gone: Vec<(String, String)> = Vec::new();
+    if round.saw_member_list {
+        let before = round.members_before.iter().chain(&round.leader_before);
+        for m in before.filter(|m| unseen(m)) {
+            if !gone.iter().any(|(g, _)| g == m) {
+                gone.push((
+                    m.clone(),
+                    format!("it is missing from the leader's member list of {generation}"),
+                ));
+            }
+        }
+    } else if let (Some(old), Some(new)) = (&round.leader_before, &round.leader_after) {
+        if old != new && unseen(old) {
+            gone.push((old.clone(), format!("it was the leader, and {generation} has another leader ({new}): Kafka replaces a leader only when it is removed")));
+        }
+    }
+    gone.into_iter()
+        .map(|(m, why)| Candidate {
+            kind: Kind::SessionTimeout,
+            confidence: Confidence::Low,
+            client_id: book.client_id(&m),
+            detail: format!("vanished: {why}; none of its own requests is in the inputs (one host's view), so whether its session timed out or it left on a connection that was not captured cannot be told"),
+            member_id: Some(m),
+            at: round.started_at,
+            deferred: Deferred::No,
+        })
+        .collect()
+}
+
 /// Members silent when the round began who did not take part in it.
 fn silent_members(
     round: &Round,
@@ -295,6 +402,18 @@ fn silent_members(
                 }
             }
             Some(_) => continue,
+            // A connection closed without LeaveGroup, then a round without
+            // the member: a killed or crashed process whose session the
+            // broker expired (KIP-848 members send no session timeout).
+            // Brokers refuse sessions under group.min.session.timeout.ms
+            // (6 s by default), so a shorter silence is no expiry.
+            None if closed.is_some() && silent_ms >= 0.8 * MIN_SESSION_TIMEOUT_MS => {
+                if evicted.is_some() {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                }
+            }
             None if silent_ms >= 10_000.0 => {
                 if evicted.is_some() {
                     Confidence::Medium

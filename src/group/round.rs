@@ -64,6 +64,21 @@ pub struct Silence {
     pub session_timeout_ms: Option<i32>,
 }
 
+/// A client of the group whose member id the inputs never showed (a
+/// snap length cut it from every request and answer), silent when the
+/// round began: known by its connection's client id alone.
+#[derive(Clone, Debug)]
+pub struct ClientSilence {
+    /// Client key (client id + host).
+    pub client_key: String,
+    /// Its client id.
+    pub client_id: Option<String>,
+    /// Its last group request or answer before the round.
+    pub last_seen: Timestamp,
+    /// Its session timeout, from its JoinGroup request.
+    pub session_timeout_ms: Option<i32>,
+}
+
 /// A round under observation.
 #[derive(Clone, Debug, Default)]
 pub struct Round {
@@ -77,6 +92,15 @@ pub struct Round {
     pub assignment_before: BTreeMap<String, Vec<String>>,
     /// Members' silence when it began.
     pub silences: Vec<Silence>,
+    /// Silence of the previous generation's clients whose member ids were
+    /// never seen (a snap length cut them), when it began.
+    pub client_silences: Vec<ClientSilence>,
+    /// The leader when it began, and the one its JoinGroup answers named:
+    /// Kafka keeps a leader while it is a member, so a new one means the
+    /// old one was removed (a one-host view sees no more than that).
+    pub leader_before: Option<String>,
+    /// The leader this round's JoinGroup answers named.
+    pub leader_after: Option<String>,
     /// Possible causes in the order seen.
     pub candidates: Vec<Candidate>,
     /// Evidence lines (bounded).

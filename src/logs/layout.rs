@@ -258,6 +258,11 @@ fn starts_with_time(s: &[u8]) -> bool {
     }
 }
 
+/// True when `s`, once its decoration is stripped, opens with a log time.
+pub(crate) fn starts_with_time_after_decoration(s: &[u8]) -> bool {
+    starts_with_time(strip_decoration(s))
+}
+
 /// `line` without what a copy into a ticket, a wiki or a code comment puts
 /// before it: indentation, quote marks (`> `, repeated), list bullets
 /// (`* `, `- `, `# `) and line numbers (`123:`, `123|`, `123 `), in any

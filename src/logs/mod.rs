@@ -17,6 +17,7 @@
 
 mod broker;
 mod client;
+mod csv;
 mod files;
 mod layout;
 mod parsed;
@@ -79,6 +80,13 @@ pub fn looks_like_log(first_bytes: &[u8]) -> bool {
     }
     if first_bytes.contains(&0) {
         return false;
+    }
+    let mut lines = first_bytes.split(|&b| b == b'\n');
+    if lines
+        .next()
+        .is_some_and(|l| csv::CsvExport::from_header(l.strip_suffix(b"\r").unwrap_or(l)).is_some())
+    {
+        return true;
     }
     first_bytes.split(|&b| b == b'\n').take(500).any(|line| {
         layout::starts_entry(line)

@@ -17,6 +17,7 @@ use std::sync::{Arc, LazyLock};
 
 use memchr::memmem::Finder;
 
+use super::csv::CsvExport;
 use super::layout::{split_entry, starts_entry, structured_line, Component, Entry, LineTime};
 use super::parsed::{Outcome, Parsed};
 use super::{broker, client, request_log, LogSummary};
@@ -60,6 +61,10 @@ pub(crate) struct LineReader<'a> {
     /// Last "Request joining group due to" reason per (client id, group),
     /// given to that client's next "(Re-)joining group".
     rejoin_reasons: HashMap<(Option<String>, Option<String>), String>,
+    /// Whether the first line was seen (it may be a CSV header).
+    started: bool,
+    /// A CSV export's columns, when the first line was its header.
+    csv: Option<CsvExport>,
 }
 
 impl<'a> LineReader<'a> {
@@ -72,14 +77,18 @@ impl<'a> LineReader<'a> {
             summary: LogSummary::default(),
             pending: None,
             rejoin_reasons: HashMap::new(),
+            started: false,
+            csv: None,
         }
     }
 
     /// Whether lines may be skipped by [`quiet_prefix`] instead of read
     /// one by one: not while a multi-line entry waits for its
     /// continuation lines (which need no prefilter match).
+    /// Nor before the first line (a CSV header has no `roup`), nor in a
+    /// CSV export (a skipped row may open a quoted field).
     pub(crate) fn may_skip(&self) -> bool {
-        self.pending.is_none()
+        self.pending.is_none() && self.started && self.csv.is_none()
     }
 
     /// Counts `lines` lines skipped by [`quiet_prefix`].
@@ -98,6 +107,23 @@ impl<'a> LineReader<'a> {
         self.summary.lines += 1;
         let line = raw.strip_suffix(b"\n").unwrap_or(raw);
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if !std::mem::replace(&mut self.started, true) {
+            self.csv = CsvExport::from_header(line);
+            if self.csv.is_some() {
+                return;
+            }
+        }
+        if let Some(csv) = &mut self.csv {
+            for l in csv.line(line).unwrap_or_default() {
+                self.plain(no, l.as_bytes(), diags, out);
+            }
+            return;
+        }
+        self.plain(no, line, diags, out);
+    }
+
+    /// Reads one line of text (a record's line already unwrapped from CSV).
+    fn plain(&mut self, no: u64, line: &[u8], diags: &mut Diagnostics, out: &mut Vec<GroupEvent>) {
         // A structured record (docker json-file, a JSON layout, journald
         // JSON) is read as the plain line it carries.
         let record = structured_line(line);
