@@ -181,10 +181,9 @@ pub fn merge_client(into: &mut ClientRef, from: &ClientRef) {
 /// broker's `clientId + "-" + UUID`), so logs that name only the member still
 /// tell the client. `None` when the id does not end in a UUID.
 pub fn client_id_in_member_id(member_id: &str) -> Option<String> {
-    let (prefix, uuid) = member_id
-        .len()
-        .checked_sub(37)
-        .map(|i| member_id.split_at(i))?;
+    // `split_at_checked`: a byte 37 from the end inside a character (a
+    // U+FFFD from a damaged log) is no UUID, not a panic.
+    let (prefix, uuid) = member_id.split_at_checked(member_id.len().checked_sub(37)?)?;
     let uuid = uuid.strip_prefix('-')?;
     let shape_ok = uuid.len() == 36
         && uuid.char_indices().all(|(i, c)| {
@@ -243,6 +242,23 @@ mod tests {
             client_id_in_member_id("-e76f6acd-afb1-4a59-9a8b-5b9b7e2f8c11"),
             None
         );
+    }
+
+    /// Fuzz finding `crash-b6db4ab4` (pipeline target): a member id whose
+    /// byte 37 from the end falls inside a character panicked.
+    #[test]
+    fn fuzz_crash_b6db4ab4_a_member_id_cut_inside_a_character_is_no_client_id() {
+        let m = format!(
+            "g1-c1-b24674{}b5-f73b-4bdf-b049-a4ed18eaca4a",
+            "\u{fffd}".repeat(84)
+        );
+        assert_eq!(client_id_in_member_id(&m), None);
+        assert_eq!(
+            client_id_in_member_id(&format!("x\u{20ac}{}", "a".repeat(36))),
+            None
+        );
+        let book = MemberBook::default();
+        assert_eq!(book.client_id(&m), None);
     }
 
     #[test]

@@ -453,3 +453,41 @@ fn silent_members(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn act(at: i64, key: &str, member: Option<&str>, what: ActivityKind) -> Activity {
+        Activity {
+            at: Timestamp(at),
+            client_key: key.into(),
+            member_id: member.map(str::to_string),
+            what,
+        }
+    }
+
+    #[test]
+    fn the_activity_index_answers_as_a_scan_would() {
+        use ActivityKind::*;
+        let log = vec![
+            act(10, "c@h", Some("m1"), Join),
+            act(20, "c@h", Some("m1"), Commit),
+            act(30, "d@h", Some("m2"), Close),
+            act(40, "c@h", Some("m1"), Close),
+            act(40, "c@h", None, Join),
+            act(50, "c@h", Some("m1"), Evicted),
+        ];
+        let index = ActivityIndex::new(&log);
+        let t = Timestamp;
+        assert_eq!(index.member_after(Close, "m1", t(31)), Some(t(40)));
+        assert_eq!(index.member_after(Close, "m1", t(40)), Some(t(40)));
+        assert_eq!(index.member_after(Close, "m1", t(41)), None);
+        assert_eq!(index.key_after(Join, "c@h", t(11)), Some(t(40)));
+        assert_eq!(index.key_before(Join, "c@h", t(40)), Some(t(10)));
+        assert_eq!(index.member_before(Commit, "m1", t(20)), None);
+        assert_eq!(index.member_before(Commit, "m1", t(21)), Some(t(20)));
+        assert_eq!(index.member_after(Evicted, "m2", t(0)), None);
+        assert_eq!(index.key_after(Close, "d@h", t(0)), Some(t(30)));
+    }
+}

@@ -436,6 +436,26 @@ mod tests {
     }
 
     #[test]
+    fn members_leaving_past_the_budget_are_counted_not_kept() {
+        let members: Vec<MemberIdentity> = (0..10)
+            .map(|i| MemberIdentity::default().with_member_id(s(&format!("m-{i}"))))
+            .collect();
+        let req = LeaveGroupRequest::default()
+            .with_group_id(GroupId(s("g")))
+            .with_members(members);
+        let f = frame(key::LEAVE_GROUP, 3, 1, "c", &req);
+        // Each "m-N" costs 64 + 3 bytes: room for four.
+        let d = request_within(f[4..].to_vec(), key::LEAVE_GROUP, 3, 9, 4 * 67 + 10).unwrap();
+        let Some(EventKind::LeaveGroupRequest { members, .. }) = &d.kind else {
+            panic!("{d:?}")
+        };
+        assert_eq!(members.len(), 4);
+        assert_eq!((d.over_cap, d.kept_bytes), (6, 4 * 67));
+        let whole = request(f[4..].to_vec(), key::LEAVE_GROUP, 3, 9).unwrap();
+        assert_eq!(whole.over_cap, 0);
+    }
+
+    #[test]
     fn leaves_non_consumer_metadata_alone() {
         let req = JoinGroupRequest::default()
             .with_group_id(GroupId(s("connect-cluster")))

@@ -521,3 +521,23 @@ fn unanswered_16_mib_join_groups_of_tiny_protocols_keep_what_fits_under_512_mb()
     // Every request is still there, unanswered.
     assert_eq!(rows(&report, "exchanges").len(), 6, "{report:#}");
 }
+
+/// Fuzz finding `crash-b6db4ab4` (pipeline target, fuzz/README.md): a
+/// broker log whose member id holds invalid UTF-8 (read as U+FFFD) before
+/// its UUID made kgtrace panic (exit 101) naming the member's client.
+#[test]
+fn fuzz_crash_b6db4ab4_a_member_id_with_invalid_utf8_is_read_without_a_panic() {
+    let prefix = "[2026-12-03 02:42:22,414] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=2] ";
+    let mut log = Vec::new();
+    log.extend_from_slice(prefix.as_bytes());
+    log.extend_from_slice(b"Pending dynamic member with id g1-c1-b24674");
+    log.extend_from_slice(&[0xeb; 84]);
+    log.extend_from_slice(b"b5-f73b-4bdf-b049-a4ed18eaca4a joins group g1 in Empty state. Adding to the group now. (org.apache.kafka.coordinator.group.GroupMetadataManager)\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, &log).unwrap();
+    for view in ["rebalances", "report"] {
+        let out = run(&[view, path.to_str().unwrap()]);
+        assert!(out.code == 0 || out.code == 1, "{view}: {out:#?}");
+    }
+}
