@@ -16,12 +16,17 @@ fn rebalances_of(args: &[&str]) -> Vec<(String, Option<i64>)> {
     all.extend_from_slice(args);
     let out = run(&all);
     assert!(out.code == 0 || out.code == 1, "{out:#?}");
-    rows(&json(&out.stdout), "rebalances")
+    kinds_and_generations(&json(&out.stdout))
+}
+
+/// Each rebalance of a JSON report as (trigger kind, generation).
+fn kinds_and_generations(report: &serde_json::Value) -> Vec<(String, Option<i64>)> {
+    rows(report, "rebalances")
         .iter()
         .map(|r| {
             (
                 r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
-                r["generation_id"].as_i64(),
+                r["generation"].as_i64(),
             )
         })
         .collect()
@@ -104,16 +109,7 @@ fn a_rotation_set_in_a_directory_beside_a_log_is_read_as_one_capture_in_time_ord
         dir.path().to_str().unwrap(),
     ]);
     let report = json(&out.stdout);
-    let got: Vec<_> = rows(&report, "rebalances")
-        .iter()
-        .map(|r| {
-            (
-                r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
-                r["generation_id"].as_i64(),
-            )
-        })
-        .collect();
-    assert_eq!(got, plain);
+    assert_eq!(kinds_and_generations(&report), plain);
     assert_eq!(rows(&report, "inputs").len(), 3);
     // Beside a log: both are read.
     std::fs::write(dir.path().join("server.log"), SERVER_LOG).unwrap();
