@@ -92,6 +92,28 @@ impl<'a> ActivityIndex<'a> {
     }
 }
 
+/// What a silent member's connection shows after its last request: closed
+/// without LeaveGroup (killed or crashed), or open and silent (frozen); and
+/// whether it was told it was no longer a member when it came back.
+fn how_it_went_quiet(
+    closed: Option<Timestamp>,
+    evicted: Option<Timestamp>,
+    last: Timestamp,
+    started_at: Timestamp,
+) -> String {
+    let mut detail = match closed {
+        Some(c) => format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c, last)),
+        None => "; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem".to_string(),
+    };
+    if let Some(e) = evicted {
+        detail.push_str(&format!(
+            "; when it came back {:.1} s later it was told it was no longer a member",
+            secs(e, started_at)
+        ));
+    }
+    detail
+}
+
 fn first_at_or_after(times: Option<&Vec<Timestamp>>, after: Timestamp) -> Option<Timestamp> {
     let times = times?;
     times.get(times.partition_point(|t| *t < after)).copied()
@@ -301,16 +323,12 @@ fn silent_clients(round: &Round, activity: &ActivityIndex<'_>) -> Vec<Candidate>
             "no request from {name} for {:.1} s before the rebalance (session.timeout.ms = {st}); its member id is not in the captured bytes (snap length), so it is named by its connection",
             silent_ms / 1000.0
         );
-        match closed {
-            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c, s.last_seen))),
-            None => detail.push_str("; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem"),
-        }
-        if let Some(e) = evicted {
-            detail.push_str(&format!(
-                "; when it came back {:.1} s later it was told it was no longer a member",
-                secs(e, round.started_at)
-            ));
-        }
+        detail.push_str(&how_it_went_quiet(
+            closed,
+            evicted,
+            s.last_seen,
+            round.started_at,
+        ));
         out.push(Candidate {
             kind: Kind::SessionTimeout,
             confidence: Confidence::Medium,
@@ -431,16 +449,7 @@ fn silent_members(
             s.session_timeout_ms
                 .map_or("unknown".into(), |t| t.to_string())
         );
-        match closed {
-            Some(c) => detail.push_str(&format!("; its connection closed {:.1} s after its last request without LeaveGroup: the process was killed or crashed", secs(c, last))),
-            None => detail.push_str("; its connection stayed open and silent: a frozen or paused process (GC, SIGSTOP) or a network problem"),
-        }
-        if let Some(e) = evicted {
-            detail.push_str(&format!(
-                "; when it came back {:.1} s later it was told it was no longer a member",
-                secs(e, round.started_at)
-            ));
-        }
+        detail.push_str(&how_it_went_quiet(closed, evicted, last, round.started_at));
         out.push(Candidate {
             kind: Kind::SessionTimeout,
             confidence,
