@@ -122,6 +122,92 @@ fn a_rotation_set_in_a_directory_beside_a_log_is_read_as_one_capture_in_time_ord
     assert_eq!(kinds.iter().filter(|k| *k == "capture").count(), 3);
 }
 
+/// `bytes` (a little-endian µs pcap on Ethernet) with a 1,400-byte UDP
+/// datagram between 10.9.9.1 and 10.9.9.2 after each record, at its time:
+/// other traffic on the interface, enough to pass tcpdump's smallest `-C`
+/// (one million bytes) several times.
+fn with_udp_filler(bytes: &[u8]) -> Vec<u8> {
+    assert_eq!(&bytes[20..24], &[1, 0, 0, 0], "Ethernet link type");
+    let payload = vec![0x5a_u8; 1400];
+    let mut frame = vec![0_u8; 12];
+    frame.extend_from_slice(&[0x08, 0x00]);
+    let ip_len = (20 + 8 + payload.len()) as u16;
+    frame.extend_from_slice(&[0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 17, 0, 0]);
+    frame[16..18].copy_from_slice(&ip_len.to_be_bytes());
+    frame.extend_from_slice(&[10, 9, 9, 1, 10, 9, 9, 2]);
+    frame.extend_from_slice(&9999_u16.to_be_bytes());
+    frame.extend_from_slice(&9999_u16.to_be_bytes());
+    frame.extend_from_slice(&(8 + payload.len() as u16).to_be_bytes());
+    frame.extend_from_slice(&[0, 0]);
+    frame.extend_from_slice(&payload);
+    let mut out = bytes[..24].to_vec();
+    let mut at = 24;
+    while at + 16 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        out.extend_from_slice(&bytes[at..at + 16 + len]);
+        out.extend_from_slice(&bytes[at..at + 8]);
+        let n = (frame.len() as u32).to_le_bytes();
+        out.extend_from_slice(&n);
+        out.extend_from_slice(&n);
+        out.extend_from_slice(&frame);
+        at += 16 + len;
+    }
+    out
+}
+
+/// Whether `tcpdump` runs here; without it the test says it skipped,
+/// except in CI (`CI=true`), where .ci/run installs it and its absence fails.
+fn tcpdump_available() -> bool {
+    let found = std::process::Command::new("tcpdump")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "tcpdump is not installed (CI installs it in .ci/run)"
+        );
+        eprintln!("note: tcpdump not installed; skipping the real `tcpdump -C` rotation test");
+    }
+    found
+}
+
+#[test]
+fn a_directory_rotated_by_the_real_tcpdump_dash_c_gives_the_same_rebalances_as_its_capture() {
+    if !tcpdump_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.pcap");
+    std::fs::write(
+        &whole,
+        with_udp_filler(&fixture_bytes("fixtures/kafka/ak4_ck_killed.pcap")),
+    )
+    .unwrap();
+    let plain = rebalances_of(&[whole.to_str().unwrap()]);
+    assert!(plain.len() >= 2, "{plain:?}");
+    let rotated = dir.path().join("rotated");
+    std::fs::create_dir(&rotated).unwrap();
+    // -C 1: a new file once the current one passes 1,000,000 bytes; -Z
+    // keeps tcpdump from dropping privileges to a user who cannot write here.
+    let status = std::process::Command::new("tcpdump")
+        .args(["-n", "-Z", "root", "-r"])
+        .arg(&whole)
+        .arg("-w")
+        .arg(rotated.join("k.pcap"))
+        .args(["-C", "1"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "tcpdump -r … -w … -C 1: {status}");
+    let files = std::fs::read_dir(&rotated).unwrap().count();
+    assert!(files >= 3, "tcpdump -C 1 wrote {files} files");
+    let out = run(&["rebalances", "--format", "json", rotated.to_str().unwrap()]);
+    let report = json(&out.stdout);
+    assert_eq!(rows(&report, "inputs").len(), files);
+    assert_eq!(kinds_and_generations(&report), plain);
+}
+
 #[cfg(unix)]
 #[test]
 fn a_directory_with_a_link_loop_a_fifo_a_socket_and_a_dangling_link_reads_each_file_once() {
