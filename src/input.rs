@@ -512,6 +512,7 @@ impl<R: Read> Read for NulSkipping<R> {
 
 fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut Collected) {
     let read_as = opened.read_as();
+    let foreign = logs::foreign_log(&opened.head);
     let bomb = opened.bomb.clone();
     let mut nuls = NulSkipping {
         inner: opened.reader,
@@ -554,6 +555,8 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
     let warning = events.is_empty().then(|| {
         if summary.lines == 0 {
             "an empty input: nothing read".to_string()
+        } else if let Some(f) = foreign {
+            format!("{} ({} lines read)", f.looked_like(), summary.lines)
         } else if summary.unknown_group_lines > 0 {
             format!(
                 "a log of {} lines, {} of them group lines no pattern knows, no group event",

@@ -19,6 +19,7 @@ mod broker;
 mod client;
 mod csv;
 mod files;
+mod foreign;
 mod layout;
 mod parsed;
 mod reader;
@@ -37,6 +38,7 @@ use crate::event::GroupEvent;
 use crate::time::LogZone;
 
 pub use files::read_log_path;
+pub use foreign::{foreign_log, Foreign};
 
 /// How to read logs.
 #[derive(Clone, Debug, Default)]
