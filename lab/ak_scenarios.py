@@ -280,6 +280,24 @@ def fifty(lab):
     lab.sleep(5)
 
 
+def k848_refused(lab):
+    """A 4.x Java consumer with group.protocol=consumer against a 3.9 broker that does not
+    offer the consumer protocol (ConsumerGroupHeartbeat, API key 68, absent from its
+    ApiVersions answer): its polls fail; it is closed and restarted with the classic
+    protocol, and joins with a JoinGroup."""
+    bg = prologue(lab, g2=False)
+    lab.start("g1", "g1-c1", group_protocol="consumer", session_ms=SESSION_MS,
+              max_poll_ms=MAX_POLL_MS)
+    lab.sleep(8)
+    lab.signal("g1-c1", "leave", "SIGTERM: close() before restarting with group.protocol=classic")
+    lab.wait_exit("g1-c1", 20)
+    lab.start("g1", "g1-c1", session_ms=SESSION_MS, max_poll_ms=MAX_POLL_MS,
+              note="restarted with group.protocol=classic")
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(["g1-c1"], 40, after_ts=mark)
+    lab.sleep(4)
+
+
 def k39(**extra):
     return {"line": "3.9", "nodes": 1, **extra}
 
@@ -313,6 +331,8 @@ AK_SCENARIOS = {
     "ak39_ck_midstream": (midstream, "ck", "lo", k39()),
     "ak4_ck_k848_join_leave": (k848_join_leave, "ck", "lo", k4()),
     "ak4_k848_slow_revoke": (k848_slow_revoke, "java4", "lo", k4()),
+    "ak4_java_killed": (killed, "java4", "lo", k4()),
+    "ak39_java4_k848_refused": (k848_refused, "java4", "lo", k39()),
     "ak4_java_session_timeout_s200": (session_timeout, "java4", "lo", k4(snaplen=200)),
     "ak4_java_session_timeout_s128": (session_timeout, "java4", "lo", k4(snaplen=128)),
 }

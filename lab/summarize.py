@@ -134,6 +134,11 @@ KAFKA_LINES = {
                                 "its group.instance.id within the session; the broker swaps "
                                 "the member id, no rebalance. Log alone: one known extra "
                                 "round.",
+    "ak39_java4_k848_refused": "3.9 broker, Java 4.4 client with group.protocol=consumer: the "
+                               "broker lists ConsumerGroupHeartbeat in ApiVersions but answers "
+                               "it UNSUPPORTED_VERSION (no consumer protocol on 3.9 by default); "
+                               "g1-c1 is restarted classic and joins. Capture, log, both: match; "
+                               "the refusal is said in words.",
     "ak4_kp_clean_leave": "4.4, kafka-python: g1-c2 closes (LeaveGroup v5). Capture, log, both: "
                           "match.",
     "ak39_kjs_killed": "3.9, KafkaJS: g1-c2 SIGKILLed; evicted after its session. Capture, "
@@ -182,6 +187,8 @@ KAFKA_LINES = {
     "ak4_k848_slow_revoke": "4.4, Java, KIP-848: g1-c1 takes 5 s in onPartitionsRevoked when "
                             "g1-c3 joins; it reaches epoch 4 only after revoking. Capture, log: "
                             "match; both: the merged 3->4 names g1-c1 (known merge fault).",
+    "ak4_java_killed": "4.4, Java: g1-c2 SIGKILLed (no LeaveGroup; the kernel closes its "
+                       "connections); evicted after its 6 s session. Capture, log, both: match.",
     "ak4_k848_killed": "4.4, Java, KIP-848: g1-c2 SIGKILLed and fenced after its session. "
                        "Capture: the fence named unknown (known).",
     "ak4_k848_session_timeout": "4.4, Java, KIP-848: g1-c2 SIGSTOPped, fenced, resumed. "

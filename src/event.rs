@@ -332,6 +332,11 @@ pub enum EventKind {
         server_assignor: Option<String>,
         /// Partitions the member owns (None = unchanged).
         owned: Option<Vec<TopicPartitions>>,
+        /// Whether the broker listed ConsumerGroupHeartbeat (API key 68) in
+        /// its ApiVersions answer on this connection (`None`: that answer
+        /// was not captured). A judgement aid, not printed.
+        #[serde(skip)]
+        broker_offers: Option<bool>,
     },
     /// KIP-848 ConsumerGroupHeartbeat response.
     ConsumerGroupHeartbeatResponse {

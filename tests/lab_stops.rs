@@ -83,6 +83,14 @@ const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
     // move in ConsumerGroupHeartbeat answers, which the stops stage does not
     // read, so they have no next owner.
     ("ak4_java_upgrade", "g1-c3", "classic -> consumer upgrade"),
+    // The broker refused the consumer protocol (ConsumerGroupHeartbeat
+    // answered UNSUPPORTED_VERSION): g1-c1 was never a member and owned
+    // nothing when the driver closed it; there is no stop to find.
+    (
+        "ak39_java4_k848_refused",
+        "g1-c1",
+        "never a member: the consumer protocol was refused",
+    ),
 ];
 
 /// An owner-stopping action of the driver.

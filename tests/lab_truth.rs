@@ -896,72 +896,13 @@ fn ak_known_differences_name_only_kafka_fixtures() {
 
 /// Disagreements only the cut capture has, with why; `fixture` reads
 /// `<name>.s<N>`. The tests fail when one stops happening, as above.
-const SNAP_KNOWN_DIFFERENCES: &[Known] = &[
-    Known {
-        fixture: "kp_clean_leave.s200",
-        group: "g1",
-        from: Some(0),
-        to: Some(1),
-        truth: "member_joined g1-c2",
-        kgtrace: "previous_rebalance_failed g1-c3",
-        why: "At 200 bytes (134 of TCP payload) the leader's JoinGroup \
-              answers end after the leader's and its own member id (about \
-              40 bytes each): their member lists are cut before the first \
-              entry, so which member's join formed generation 1 cannot be \
-              told; g1-c3's failed SyncGroup is the only cause left whole on \
-              the wire.",
-    },
-    Known {
-        fixture: "kp_clean_leave.s200",
-        group: "g1",
-        from: Some(1),
-        to: Some(2),
-        truth: "member_joined g1-c1",
-        kgtrace: "previous_rebalance_failed g1-c3",
-        why: "As 0->1: the member list that names g1-c1 as new is cut.",
-    },
-    Known {
-        fixture: "kp_clean_leave.s200",
-        group: "g1",
-        from: Some(2),
-        to: Some(2),
-        truth: "none",
-        kgtrace: "member_joined g1-c1",
-        why: "A late answer of generation 2 whose member list was cut cannot \
-              be tied to the closed round: it is read as a round of its own.",
-    },
-    Known {
-        fixture: "kp_clean_leave.s200",
-        group: "g2",
-        from: Some(1),
-        to: Some(1),
-        truth: "none",
-        kgtrace: "member_joined g2-c1",
-        why: "As g1 2->2.",
-    },
-    Known {
-        fixture: "kjs_killed.s128",
-        group: "g1",
-        from: Some(2),
-        to: Some(2),
-        truth: "session_timeout g1-c2",
-        kgtrace: "none",
-        why: "tansu re-forms generation 2 without the killed member; kgtrace \
-              sees a re-formed generation only by the leader's member list, \
-              which 128 bytes cut before its first entry (the leader's and \
-              member's ids come first).",
-    },
-    Known {
-        fixture: "ck_killed.s128",
-        group: "g1",
-        from: Some(2),
-        to: Some(2),
-        truth: "session_timeout g1-c2",
-        kgtrace: "none",
-        why: "As kjs_killed.s128: the re-formed generation 2's member list \
-              is cut before its first entry.",
-    },
-];
+// None today. kp_clean_leave.s200 (4 rounds), kjs_killed.s128 and
+// ck_killed.s128 (the eviction each) were here: rounds whose member lists
+// the cut hid stayed open until the next cause, and late JoinGroup answers
+// opened rounds of their own. kgtrace now reads them by Kafka's rules
+// (a successful SyncGroup ends the round, a JoinGroup answered with the
+// current generation starts none: src/group/classic.rs).
+const SNAP_KNOWN_DIFFERENCES: &[Known] = &[];
 
 /// The original fixture's known differences plus the cut capture's own.
 fn snap_known_for(name: &str, snap: u32) -> Vec<Disagreement> {
@@ -1086,4 +1027,53 @@ fn no_fixture_has_a_same_generation_row_unless_the_broker_repeated_it_and_a_note
     }
     println!("tansu fixtures: {tansu_rows} same-generation row(s), each with its note");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+// --- Issue 11's crash by FIN: Apache Kafka's Java consumer SIGKILLed ------------------------
+
+/// ak4_java_killed: the Java consumer g1-c2 is SIGKILLed (no LeaveGroup;
+/// the kernel closes its connections with FIN) and Kafka 4.4 evicts it
+/// after its 6 s session: from the capture, the eviction is a
+/// `session_timeout` of g1-c2 that says its connection closed without
+/// LeaveGroup, as for librdkafka and KafkaJS.
+#[test]
+fn a_killed_java_consumer_is_a_session_timeout_whose_connection_closed_without_leavegroup() {
+    let report = util::analyse("ak4_java_killed", View::Rebalances);
+    let timeouts: Vec<&Rebalance> = report
+        .rebalances
+        .iter()
+        .filter(|r| r.group == "g1" && r.trigger.kind == "session_timeout")
+        .collect();
+    assert_eq!(timeouts.len(), 1, "{:#?}", report.rebalances);
+    let t = &timeouts[0].trigger;
+    assert_eq!(t.client_id.as_deref(), Some("g1-c2"), "{t:?}");
+    assert!(
+        t.detail.contains("closed") && t.detail.contains("without LeaveGroup"),
+        "{}",
+        t.detail
+    );
+    assert!(t.detail.contains("killed or crashed"), "{}", t.detail);
+}
+
+/// ak39_java4_k848_refused: a Java 4.4 consumer with group.protocol=consumer
+/// against Kafka 3.9, whose coordinator does not run the consumer protocol:
+/// 3.9 lists ConsumerGroupHeartbeat in its ApiVersions answer yet answers it
+/// UNSUPPORTED_VERSION; the client is restarted classic and joins. From the
+/// capture alone the group is classic and the refusal is said.
+#[test]
+fn a_java_consumer_refused_the_consumer_protocol_by_kafka_3_9_is_said_in_words() {
+    let report = util::analyse("ak39_java4_k848_refused", View::Report);
+    let g1 = report
+        .groups
+        .iter()
+        .find(|g| g.group == "g1")
+        .expect("group g1");
+    assert_eq!(g1.protocol, "classic");
+    let said = g1.notes.join("\n");
+    assert!(
+        said.contains("g1-c1 asked for the consumer protocol")
+            && said.contains("the broker does not offer it (UNSUPPORTED_VERSION)")
+            && said.contains("it fell back to classic"),
+        "{said}"
+    );
 }

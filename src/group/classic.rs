@@ -694,6 +694,20 @@ impl Classic {
                 return;
             }
         }
+        if fresh && self.joined_without_rebalance(generation, ev.ts) {
+            if let Some(last) = self.done.last_mut() {
+                if !member_id.is_empty() {
+                    last.record_join(
+                        &member_id,
+                        ev.client.client_id.clone(),
+                        asked_at,
+                        *parked_ms,
+                    );
+                }
+                last.cite(ev);
+            }
+            return;
+        }
         // the leader, already answered this generation in this round,
         // is answered it again with another member list: the broker re-formed
         // the generation (tansu repeats numbers): a new round.
@@ -750,6 +764,7 @@ impl Classic {
             );
             r.expected.insert(member_id.clone());
         }
+        r.list_cut |= ev.truncated;
         if !members.is_empty() {
             r.saw_member_list |= !ev.truncated;
             r.expected
@@ -809,6 +824,12 @@ impl Classic {
             for a in assignments {
                 r.expected.insert(a.member_id.clone());
             }
+        } else if let Some(r) = self.done.last_mut().filter(|r| {
+            r.members_cut() && r.generation.is_some() && r.generation == ev.generation_id
+        }) {
+            // A late SyncGroup of a round a successful SyncGroup answer
+            // ended (its member list cut): evidence of that round.
+            r.cite(ev);
         }
     }
 
@@ -849,6 +870,9 @@ impl Classic {
         if !ev.truncated {
             self.book.entry(&member_id).assignment = names.clone();
         }
+        if self.previous_generation_synced(ev) {
+            return;
+        }
         let target = match self.round.as_mut() {
             Some(r) => Some(r),
             None => self.done.last_mut().filter(|r| {
@@ -862,9 +886,81 @@ impl Classic {
             r.assignment_after.insert(member_id, names);
         }
         r.completed_at = Some(ev.ts);
-        if self.round.as_ref().is_some_and(Round::all_synced) {
+        // A SyncGroup answered without error means the leader's assignment
+        // was stored and the group is Stable in this generation
+        // (GroupCoordinator.scala `doSyncGroup` / GroupMetadataManager.java
+        // `classicGroupSyncToLeader`: the assignment is propagated to every
+        // member waiting in SyncGroup as the group turns Stable). Members
+        // are counted by the leader's list; when the snap length cut it,
+        // this answer is the round's end.
+        let ended = self.round.as_ref().is_some_and(|r| {
+            r.all_synced()
+                || r.members_cut() && r.generation.is_some() && r.generation == ev.generation_id
+        });
+        if ended {
             self.close_round();
         }
+    }
+
+    /// A JoinGroup answered with the generation of the round just closed,
+    /// whose member list the snap length cut, while a newer round opened by
+    /// JoinGroup requests alone waits: Apache Kafka ends every rebalance in
+    /// a new generation (GroupCoordinator.scala / ClassicGroup.java
+    /// `initNextGeneration`) and answers a join that starts none with the
+    /// current one (`doCurrentMemberJoinGroup`), so the newer round was no
+    /// rebalance and is dropped (noted). A broker that re-forms a generation
+    /// under the same number (tansu) shows it only by the member list,
+    /// which is cut; a REBALANCE_IN_PROGRESS answer, a LeaveGroup or a log
+    /// line keeps the round.
+    fn joined_without_rebalance(&mut self, generation: i32, at: Timestamp) -> bool {
+        let last_cut = self
+            .done
+            .last()
+            .is_some_and(|r| r.members_cut() && r.generation == Some(generation));
+        let joins_only = self.round.as_ref().is_some_and(|r| {
+            !r.needs_cause
+                && r.removed.is_empty()
+                && r.candidates
+                    .iter()
+                    .all(|c| matches!(c.kind, Kind::MemberJoined | Kind::LeaderRejoined))
+        });
+        if !(last_cut && joins_only && self.generation == Some(generation)) {
+            return false;
+        }
+        if let Some(r) = self.round.take() {
+            self.notes.push(format!(
+                "{}: a JoinGroup was answered with generation {generation} again: no rebalance (its member list was cut by the snap length)",
+                r.started_at
+            ));
+        }
+        self.set_state(at, "Stable");
+        true
+    }
+
+    /// A SyncGroup answered without error in the generation of the round
+    /// just closed, while a newer round waits for its generation: Kafka
+    /// answers SyncGroup REBALANCE_IN_PROGRESS once a rebalance is under
+    /// way (GroupCoordinator.scala `doSyncGroup`, case PreparingRebalance;
+    /// GroupMetadataManager.java `classicGroupSync`), so the newer round's
+    /// opener started none. Only read so when the closed round's member
+    /// list was cut by the snap length (whole lists say who is in it).
+    /// Returns whether the answer was given to the closed round.
+    fn previous_generation_synced(&mut self, ev: &GroupEvent) -> bool {
+        let waiting = self
+            .round
+            .as_ref()
+            .is_some_and(|r| r.generation.is_none() && !r.disproved);
+        let Some(last) = self.done.last_mut().filter(|r| {
+            waiting && r.members_cut() && r.generation.is_some() && r.generation == ev.generation_id
+        }) else {
+            return false;
+        };
+        last.cite(ev);
+        last.synced.insert(ev.member_id.clone().unwrap_or_default());
+        if let Some(r) = self.round.as_mut() {
+            r.disproved = true;
+        }
+        true
     }
 
     fn on_commit(&mut self, ev: &GroupEvent) {
@@ -879,6 +975,9 @@ impl Classic {
             return self.confirm_member(ev);
         };
         match error.name() {
+            "REBALANCE_IN_PROGRESS" if self.stale_after_cut_round(ev) => {
+                self.context(ev, None);
+            }
             "REBALANCE_IN_PROGRESS" => {
                 let opened = self.round.is_none();
                 let r = self.round_at(ev);
@@ -895,6 +994,28 @@ impl Classic {
             }
             name => self.coordinator_error(ev, name),
         }
+    }
+
+    /// A REBALANCE_IN_PROGRESS answer to a request of a generation older
+    /// than the one the last round produced, while no round is open and
+    /// that round's member list was cut by the snap length: Apache Kafka
+    /// answers such a request ILLEGAL_GENERATION, whatever the group's
+    /// state (GroupCoordinator.scala `validateHeartbeat` and
+    /// `validateCurrentMember` before the state match, 2.4+;
+    /// GroupMetadataManager.java `validateClassicGroupHeartbeat`), so it
+    /// says the member is behind, not that a new rebalance began (tansu
+    /// answers it so). The round is still found by what follows (a new
+    /// generation, a REBALANCE_IN_PROGRESS in the current one). With whole
+    /// member lists the old reading stands.
+    fn stale_after_cut_round(&self, ev: &GroupEvent) -> bool {
+        let Some(asked) = ev.generation_id.filter(|g| *g >= 0) else {
+            return false;
+        };
+        self.round.is_none()
+            && self
+                .done
+                .last()
+                .is_some_and(|r| r.members_cut() && r.generation.is_some_and(|g| asked < g))
     }
 
     /// A member answered without error in the generation the last round

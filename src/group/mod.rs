@@ -69,39 +69,58 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
 }
 
 /// A refused KIP-848 attempt: ConsumerGroupHeartbeats answered
-/// UNSUPPORTED_VERSION and none accepted. Apache Kafka answers so when its
-/// group coordinator does not run the consumer protocol
-/// (KafkaApis `handleConsumerGroupHeartbeat`: "consumer" missing from
-/// `group.coordinator.rebalance.protocols`, or the old coordinator); the
-/// Java client then stops ("The cluster does not support the new CONSUMER
-/// group protocol. Set group.protocol=classic …"), so a classic JoinGroup
-/// after it is the client restarted with the classic protocol. Gives the
-/// words to say and when the refusal was seen.
+/// UNSUPPORTED_VERSION, sent to a broker whose ApiVersions answer did not
+/// list ConsumerGroupHeartbeat (API key 68), or a Java client that logged
+/// the refusal, and no heartbeat accepted. Apache Kafka answers
+/// UNSUPPORTED_VERSION when its group coordinator does not run the
+/// consumer protocol (KafkaApis `handleConsumerGroupHeartbeat`: "consumer"
+/// missing from `group.coordinator.rebalance.protocols`, or the old
+/// coordinator); a broker that predates KIP-848 does not list the API at
+/// all, and a client that checks ApiVersions first fails without sending
+/// (NetworkClient: UnsupportedVersionException). The Java client then
+/// stops ("The cluster does not support the new CONSUMER group protocol.
+/// Set group.protocol=classic …": ConsumerHeartbeatRequestManager), so a
+/// classic JoinGroup after it is the client restarted with the classic
+/// protocol. Gives the words to say and when the refusal was seen.
 fn consumer_protocol_refused(evs: &[&GroupEvent]) -> Option<(Timestamp, String)> {
-    let mut refused: Option<&GroupEvent> = None;
+    let mut refused: Option<(&GroupEvent, &str)> = None;
     for ev in evs {
-        match &ev.kind {
+        let how = match &ev.kind {
             EventKind::ConsumerGroupHeartbeatResponse { error: Some(e), .. }
                 if e.name() == "UNSUPPORTED_VERSION" =>
             {
-                refused = refused.or(Some(ev));
+                "UNSUPPORTED_VERSION"
+            }
+            EventKind::ConsumerGroupHeartbeatRequest {
+                broker_offers: Some(false),
+                ..
+            } => "its ApiVersions answer lists no ConsumerGroupHeartbeat, API key 68",
+            EventKind::Client(ClientLine::HeartbeatFailed { error })
+                if error.contains("does not support the new CONSUMER group protocol") =>
+            {
+                "the client logged \"The cluster does not support the new CONSUMER group protocol\""
             }
             EventKind::ConsumerGroupHeartbeatResponse { error: None, .. } => return None,
-            _ => {}
-        }
+            _ => continue,
+        };
+        refused = refused.or(Some((ev, how)));
     }
-    let first = refused?;
+    let (first, how) = refused?;
     let who = first.client.client_id.as_deref().unwrap_or("a client");
-    let classic = evs
-        .iter()
-        .find(|e| e.ts >= first.ts && matches!(e.kind, EventKind::JoinGroupRequest { .. }));
+    let classic = evs.iter().find(|e| {
+        e.ts >= first.ts
+            && matches!(
+                e.kind,
+                EventKind::JoinGroupRequest { .. } | EventKind::Client(ClientLine::Joining { .. })
+            )
+    });
     let text = match classic {
         Some(j) => format!(
-            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); it fell back to classic (JoinGroup {:.1} s later)",
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it ({how}); it fell back to classic (JoinGroup {:.1} s later)",
             j.ts.millis_since(first.ts) / 1000.0
         ),
         None => format!(
-            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it (UNSUPPORTED_VERSION); no classic JoinGroup followed: the consumer stopped (set group.protocol=classic, or enable the consumer protocol on the brokers)"
+            "{who} asked for the consumer protocol (KIP-848 ConsumerGroupHeartbeat); the broker does not offer it ({how}); no classic JoinGroup followed: the consumer stopped (set group.protocol=classic, or enable the consumer protocol on the brokers)"
         ),
     };
     Some((first.ts, text))
@@ -278,7 +297,7 @@ fn waiting_for(r: &Round) -> Option<String> {
 /// "Preparing" line, new generation or REBALANCE_IN_PROGRESS confirmed.
 fn unconfirmed(r: &Round) -> Option<String> {
     let same = r.generation.is_some() && r.generation == r.previous_generation;
-    if same && !r.broker_repeated && !r.confirmed {
+    if same && !r.broker_repeated && (!r.confirmed || r.disproved) {
         let who: Vec<&str> = r.joins.keys().map(String::as_str).collect();
         return Some(format!(
             "{}: {} rejoined and got generation {} back: no rebalance",

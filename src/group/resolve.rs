@@ -186,6 +186,9 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
         return;
     }
     let members = round.members_after();
+    // A member list cut by the snap length may hold the joiner: nothing
+    // shows it was answered only later.
+    let known = !round.members_cut();
     let clients: HashSet<String> = members
         .iter()
         .filter_map(|m| book.client_id(m))
@@ -194,7 +197,7 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
     for c in &mut round.candidates {
         let in_round = c.member_id.as_ref().is_some_and(|m| members.contains(m))
             || c.client_id.as_ref().is_some_and(|id| clients.contains(id));
-        if c.kind == Kind::MemberJoined && !in_round {
+        if c.kind == Kind::MemberJoined && !in_round && known {
             c.confidence = Confidence::Low;
             c.detail.push_str(" (answered only in a later generation)");
         }

@@ -146,6 +146,15 @@ pub struct Round {
     pub opened_mid_round: bool,
     /// a JoinGroup answer with the leader's member list was seen.
     pub saw_member_list: bool,
+    /// A successful JoinGroup answer of this round was cut by the
+    /// capture's snap length: its member list (and perhaps its ids) is
+    /// unknown, so who is in the generation cannot be read from it.
+    pub list_cut: bool,
+    /// While this round waited for its generation, the previous
+    /// generation's SyncGroup was answered without error: the broker was
+    /// not rebalancing (Kafka answers SyncGroup REBALANCE_IN_PROGRESS once
+    /// a rebalance is under way), so what opened this round started none.
+    pub disproved: bool,
     /// The broker said the group became Empty ("is now empty", or every
     /// member left): a state change, not a rebalance of anyone.
     pub emptied: bool,
@@ -239,6 +248,12 @@ impl Round {
     /// True once every member the leader was told about has synced.
     pub fn all_synced(&self) -> bool {
         !self.expected.is_empty() && self.expected.iter().all(|m| self.synced.contains(m))
+    }
+
+    /// Whether the round's membership is unknown because the snap length
+    /// cut its JoinGroup answers (and no whole member list was seen).
+    pub fn members_cut(&self) -> bool {
+        self.list_cut && !self.saw_member_list
     }
 
     /// Members after the round, by id.

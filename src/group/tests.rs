@@ -529,6 +529,7 @@ fn a_kip848_join_bumps_the_epoch() {
             subscribed_topic_names: Some(vec!["orders".into()]),
             server_assignor: Some("uniform".into()),
             owned: Some(vec![]),
+            broker_offers: None,
         },
     );
     s.push(

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::diagnostic::DiagnosticKind;
+use crate::event::EventKind;
 use crate::time::Timestamp;
 
 use super::apis;
@@ -57,6 +58,8 @@ pub(crate) struct Connection {
     responses: FrameSplitter,
     in_flight: InFlight,
     software: Option<String>,
+    /// What the broker's last ApiVersions answer on this connection offered.
+    offered: Option<super::decode::OfferedApis>,
     last: Attribution,
     /// Responses seen without their request.
     unmatched: u32,
@@ -73,6 +76,7 @@ impl Connection {
             responses: FrameSplitter::new(in_sync, max_frame_len),
             in_flight: InFlight::new(),
             software: None,
+            offered: None,
             last: Attribution::default(),
             unmatched: 0,
             source,
@@ -194,7 +198,15 @@ impl Connection {
         let exchange = ctx.next_exchange();
         let client_id = peek.client_id.as_deref().or(self.last.client_id.as_deref());
         let assigned = ctx.assigned(client_id);
-        let decoded = self.decode_request(f, (api_key, version), exchange, assigned, ctx);
+        let mut decoded = self.decode_request(f, (api_key, version), exchange, assigned, ctx);
+        if let Some(EventKind::ConsumerGroupHeartbeatRequest { broker_offers, .. }) =
+            &mut decoded.decoded.kind
+        {
+            *broker_offers = self
+                .offered
+                .as_ref()
+                .map(|o| o.offers(apis::key::CONSUMER_GROUP_HEARTBEAT));
+        }
         if let Some(s) = &decoded.decoded.software {
             self.software = Some(s.clone());
         }
@@ -386,6 +398,9 @@ impl Connection {
         };
         if let Some(m) = &decoded.member_id {
             self.last.member_id = Some(m.clone());
+        }
+        if decoded.offered.is_some() {
+            self.offered.clone_from(&decoded.offered);
         }
         let resp = ResponseSide {
             ts: f.ts,

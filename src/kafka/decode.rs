@@ -46,6 +46,8 @@ pub(crate) struct Decoded {
     pub groups: Vec<(String, EventKind)>,
     /// KIP-511 `name/version` (ApiVersions request v3+).
     pub software: Option<String>,
+    /// The API keys and version ranges an ApiVersions answer offers.
+    pub offered: Option<OfferedApis>,
     /// Embedded consumer-protocol bytes that did not decode.
     pub bad_metadata: bool,
     /// Data-path messages (Fetch, ListOffsets, Metadata topic ids).
@@ -58,6 +60,24 @@ pub(crate) struct Decoded {
     pub over_cap: usize,
     /// Bytes the kept list elements cost against the budget.
     pub kept_bytes: usize,
+}
+
+/// API keys listed in one ApiVersions answer (at most [`MAX_OFFERED`]: Kafka
+/// 4.x lists about 90), each with its lowest and highest version.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct OfferedApis {
+    /// (api key, min version, max version), in the answer's order.
+    pub keys: Vec<(i16, i16, i16)>,
+}
+
+/// API keys kept per ApiVersions answer.
+pub(crate) const MAX_OFFERED: usize = 512;
+
+impl OfferedApis {
+    /// Whether `api_key` is listed.
+    pub(crate) fn offers(&self, api_key: i16) -> bool {
+        self.keys.iter().any(|(k, _, _)| *k == api_key)
+    }
 }
 
 pub(crate) fn text(s: &StrBytes) -> String {
@@ -396,6 +416,7 @@ fn consumer_group_heartbeat(
         }),
         server_assignor: opt_text(&r.server_assignor),
         owned,
+        broker_offers: None,
     };
     Decoded {
         group_id: Some(text(&r.group_id.0)),

@@ -24,7 +24,9 @@ use crate::event::{
 
 use super::apis::{self, key};
 use super::consumer_protocol::{self, entry_cost, Budget, MAX_KEPT_PER_MESSAGE};
-use super::decode::{decode, member, opt_text, text, topic_name, Decoded};
+use super::decode::{
+    decode, member, opt_text, text, topic_name, Decoded, OfferedApis, MAX_OFFERED,
+};
 
 /// Decodes a response frame body of a group API. `Err` carries why.
 #[cfg(test)]
@@ -112,8 +114,19 @@ fn body_within(
         key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e, b),
         key::API_VERSIONS => {
             let r: ApiVersionsResponse = decode(buf, v)?;
+            // A refusal (UNSUPPORTED_VERSION) lists at most ApiVersions
+            // itself (KIP-511): it says nothing of what the broker offers.
+            let offered = (r.error_code == 0).then(|| OfferedApis {
+                keys: r
+                    .api_keys
+                    .iter()
+                    .take(MAX_OFFERED)
+                    .map(|a| (a.api_key, a.min_version, a.max_version))
+                    .collect(),
+            });
             Decoded {
                 error_code: Some(r.error_code),
+                offered,
                 ..Decoded::default()
             }
         }

@@ -1382,3 +1382,18 @@ fn a_gap_inside_a_fetch_response_drops_its_headers_but_keeps_the_pairing() {
     assert!(ex.response_frame.is_some());
     assert!(ex.response_data.is_none());
 }
+
+#[test]
+fn an_api_versions_answer_gives_the_api_keys_the_broker_offers() {
+    let case = api_versions(3);
+    let body = case.response[4..].to_vec();
+    let d = super::decode_response::response(body, key::API_VERSIONS, 3, 1).unwrap();
+    let offered = d.offered.expect("an accepted answer lists its keys");
+    assert_eq!(offered.keys, vec![(11, 0, 9)]);
+    assert!(offered.offers(11) && !offered.offers(key::CONSUMER_GROUP_HEARTBEAT));
+    // A refusal (UNSUPPORTED_VERSION) says nothing of what is offered.
+    let refusal = ApiVersionsResponse::default().with_error_code(35);
+    let body = response(key::API_VERSIONS, 3, 1, &refusal)[4..].to_vec();
+    let d = super::decode_response::response(body, key::API_VERSIONS, 3, 1).unwrap();
+    assert_eq!(d.offered, None);
+}
