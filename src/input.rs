@@ -1005,8 +1005,11 @@ impl ExchangeSink {
                 .push(normalize::events_from_close(&closed, &self.source));
         }
         for mut ex in self.pending.drain(..) {
-            self.events
-                .extend(normalize::events_from_exchange(&ex, &self.source));
+            self.events.extend(normalize::events_from_exchange(
+                &ex,
+                &self.source,
+                &mut self.clients,
+            ));
             normalize::data_events_from_exchange(
                 &mut ex,
                 &self.source,

@@ -485,7 +485,10 @@ mod tests {
         assert_eq!(rounds.len(), MAX_ROUNDS_PER_GROUP);
         assert_eq!(rounds[0].generation, Some(4), "the three oldest went");
         let note = note.expect("what was let go is said");
-        assert!(note.starts_with("3 earlier rebalances (started 1970-01-01T00:00:00"), "{note}");
+        assert!(
+            note.starts_with("3 earlier rebalances (started 1970-01-01T00:00:00"),
+            "{note}"
+        );
         assert!(note.contains("00:00:02"), "{note}");
     }
 
