@@ -623,3 +623,39 @@ fn fuzz_crash_b6db4ab4_a_member_id_with_invalid_utf8_is_read_without_a_panic() {
         assert!(out.code == 0 || out.code == 1, "{view}: {out:#?}");
     }
 }
+
+/// A broker log of one group rebalancing `rounds` times, a minute apart:
+/// a member's session expires, the group stabilises at the next generation.
+fn a_group_rebalancing(rounds: usize) -> String {
+    let mut log = String::new();
+    for n in 0..rounds {
+        let (day, hour, minute) = (1 + n / 1440, (n / 60) % 24, n % 60);
+        let stamp = |s: u32| format!("2024-05-{day:02} {hour:02}:{minute:02}:{s:02},000");
+        log.push_str(&format!(
+            "[{}] INFO [GroupCoordinator 1]: Preparing to rebalance group storm in state PreparingRebalance with old generation {n} (__consumer_offsets-1) (reason: removing member c-{n}-0a1b2c3d on heartbeat expiration) (kafka.coordinator.group.GroupCoordinator)\n\
+             [{}] INFO [GroupCoordinator 1]: Stabilized group storm generation {} (__consumer_offsets-1) with 1 members (kafka.coordinator.group.GroupCoordinator)\n",
+            stamp(0),
+            stamp(3),
+            n + 1
+        ));
+    }
+    log
+}
+
+#[test]
+fn a_group_past_ten_thousand_rebalances_keeps_the_newest_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, a_group_rebalancing(10_004)).unwrap();
+    let out = under_512_mb(&["rebalances", "--format", "json", path.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = json(&out.stdout);
+    let kept = rows(&report, "rebalances");
+    assert_eq!(kept.len(), 10_000);
+    assert_eq!(kept[0]["generation"], 5, "the four oldest were let go");
+    let said = report["diagnostics"].to_string();
+    assert!(
+        said.contains("4 earlier rebalances of group storm were not kept"),
+        "{said}"
+    );
+}
