@@ -539,6 +539,89 @@ fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignme
     assert!(h.rebalances[3].removed.iter().any(|m| m.member_id == "m1"));
 }
 
+/// Point 7. GroupMetadataManager.java `consumerGroupHeartbeat` bumps the
+/// group epoch at each join ("Bumped group epoch to E with metadata hash
+/// H.") but reconciles members only to the TARGET assignment epoch
+/// (`maybeReconcile(…, targetAssignmentEpoch, …)`), computed for the group
+/// epoch current when it runs ("Computed a new target assignment for epoch
+/// E with 'A' assignor in Tms."). A bump superseded before its target was
+/// computed is an epoch no member reaches: it and the next bump are one
+/// round (2 → 4), caused by the first join.
+#[test]
+fn kip848_an_epoch_bump_without_its_target_assignment_is_folded_into_the_next() {
+    let t = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let log = [
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.0,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash 7.",
+        ),
+        java(0.2, &t(2)),
+        java(
+            10.0,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            10.0,
+            "[GroupId g] Bumped group epoch to 3 with metadata hash 7.",
+        ),
+        java(
+            10.5,
+            "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            10.5,
+            "[GroupId g] Bumped group epoch to 4 with metadata hash 7.",
+        ),
+        java(10.5, &t(4)),
+        java(
+            20.0,
+            "[GroupId g] Member m4 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            20.0,
+            "[GroupId g] Bumped group epoch to 5 with metadata hash 7.",
+        ),
+        java(20.0, &t(5)),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h.rebalances.iter().map(gens).collect();
+    assert_eq!(
+        seen,
+        vec![(None, Some(2)), (Some(2), Some(4)), (Some(4), Some(5))]
+    );
+    let r = &h.rebalances[1];
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert_eq!(r.trigger.member_id.as_deref(), Some("m2"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("no target assignment")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// A log whose target assignment lines were grepped away keeps one round
+/// per "Bumped group epoch" line: without any target line the log cannot
+/// show a superseded bump.
+#[test]
+fn kip848_bumps_without_any_target_line_stay_one_round_each() {
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(10.0, "[GroupId g] Member m2 joins the consumer group."),
+        java(10.0, "[GroupId g] Bumped group epoch to 2."),
+    ]
+    .concat();
+    let seen: Vec<_> = history(&log, "g").rebalances.iter().map(gens).collect();
+    assert_eq!(seen, vec![(None, Some(1)), (Some(1), Some(2))]);
+}
+
 /// Point 10, versions. 0.11–2.0 `prepareRebalance` logs "Preparing to
 /// rebalance group G with old generation N (__consumer_offsets-P)" with no
 /// reason, and that version's INFO level hides LeaveGroup (DEBUG) and, in
@@ -766,6 +849,7 @@ fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_
             "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
         ),
         java(5.0, "[GroupId g] Bumped group epoch to 2."),
+        java(5.1, &target(2)),
         java(
             10.0,
             "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",

@@ -50,6 +50,9 @@ struct Consumer<'a> {
     /// Client "Reconciling assignment with local epoch E" lines with no
     /// round of epoch E in the inputs: (member, E).
     unmatched_reconciles: Vec<(String, i32)>,
+    /// Epochs the broker logged a target assignment for ("Computed a new
+    /// target assignment for epoch E"): members reconcile only to these.
+    targets: BTreeSet<i32>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -317,6 +320,9 @@ impl<'a> Consumer<'a> {
     }
 
     fn bump(&mut self, ev: &'a GroupEvent, epoch: i32) {
+        if self.superseded_bump() {
+            return self.fold_into_round(ev, epoch);
+        }
         self.close();
         let pending = std::mem::take(&mut self.pending);
         let started = pending.front().map_or(ev.ts, |(c, _)| c.at);
@@ -339,20 +345,7 @@ impl<'a> Consumer<'a> {
                 session_timeout_ms: None,
             });
         }
-        for (c, cev) in pending {
-            r.cite(cev);
-            if matches!(c.kind, Kind::MemberLeft) {
-                r.removed
-                    .insert(c.member_id.clone().unwrap_or_default(), "left".into());
-            }
-            if c.detail.starts_with("broker: member fenced") {
-                if let Some(m) = c.member_id.clone() {
-                    r.removed.insert(m, c.kind.name().into());
-                }
-            }
-            r.suspect(c);
-        }
-        r.needs_cause = r.candidates.is_empty();
+        absorb(&mut r, pending);
         r.generation = Some(epoch);
         r.join_completed_at = Some(ev.ts);
         r.cite(ev);
@@ -360,6 +353,46 @@ impl<'a> Consumer<'a> {
         self.epochs.insert(epoch);
         self.state(started, "Reconciling");
         self.round = Some(r);
+    }
+
+    /// Whether the open round is a group epoch bump that Kafka superseded
+    /// before computing its target assignment. GroupMetadataManager.java
+    /// `consumerGroupHeartbeat`: a member's epoch only ever becomes a
+    /// TARGET assignment epoch (`maybeReconcile(…, targetAssignmentEpoch,
+    /// …)`), and the target is computed for the group epoch current when it
+    /// runs (`updateTargetAssignment` … `groupEpoch`), so a bump whose
+    /// "Computed a new target assignment for epoch E" never came (assignment
+    /// batched, group.consumer.assignment.interval.ms) is an epoch no member
+    /// reconciles to: it and the next bump are one round. Only when the log
+    /// shows target lines at all (a grepped log of "Bumped" lines alone
+    /// keeps one round per bump) and no member reached that epoch.
+    fn superseded_bump(&self) -> bool {
+        let Some(r) = self.round.as_ref() else {
+            return false;
+        };
+        !self.targets.is_empty()
+            && r.generation.is_some_and(|g| !self.targets.contains(&g))
+            && r.completed_at.is_none()
+            && r.synced.is_empty()
+            && r.seen_in.contains("log")
+    }
+
+    /// Carries the open round on to `epoch` (see [`Self::superseded_bump`]):
+    /// its causes stay first, the new bump's causes join them.
+    fn fold_into_round(&mut self, ev: &'a GroupEvent, epoch: i32) {
+        let pending = std::mem::take(&mut self.pending);
+        let Some(r) = self.round.as_mut() else {
+            return;
+        };
+        let skipped = r.generation.unwrap_or_default();
+        absorb(r, pending);
+        r.generation = Some(epoch);
+        r.cite(ev);
+        r.notes.push(format!(
+            "the broker bumped the group epoch to {skipped} but computed no target assignment for it before bumping again to {epoch}: no member reconciles to epoch {skipped} (GroupMetadataManager `consumerGroupHeartbeat` reconciles members to the target assignment epoch only), so both bumps are this one round"
+        ));
+        self.epoch = Some(epoch);
+        self.epochs.insert(epoch);
     }
 
     fn close(&mut self) {
@@ -390,10 +423,14 @@ impl<'a> Consumer<'a> {
             // member and bumps the group epoch without a "Bumped group
             // epoch" line; the target assignment computed for the new epoch
             // shows it.
-            BrokerLine::TargetAssignmentComputed { epoch, .. }
-                if self.epoch.is_none_or(|e| *epoch > e) =>
-            {
-                self.bump(ev, *epoch)
+            BrokerLine::TargetAssignmentComputed { epoch, .. } => {
+                let newer = self.epoch.is_none_or(|e| *epoch > e);
+                if newer {
+                    self.bump(ev, *epoch);
+                } else {
+                    self.cite(ev);
+                }
+                self.targets.insert(*epoch);
             }
             BrokerLine::MemberFenced { reason } => {
                 let r = reason.to_ascii_lowercase();
@@ -602,6 +639,25 @@ impl<'a> Consumer<'a> {
             ..GroupSummary::default()
         }
     }
+}
+
+/// Moves the causes that waited for an epoch bump into round `r`: leaves
+/// and fences name the members removed.
+fn absorb(r: &mut Round, pending: VecDeque<(Candidate, &GroupEvent)>) {
+    for (c, cev) in pending {
+        r.cite(cev);
+        if matches!(c.kind, Kind::MemberLeft) {
+            r.removed
+                .insert(c.member_id.clone().unwrap_or_default(), "left".into());
+        }
+        if c.detail.starts_with("broker: member fenced") {
+            if let Some(m) = c.member_id.clone() {
+                r.removed.insert(m, c.kind.name().into());
+            }
+        }
+        r.suspect(c);
+    }
+    r.needs_cause = r.candidates.is_empty();
 }
 
 fn activity(ev: &GroupEvent, what: ActivityKind) -> Activity {
