@@ -811,25 +811,41 @@ fn reconciling(s: f64, member: &str, epoch: i32, assigned: &str) -> String {
 }
 
 /// Point 7: the client's "Reconciling assignment with local epoch E" is the
-/// member's epoch, not a group epoch bump. From a client log alone it opens
-/// no round (the group may have bumped other epochs the member skipped) and
-/// a note says so; beside the broker's log it is client evidence of the
-/// round of epoch E.
+/// member's epoch, not a group epoch bump. From a client log alone each
+/// reconciliation is one row numbered by the member's epochs
+/// (`consumer_member`: the group may have bumped epochs the member skipped,
+/// 1 → 3 here), the first after its join (local epoch 0) its own join, the
+/// others of a cause the client cannot see; beside the broker's log it is
+/// client evidence of the round of epoch E.
 #[test]
 fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_of_their_own() {
     let client_log = [
+        reconciling(0.5, "m1", 0, ""),
         reconciling(1.0, "m1", 1, "t-0, t-1"),
         reconciling(11.0, "m1", 3, "t-0"),
+        reconciling(11.5, "m1", 3, "t-0"),
     ]
     .concat();
     let alone = history(&client_log, "g");
-    assert!(alone.rebalances.is_empty(), "{:?}", alone.rebalances);
+    let rows: Vec<_> = alone
+        .rebalances
+        .iter()
+        .map(|r| (gens(r), r.protocol.as_str(), r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ((Some(0), Some(1)), "consumer_member", "member_joined"),
+            ((Some(1), Some(3)), "consumer_member", "unknown"),
+        ]
+    );
+    assert!(alone.rebalances.iter().all(|r| !r.expected));
     assert!(
         alone
             .summary
             .notes
             .iter()
-            .any(|n| n.contains("not group epoch bumps")),
+            .any(|n| n.contains("not the group epoch")),
         "{:?}",
         alone.summary.notes
     );
