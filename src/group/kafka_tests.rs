@@ -945,3 +945,32 @@ fn a_join_in_empty_state_makes_the_round_a_formation_at_any_old_generation() {
     assert_eq!(gens(stable), (Some(6), Some(7)));
     assert!(!stable.expected, "{stable:#?}");
 }
+
+/// Point 10, versions. Kafka 2.3–2.4 GroupCoordinator.scala
+/// `updateStaticMemberAndRebalance` logs "Static member $groupInstanceId
+/// with unknown member id rejoins, assigning new member id $newMemberId,
+/// while old member $oldMemberId will be removed." and "Static member joins
+/// during ${group.currentState} stage will not trigger rebalance." with no
+/// group: the group's story says what the log hides, opens no round and
+/// names no cause.
+#[test]
+fn a_static_member_line_naming_no_group_gives_a_note_not_a_guess() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-1-a with group instanceid None)"),
+        scala(3.0, "Stabilized group g generation 4 (__consumer_offsets-3)"),
+        scala(3.1, "Assignment received from leader for group g for generation 4"),
+        scala(300.0, "Static member Some(i1) with unknown member id rejoins, assigning new member id i1-new, while old member i1-old will be removed."),
+        scala(300.001, "Static member joins during Stable stage will not trigger rebalance."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    assert!(
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("names no group") && n.contains("i1-new")),
+        "{:?}",
+        h.summary.notes
+    );
+}
