@@ -42,7 +42,7 @@ struct Consumer<'a> {
     member_epoch: HashMap<String, i32>,
     pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
-    done: Vec<Round>,
+    done: super::round::ClosedRounds,
     states: Vec<StateChange>,
     activity: Vec<Activity>,
     assignors: BTreeSet<String>,
@@ -78,7 +78,8 @@ pub fn reconstruct(
         c.apply(ev);
     }
     c.close();
-    let mut rounds = std::mem::take(&mut c.done);
+    let rounds_let_go = c.done.let_go;
+    let (mut rounds, let_go) = c.done.take();
     // A client log alone: no group epoch is known, only the member's own.
     let member_view = rounds.is_empty() && c.epochs.is_empty() && !c.reconciles.is_empty();
     let protocol = if member_view {
@@ -97,6 +98,8 @@ pub fn reconstruct(
         .collect();
     super::mark_storms(&mut rebalances);
     let mut summary = c.summary(group, &rebalances);
+    summary.rebalance_count += rounds_let_go as u64;
+    summary.notes.extend(let_go);
     if member_view {
         summary.notes.push(MEMBER_VIEW_NOTE.into());
     } else {
@@ -105,6 +108,7 @@ pub fn reconstruct(
     GroupHistory {
         summary,
         rebalances,
+        rounds_let_go,
     }
 }
 
