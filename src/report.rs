@@ -247,7 +247,9 @@ pub struct MemberSummary {
 pub struct Rebalance {
     /// `group_id`.
     pub group: String,
-    /// `classic` or `consumer` (KIP-848: generations are group epochs).
+    /// `classic` or `consumer` (KIP-848: generations are group epochs);
+    /// `consumer_member` for rows read from a KIP-848 client's log alone,
+    /// whose numbers are that member's epochs, not group epochs.
     pub protocol: String,
     /// Generation before (null when the group was not seen before).
     pub previous_generation: Option<i32>,

@@ -539,6 +539,89 @@ fn kip848_leaves_and_fences_are_rounds_of_their_own_shown_by_the_target_assignme
     assert!(h.rebalances[3].removed.iter().any(|m| m.member_id == "m1"));
 }
 
+/// Point 7. GroupMetadataManager.java `consumerGroupHeartbeat` bumps the
+/// group epoch at each join ("Bumped group epoch to E with metadata hash
+/// H.") but reconciles members only to the TARGET assignment epoch
+/// (`maybeReconcile(…, targetAssignmentEpoch, …)`), computed for the group
+/// epoch current when it runs ("Computed a new target assignment for epoch
+/// E with 'A' assignor in Tms."). A bump superseded before its target was
+/// computed is an epoch no member reaches: it and the next bump are one
+/// round (2 → 4), caused by the first join.
+#[test]
+fn kip848_an_epoch_bump_without_its_target_assignment_is_folded_into_the_next() {
+    let t = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 1ms.")
+    };
+    let log = [
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.0,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash 7.",
+        ),
+        java(0.2, &t(2)),
+        java(
+            10.0,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            10.0,
+            "[GroupId g] Bumped group epoch to 3 with metadata hash 7.",
+        ),
+        java(
+            10.5,
+            "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            10.5,
+            "[GroupId g] Bumped group epoch to 4 with metadata hash 7.",
+        ),
+        java(10.5, &t(4)),
+        java(
+            20.0,
+            "[GroupId g] Member m4 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            20.0,
+            "[GroupId g] Bumped group epoch to 5 with metadata hash 7.",
+        ),
+        java(20.0, &t(5)),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h.rebalances.iter().map(gens).collect();
+    assert_eq!(
+        seen,
+        vec![(None, Some(2)), (Some(2), Some(4)), (Some(4), Some(5))]
+    );
+    let r = &h.rebalances[1];
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert_eq!(r.trigger.member_id.as_deref(), Some("m2"));
+    assert!(
+        r.notes.iter().any(|n| n.contains("no target assignment")),
+        "{:?}",
+        r.notes
+    );
+}
+
+/// A log whose target assignment lines were grepped away keeps one round
+/// per "Bumped group epoch" line: without any target line the log cannot
+/// show a superseded bump.
+#[test]
+fn kip848_bumps_without_any_target_line_stay_one_round_each() {
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(10.0, "[GroupId g] Member m2 joins the consumer group."),
+        java(10.0, "[GroupId g] Bumped group epoch to 2."),
+    ]
+    .concat();
+    let seen: Vec<_> = history(&log, "g").rebalances.iter().map(gens).collect();
+    assert_eq!(seen, vec![(None, Some(1)), (Some(1), Some(2))]);
+}
+
 /// Point 10, versions. 0.11–2.0 `prepareRebalance` logs "Preparing to
 /// rebalance group G with old generation N (__consumer_offsets-P)" with no
 /// reason, and that version's INFO level hides LeaveGroup (DEBUG) and, in
@@ -728,25 +811,41 @@ fn reconciling(s: f64, member: &str, epoch: i32, assigned: &str) -> String {
 }
 
 /// Point 7: the client's "Reconciling assignment with local epoch E" is the
-/// member's epoch, not a group epoch bump. From a client log alone it opens
-/// no round (the group may have bumped other epochs the member skipped) and
-/// a note says so; beside the broker's log it is client evidence of the
-/// round of epoch E.
+/// member's epoch, not a group epoch bump. From a client log alone each
+/// reconciliation is one row numbered by the member's epochs
+/// (`consumer_member`: the group may have bumped epochs the member skipped,
+/// 1 → 3 here), the first after its join (local epoch 0) its own join, the
+/// others of a cause the client cannot see; beside the broker's log it is
+/// client evidence of the round of epoch E.
 #[test]
 fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_of_their_own() {
     let client_log = [
+        reconciling(0.5, "m1", 0, ""),
         reconciling(1.0, "m1", 1, "t-0, t-1"),
         reconciling(11.0, "m1", 3, "t-0"),
+        reconciling(11.5, "m1", 3, "t-0"),
     ]
     .concat();
     let alone = history(&client_log, "g");
-    assert!(alone.rebalances.is_empty(), "{:?}", alone.rebalances);
+    let rows: Vec<_> = alone
+        .rebalances
+        .iter()
+        .map(|r| (gens(r), r.protocol.as_str(), r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ((Some(0), Some(1)), "consumer_member", "member_joined"),
+            ((Some(1), Some(3)), "consumer_member", "unknown"),
+        ]
+    );
+    assert!(alone.rebalances.iter().all(|r| !r.expected));
     assert!(
         alone
             .summary
             .notes
             .iter()
-            .any(|n| n.contains("not group epoch bumps")),
+            .any(|n| n.contains("not the group epoch")),
         "{:?}",
         alone.summary.notes
     );
@@ -766,6 +865,7 @@ fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_
             "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
         ),
         java(5.0, "[GroupId g] Bumped group epoch to 2."),
+        java(5.1, &target(2)),
         java(
             10.0,
             "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
@@ -844,4 +944,33 @@ fn a_join_in_empty_state_makes_the_round_a_formation_at_any_old_generation() {
     let stable = &history(&log("Stable"), "g").rebalances[0];
     assert_eq!(gens(stable), (Some(6), Some(7)));
     assert!(!stable.expected, "{stable:#?}");
+}
+
+/// Point 10, versions. Kafka 2.3–2.4 GroupCoordinator.scala
+/// `updateStaticMemberAndRebalance` logs "Static member $groupInstanceId
+/// with unknown member id rejoins, assigning new member id $newMemberId,
+/// while old member $oldMemberId will be removed." and "Static member joins
+/// during ${group.currentState} stage will not trigger rebalance." with no
+/// group: the group's story says what the log hides, opens no round and
+/// names no cause.
+#[test]
+fn a_static_member_line_naming_no_group_gives_a_note_not_a_guess() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Adding new member c-1-a with group instanceid None)"),
+        scala(3.0, "Stabilized group g generation 4 (__consumer_offsets-3)"),
+        scala(3.1, "Assignment received from leader for group g for generation 4"),
+        scala(300.0, "Static member Some(i1) with unknown member id rejoins, assigning new member id i1-new, while old member i1-old will be removed."),
+        scala(300.001, "Static member joins during Stable stage will not trigger rebalance."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    assert!(
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("names no group") && n.contains("i1-new")),
+        "{:?}",
+        h.summary.notes
+    );
 }

@@ -50,6 +50,12 @@ struct Consumer<'a> {
     /// Client "Reconciling assignment with local epoch E" lines with no
     /// round of epoch E in the inputs: (member, E).
     unmatched_reconciles: Vec<(String, i32)>,
+    /// Every client "Reconciling assignment with local epoch E" line, in
+    /// order: from a client log alone they are the rows (member epochs).
+    reconciles: Vec<&'a GroupEvent>,
+    /// Epochs the broker logged a target assignment for ("Computed a new
+    /// target assignment for epoch E"): members reconcile only to these.
+    targets: BTreeSet<i32>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -74,19 +80,31 @@ pub fn reconstruct(
     c.close();
     let rounds_let_go = c.done.let_go;
     let (mut rounds, let_go) = c.done.take();
+    // A client log alone: no group epoch is known, only the member's own.
+    let member_view = rounds.is_empty() && c.epochs.is_empty() && !c.reconciles.is_empty();
+    let protocol = if member_view {
+        rounds = member_rounds(&c.reconciles);
+        MEMBER_VIEW
+    } else {
+        "consumer"
+    };
     let activity = super::resolve::ActivityIndex::new(&c.activity);
     for r in &mut rounds {
         super::resolve::resolve(r, &c.book, &activity, &[]);
     }
     let mut rebalances: Vec<_> = rounds
         .iter()
-        .map(|r| super::record(group, "consumer", r, &c.book))
+        .map(|r| super::record(group, protocol, r, &c.book))
         .collect();
     super::mark_storms(&mut rebalances);
     let mut summary = c.summary(group, &rebalances);
     summary.rebalance_count += rounds_let_go as u64;
     summary.notes.extend(let_go);
-    summary.notes.extend(c.reconcile_note());
+    if member_view {
+        summary.notes.push(MEMBER_VIEW_NOTE.into());
+    } else {
+        summary.notes.extend(c.reconcile_note());
+    }
     GroupHistory {
         summary,
         rebalances,
@@ -321,6 +339,9 @@ impl<'a> Consumer<'a> {
     }
 
     fn bump(&mut self, ev: &'a GroupEvent, epoch: i32) {
+        if self.superseded_bump() {
+            return self.fold_into_round(ev, epoch);
+        }
         self.close();
         let pending = std::mem::take(&mut self.pending);
         let started = pending.front().map_or(ev.ts, |(c, _)| c.at);
@@ -343,20 +364,7 @@ impl<'a> Consumer<'a> {
                 session_timeout_ms: None,
             });
         }
-        for (c, cev) in pending {
-            r.cite(cev);
-            if matches!(c.kind, Kind::MemberLeft) {
-                r.removed
-                    .insert(c.member_id.clone().unwrap_or_default(), "left".into());
-            }
-            if c.detail.starts_with("broker: member fenced") {
-                if let Some(m) = c.member_id.clone() {
-                    r.removed.insert(m, c.kind.name().into());
-                }
-            }
-            r.suspect(c);
-        }
-        r.needs_cause = r.candidates.is_empty();
+        absorb(&mut r, pending);
         r.generation = Some(epoch);
         r.join_completed_at = Some(ev.ts);
         r.cite(ev);
@@ -364,6 +372,46 @@ impl<'a> Consumer<'a> {
         self.epochs.insert(epoch);
         self.state(started, "Reconciling");
         self.round = Some(r);
+    }
+
+    /// Whether the open round is a group epoch bump that Kafka superseded
+    /// before computing its target assignment. GroupMetadataManager.java
+    /// `consumerGroupHeartbeat`: a member's epoch only ever becomes a
+    /// TARGET assignment epoch (`maybeReconcile(…, targetAssignmentEpoch,
+    /// …)`), and the target is computed for the group epoch current when it
+    /// runs (`updateTargetAssignment` … `groupEpoch`), so a bump whose
+    /// "Computed a new target assignment for epoch E" never came (assignment
+    /// batched, group.consumer.assignment.interval.ms) is an epoch no member
+    /// reconciles to: it and the next bump are one round. Only when the log
+    /// shows target lines at all (a grepped log of "Bumped" lines alone
+    /// keeps one round per bump) and no member reached that epoch.
+    fn superseded_bump(&self) -> bool {
+        let Some(r) = self.round.as_ref() else {
+            return false;
+        };
+        !self.targets.is_empty()
+            && r.generation.is_some_and(|g| !self.targets.contains(&g))
+            && r.completed_at.is_none()
+            && r.synced.is_empty()
+            && r.seen_in.contains("log")
+    }
+
+    /// Carries the open round on to `epoch` (see [`Self::superseded_bump`]):
+    /// its causes stay first, the new bump's causes join them.
+    fn fold_into_round(&mut self, ev: &'a GroupEvent, epoch: i32) {
+        let pending = std::mem::take(&mut self.pending);
+        let Some(r) = self.round.as_mut() else {
+            return;
+        };
+        let skipped = r.generation.unwrap_or_default();
+        absorb(r, pending);
+        r.generation = Some(epoch);
+        r.cite(ev);
+        r.notes.push(format!(
+            "the broker bumped the group epoch to {skipped} but computed no target assignment for it before bumping again to {epoch}: no member reconciles to epoch {skipped} (GroupMetadataManager `consumerGroupHeartbeat` reconciles members to the target assignment epoch only), so both bumps are this one round"
+        ));
+        self.epoch = Some(epoch);
+        self.epochs.insert(epoch);
     }
 
     fn close(&mut self) {
@@ -394,10 +442,14 @@ impl<'a> Consumer<'a> {
             // member and bumps the group epoch without a "Bumped group
             // epoch" line; the target assignment computed for the new epoch
             // shows it.
-            BrokerLine::TargetAssignmentComputed { epoch, .. }
-                if self.epoch.is_none_or(|e| *epoch > e) =>
-            {
-                self.bump(ev, *epoch)
+            BrokerLine::TargetAssignmentComputed { epoch, .. } => {
+                let newer = self.epoch.is_none_or(|e| *epoch > e);
+                if newer {
+                    self.bump(ev, *epoch);
+                } else {
+                    self.cite(ev);
+                }
+                self.targets.insert(*epoch);
             }
             BrokerLine::MemberFenced { reason } => {
                 let r = reason.to_ascii_lowercase();
@@ -506,6 +558,7 @@ impl<'a> Consumer<'a> {
     fn on_client(&mut self, ev: &'a GroupEvent, line: &ClientLine) {
         match line {
             ClientLine::Reconciling { assigned, .. } => {
+                self.reconciles.push(ev);
                 // Local epoch 0 is the member still joining: no group epoch yet.
                 let Some(epoch) = ev.generation_id.filter(|e| *e > 0) else {
                     return self.cite(ev);
@@ -606,6 +659,115 @@ impl<'a> Consumer<'a> {
             ..GroupSummary::default()
         }
     }
+}
+
+/// The `protocol` of rows read from a KIP-848 client's log alone: their
+/// numbers are the MEMBER's epochs, not group epochs.
+pub const MEMBER_VIEW: &str = "consumer_member";
+
+const MEMBER_VIEW_NOTE: &str = "only a KIP-848 client's log: each row is one reconciliation of one member (AbstractMembershipManager / ConsumerMembershipManager \"Reconciling assignment with local epoch E\"), numbered by the member's epoch as the client saw it, not the group epoch (the group may have bumped epochs this member skipped); the cause of each is the broker's (another member joining, leaving or fenced, a subscription or metadata change): its server.log or a capture of ConsumerGroupHeartbeat names it";
+
+/// One round per reconciliation in a client log alone, per member in time
+/// order: from the member's previous local epoch to the one it reconciled
+/// to (epoch 0 is the member joining, not a reconciliation; the same epoch
+/// reconciled again is evidence of its row). The member's first row after
+/// joining is its own join; the others' causes are not in a client log.
+fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
+    let mut last: HashMap<String, (i32, Vec<String>, Option<usize>)> = HashMap::new();
+    // When each member reconciled epoch 0 (joined): its first row starts there.
+    let mut joined: HashMap<String, Timestamp> = HashMap::new();
+    let mut rounds: Vec<Round> = Vec::new();
+    for ev in reconciles {
+        let EventKind::Client(ClientLine::Reconciling {
+            assigned,
+            added,
+            revoked,
+        }) = &ev.kind
+        else {
+            continue;
+        };
+        let Some(epoch) = ev.generation_id.filter(|e| *e >= 0) else {
+            continue;
+        };
+        let member = ev.member_id.clone().unwrap_or_default();
+        let (prev, before, row) = last.remove(&member).unwrap_or((-1, Vec::new(), None));
+        if epoch == 0 {
+            joined.insert(member.clone(), ev.ts);
+        }
+        if epoch == prev || epoch == 0 {
+            if let Some(r) = row.and_then(|i| rounds.get_mut(i)) {
+                r.cite(ev);
+            }
+            last.insert(member, (epoch, assigned.clone(), row));
+            continue;
+        }
+        let start = joined.get(&member).filter(|_| prev == 0).copied();
+        let mut r = Round::new(start.unwrap_or(ev.ts), (prev >= 0).then_some(prev));
+        r.cite(ev);
+        r.generation = Some(epoch);
+        r.join_completed_at = Some(ev.ts);
+        r.completed_at = Some(ev.ts);
+        r.synced.insert(member.clone());
+        r.assignment_before.insert(member.clone(), before);
+        r.assignment_after.insert(member.clone(), assigned.clone());
+        let (kind, confidence, detail) = if prev == 0 {
+            (
+                Kind::MemberJoined,
+                Confidence::Medium,
+                format!("client: the member's first reconciliation after joining (member epoch {epoch})"),
+            )
+        } else {
+            (
+                Kind::Unknown,
+                Confidence::Low,
+                format!(
+                    "client: reconciled to member epoch {epoch}: added [{}], revoked [{}]; why the group moved is the broker's to say",
+                    added.join(", "),
+                    revoked.join(", ")
+                ),
+            )
+        };
+        r.suspect(Candidate {
+            kind,
+            confidence,
+            member_id: Some(member.clone()).filter(|m| !m.is_empty()),
+            client_id: ev.client.client_id.clone(),
+            detail,
+            at: ev.ts,
+            deferred: Deferred::No,
+        });
+        r.notes.push(format!(
+            "member epoch {} → {epoch} as the client saw it, not a group epoch",
+            if prev >= 0 {
+                prev.to_string()
+            } else {
+                "?".into()
+            }
+        ));
+        rounds.push(r);
+        last.insert(member, (epoch, assigned.clone(), Some(rounds.len() - 1)));
+    }
+    rounds.sort_by_key(|r| r.started_at);
+    rounds
+}
+
+/// Moves the causes that waited for an epoch bump into round `r`: leaves
+/// and fences name the members removed.
+fn absorb(r: &mut Round, pending: VecDeque<(Candidate, &GroupEvent)>) {
+    for (c, cev) in pending {
+        r.cite(cev);
+        if matches!(c.kind, Kind::MemberLeft) {
+            r.removed
+                .insert(c.member_id.clone().unwrap_or_default(), "left".into());
+        }
+        if c.detail.starts_with("broker: member fenced") {
+            if let Some(m) = c.member_id.clone() {
+                r.removed.insert(m, c.kind.name().into());
+            }
+        }
+        r.suspect(c);
+    }
+    r.needs_cause = r.candidates.is_empty();
 }
 
 fn activity(ev: &GroupEvent, what: ActivityKind) -> Activity {

@@ -68,6 +68,41 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
             }
             None => reconstruct_group(group, &evs),
         })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|mut h| {
+            h.summary.notes.extend(groupless_static_notes(events));
+            h
+        })
+        .collect()
+}
+
+/// Kafka 2.3–2.4 log a static member's restart with no group
+/// (GroupCoordinator.scala `updateStaticMemberAndRebalance`: "Static member
+/// $groupInstanceId with unknown member id rejoins, assigning new member id
+/// $newMemberId, while old member $oldMemberId will be removed."): which
+/// group it was is not in the log, so no group gets it as a cause; every
+/// group says what the log hides instead (capped: one note per line, at
+/// most a few).
+fn groupless_static_notes(events: &[GroupEvent]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|ev| {
+            ev.group.is_none()
+                && matches!(
+                    ev.kind,
+                    EventKind::Broker(BrokerLine::StaticMemberReplaced { .. })
+                )
+        })
+        .take(8)
+        .map(|ev| {
+            format!(
+                "{}: a static member restarted ({}; new member id {}) but this broker's log line names no group (Kafka 2.3–2.4 `updateStaticMemberAndRebalance`): it may be this group's; kgtrace does not guess, and counts no rebalance for it",
+                ev.ts,
+                ev.group_instance_id.as_deref().unwrap_or("instance id not logged"),
+                ev.member_id.as_deref().unwrap_or("?")
+            )
+        })
         .collect()
 }
 
@@ -474,7 +509,12 @@ fn expectation(r: &Round, out: &Rebalance) -> (bool, Option<String>) {
     if let Some(reason) = &r.expected_reason {
         return (true, Some(reason.clone()));
     }
-    if out.trigger.kind == Kind::MemberJoined.name() && r.forms_group() {
+    // A member's own epochs (a KIP-848 client log alone) say nothing of
+    // the group forming: its first row is its join.
+    if out.trigger.kind == Kind::MemberJoined.name()
+        && out.protocol != kip848::MEMBER_VIEW
+        && r.forms_group()
+    {
         return (
             true,
             Some("group formation: the first members joined an empty group".into()),

@@ -615,3 +615,49 @@ fn coordinator_failover_at_the_same_generation_is_no_rebalance() {
     assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
     assert_eq!(h[0].summary.generation, Some(2));
 }
+
+/// Issue 10 point 9 (KIP-814). A static leader restarted within its
+/// session timeout rejoins with an empty member id and its
+/// group.instance.id. GroupCoordinator.scala `updateStaticMemberAndRebalance`
+/// (GroupMetadataManager.java `updateStaticMemberThenRebalanceOrCompleteJoin`)
+/// while Stable with an unchanged protocol replaces the member id and
+/// answers at the CURRENT generation ("Static member which joins during
+/// Stable stage and doesn't affect selectProtocol will not trigger
+/// rebalance"); JoinGroup v9+ gives the leader the member list with
+/// `SkipAssignment` set, and its SyncGroup at that generation carries no
+/// assignment. No round: a note.
+#[test]
+fn a_static_leader_rejoining_while_stable_gets_the_member_list_without_a_round() {
+    let mut s = Script::two_members_joined();
+    s.heartbeat(10.0, "c2", "m2", 2, 0);
+    s.close(14.0, "c1", "m1");
+    s.join(
+        15.0,
+        15.002,
+        "c1",
+        "",
+        "i1-new",
+        2,
+        "i1-new",
+        &["i1-new", "m2"],
+    );
+    for ev in &mut s.events {
+        let instance = ev.client.client_id.as_deref().map(|c| c.replace('c', "i"));
+        ev.group_instance_id = instance;
+    }
+    s.sync(15.01, "c1", "i1-new", 2, &[0]);
+    s.heartbeat(18.0, "c2", "m2", 2, 0);
+    s.heartbeat(18.5, "c1", "i1-new", 2, 0);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.trigger.kind.clone()))
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        h[0].summary.notes.iter().any(|n| n.contains("i1")),
+        "{:?}",
+        h[0].summary.notes
+    );
+}

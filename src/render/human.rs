@@ -120,12 +120,13 @@ pub(crate) fn generation_step(before: Option<i32>, after: Option<i32>) -> String
 }
 
 /// What a protocol calls its generations: KIP-848 (`consumer`) groups
-/// count group epochs, classic groups generations.
+/// count group epochs, rows read from a KIP-848 client's log alone
+/// (`consumer_member`) the member's epochs, classic groups generations.
 pub(crate) fn generation_word(protocol: &str) -> &'static str {
-    if protocol == "consumer" {
-        "group epoch"
-    } else {
-        "generation"
+    match protocol {
+        "consumer" => "group epoch",
+        "consumer_member" => "member epoch",
+        _ => "generation",
     }
 }
 
