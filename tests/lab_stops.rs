@@ -59,25 +59,6 @@ const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
         "g1-c2",
         "static member restart without a rebalance",
     ),
-    // KIP-848 (group.protocol=consumer): assignments travel in
-    // ConsumerGroupHeartbeat answers (GroupMetadataManager.
-    // consumerGroupHeartbeat), which the stops stage does not read yet.
-    (
-        "ak4_ck_k848_join_leave",
-        "g1-c1",
-        "KIP-848 assignments not read",
-    ),
-    (
-        "ak4_k848_join_leave",
-        "g1-c1",
-        "KIP-848 assignments not read",
-    ),
-    ("ak4_k848_killed", "g1-c2", "KIP-848 assignments not read"),
-    (
-        "ak4_k848_session_timeout",
-        "g1-c2",
-        "KIP-848 assignments not read",
-    ),
     // Online upgrade classic -> consumer (KIP-848 migration): the last
     // classic member leaves into a group already converted; its partitions
     // move in ConsumerGroupHeartbeat answers, which the stops stage does not
@@ -231,13 +212,7 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
 
 /// Apache Kafka fixtures whose records read twice kgtrace cannot count
 /// yet, with why. The test fails when one starts to match (delete it then).
-const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[
-    // KIP-848 (group.protocol=consumer): assignments travel in
-    // ConsumerGroupHeartbeat answers, which the stops stage does not read
-    // yet, so these groups have no partition stops to count on.
-    ("ak4_k848_killed", "KIP-848 assignments not read"),
-    ("ak4_k848_session_timeout", "KIP-848 assignments not read"),
-];
+const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[];
 
 /// Records read twice per `group:partition`, summed over every rebalance.
 fn reprocessed(rebalances: &[Rebalance]) -> std::collections::BTreeMap<String, i64> {

@@ -163,6 +163,7 @@ impl GroupIndex {
                 | EventKind::HeartbeatRequest { .. }
                 | EventKind::OffsetCommitRequest { .. }
                 | EventKind::LeaveGroupRequest { .. }
+                | EventKind::ConsumerGroupHeartbeatRequest { .. }
         );
         if !is_request {
             return;
@@ -238,6 +239,8 @@ pub(crate) struct ClientIndex {
     pub clients: HashMap<ClientKey, ClientTrail>,
     /// Topic ids no Metadata answer named.
     pub unnamed_topic_ids: usize,
+    /// Topic names by topic id, from Metadata answers (v10+).
+    pub topic_names: HashMap<String, String>,
 }
 
 impl ClientIndex {
@@ -251,7 +254,13 @@ impl ClientIndex {
                 }
             }
         }
-        let mut idx = ClientIndex::default();
+        let mut idx = ClientIndex {
+            topic_names: names
+                .iter()
+                .map(|(id, n)| (id.to_string(), n.to_string()))
+                .collect(),
+            ..ClientIndex::default()
+        };
         let mut unnamed = std::collections::HashSet::new();
         let mut name = |topic: &str, p: i32| -> String {
             let t = names.get(topic).copied().unwrap_or_else(|| {

@@ -47,6 +47,7 @@
 //! start to its "Assignment received" / "Stabilized", with a note.
 
 mod index;
+mod kip848;
 mod partition;
 #[cfg(test)]
 mod tests;
@@ -89,7 +90,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             .remove(h.summary.group.as_str())
             .unwrap_or_default();
         let idx = GroupIndex::build(&evs);
-        let costs = costs(&h.rebalances, &idx, &clients);
+        let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, &clients));
+        let costs = costs(&h.rebalances, &idx, &clients, moves.as_deref());
         for (r, c) in h.rebalances.iter_mut().zip(costs) {
             r.status = c.status;
             r.waiting_for = c.waiting_for;
@@ -106,8 +108,21 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
     }
 }
 
-fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> Vec<Cost> {
+/// Each round's cost; `moves` are a KIP-848 group's partition moves (None:
+/// a classic group).
+fn costs(
+    rebalances: &[Rebalance],
+    idx: &GroupIndex,
+    clients: &ClientIndex,
+    moves: Option<&[kip848::Move]>,
+) -> Vec<Cost> {
     let mut carried: BTreeSet<(i32, String)> = BTreeSet::new();
+    let mut by_round: BTreeMap<usize, Vec<&kip848::Move>> = BTreeMap::new();
+    for mv in moves.into_iter().flatten() {
+        if let Some(i) = kip848::round_of(rebalances, mv) {
+            by_round.entry(i).or_default().push(mv);
+        }
+    }
     let mut out = Vec::with_capacity(rebalances.len());
     for (i, r) in rebalances.iter().enumerate() {
         let next = rebalances.get(i + 1);
@@ -117,8 +132,17 @@ fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> V
             next_start: next.map(|n| n.started_at),
             idx,
             clients,
+            assigned_by: "SyncGroup",
         };
         let mut partitions = partition::stops(&ctx, &mut carried);
+        let kip = partition::Round {
+            assigned_by: "ConsumerGroupHeartbeat",
+            ..ctx
+        };
+        for mv in by_round.remove(&i).unwrap_or_default() {
+            partitions.retain(|p| p.partition != mv.partition);
+            partitions.push(partition::moved(&kip, mv));
+        }
         // Longest first; still stopped counts as longest.
         partitions.sort_by(|a, b| {
             let ms = |p: &PartitionStop| p.stopped_ms.unwrap_or(f64::INFINITY);
@@ -126,7 +150,7 @@ fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> V
                 .total_cmp(&ms(a))
                 .then_with(|| a.partition.cmp(&b.partition))
         });
-        let stop = span(r, &partitions, idx);
+        let stop = span(r, &partitions, idx, moves.is_some());
         let notes = if stop
             .as_ref()
             .is_some_and(|s| s.partitions_stopped.is_none())
@@ -193,7 +217,12 @@ fn status(r: &Rebalance, followed: bool, idx: &GroupIndex) -> (String, Vec<Strin
 
 /// First stop to last resume; from logs alone (no assignment seen), the
 /// round itself with a note.
-fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option<RebalanceStop> {
+fn span(
+    r: &Rebalance,
+    partitions: &[PartitionStop],
+    idx: &GroupIndex,
+    kip848: bool,
+) -> Option<RebalanceStop> {
     if let Some(first) = partitions.iter().map(|p| p.stopped_at).min() {
         let ended_at = partitions
             .iter()
@@ -208,7 +237,7 @@ fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option
         });
     }
     let seen_assignments = r.generation.is_some_and(|g| idx.assigned.contains_key(&g));
-    if seen_assignments || r.expected {
+    if seen_assignments || kip848 || r.expected {
         return None;
     }
     // Logs alone: the group stopped for the round.
