@@ -48,6 +48,8 @@ pub(crate) struct Commit {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemberTrail {
     pub client_id: Option<String>,
+    /// Its `group.instance.id` (KIP-345), if static.
+    pub group_instance_id: Option<String>,
     pub client: Option<ClientKey>,
     /// Its JoinGroup requests.
     pub joins: Vec<Timestamp>,
@@ -172,6 +174,9 @@ impl GroupIndex {
         if t.client_id.is_none() {
             t.client_id = ev.client.client_id.clone();
             t.client = client_key(ev.client.client_id.as_deref(), ev.client.address.as_deref());
+        }
+        if t.group_instance_id.is_none() {
+            t.group_instance_id = ev.group_instance_id.clone();
         }
         t.requests.push(ev.ts);
         match &ev.kind {

@@ -4,7 +4,11 @@
 //! Takes: the [`GroupHistory`]s from [`crate::group`], the group events of
 //! the timeline and the data-path events ([`crate::event::DataEvent`]:
 //! Fetch positions and watermarks). Gives: each [`Rebalance`] filled with
-//! its [`Cost`]: `status`, `waiting_for`, `stop` and `partitions`.
+//! its [`Cost`]: `status`, `waiting_for`, `stop` and `partitions`; each
+//! group's stops no rebalance explains (a static member restarted within
+//! its session timeout: module `restart`). KIP-848 groups' partition moves are
+//! read from ConsumerGroupHeartbeat (module `kip848`), classic groups' from
+//! SyncGroup answers.
 //!
 //! The rules, from the clients (Kafka is the authority):
 //! - Eager protocols (range, roundrobin, sticky) revoke every owned
@@ -49,6 +53,7 @@
 mod index;
 mod kip848;
 mod partition;
+mod restart;
 #[cfg(test)]
 mod tests;
 
@@ -56,7 +61,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{DataEvent, GroupEvent};
 use crate::group::GroupHistory;
-use crate::report::{PartitionStop, Rebalance, RebalanceStop, WorstStop};
+use crate::report::{PartitionStop, Rebalance, RebalanceStop, StopWithoutRebalance, WorstStop};
 use crate::time::Timestamp;
 
 use index::{ClientIndex, GroupIndex};
@@ -99,6 +104,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             r.partitions = c.partitions;
             r.notes.extend(c.notes);
         }
+        h.summary.stops_without_rebalance =
+            restart::static_restarts(&h.summary.group, &h.rebalances, &idx, &clients);
         if clients.unnamed_topic_ids > 0 {
             h.summary.notes.push(format!(
                 "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",
@@ -272,36 +279,58 @@ fn silent_before(r: &Rebalance) -> Vec<String> {
         .collect()
 }
 
-/// The longest partition stop over `rebalances` (still-open stops measured
-/// to `end`), else the longest group-level stop.
-pub fn worst_stop(rebalances: &[Rebalance], end: Option<Timestamp>) -> Option<WorstStop> {
+/// The longest partition stop over `rebalances` and the stops no
+/// rebalance explains (still-open stops measured to `end`), else the
+/// longest group-level stop.
+pub fn worst_stop(
+    rebalances: &[Rebalance],
+    without: &[StopWithoutRebalance],
+    end: Option<Timestamp>,
+) -> Option<WorstStop> {
     let mut best: Option<WorstStop> = None;
+    let mut consider = |w: WorstStop, ms: Option<f64>, at: Timestamp| {
+        let Some(ms) = ms.or_else(|| end.map(|e| e.millis_since(at))) else {
+            return;
+        };
+        if best.as_ref().is_none_or(|b| ms > b.stopped_ms) {
+            best = Some(WorstStop {
+                stopped_ms: ms,
+                ..w
+            });
+        }
+    };
     for r in rebalances {
-        let mut consider =
-            |partition: Option<String>, ms: Option<f64>, why: &str, at: Timestamp| {
-                let ms = ms.or_else(|| end.map(|e| e.millis_since(at)));
-                let Some(ms) = ms else { return };
-                if best.as_ref().is_none_or(|b| ms > b.stopped_ms) {
-                    best = Some(WorstStop {
-                        group: r.group.clone(),
-                        previous_generation: r.previous_generation,
-                        generation: r.generation,
-                        partition,
-                        stopped_ms: ms,
-                        why_stopped: why.to_string(),
-                    });
-                }
-            };
+        let w = |partition: Option<String>, why: &str| WorstStop {
+            group: r.group.clone(),
+            previous_generation: r.previous_generation,
+            generation: r.generation,
+            partition,
+            stopped_ms: 0.0,
+            why_stopped: why.to_string(),
+        };
         for p in &r.partitions {
+            let at = p.stopped_at;
             consider(
-                Some(p.partition.clone()),
+                w(Some(p.partition.clone()), &p.why_stopped),
                 p.stopped_ms,
-                &p.why_stopped,
-                p.stopped_at,
+                at,
             );
         }
         if let (true, Some(s)) = (r.partitions.is_empty(), &r.stop) {
-            consider(None, s.stopped_ms, "group (logs alone)", s.started_at);
+            consider(w(None, "group (logs alone)"), s.stopped_ms, s.started_at);
+        }
+    }
+    for s in without {
+        for p in &s.partitions {
+            let w = WorstStop {
+                group: s.group.clone(),
+                previous_generation: s.generation,
+                generation: s.generation,
+                partition: Some(p.partition.clone()),
+                stopped_ms: 0.0,
+                why_stopped: p.why_stopped.clone(),
+            };
+            consider(w, p.stopped_ms, p.stopped_at);
         }
     }
     best

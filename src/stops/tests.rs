@@ -328,11 +328,18 @@ impl Script {
         });
     }
 
-    fn run(mut self) -> Vec<Rebalance> {
+    fn run(self) -> Vec<Rebalance> {
+        self.histories()
+            .into_iter()
+            .flat_map(|h| h.rebalances)
+            .collect()
+    }
+
+    fn histories(mut self) -> Vec<crate::group::GroupHistory> {
         self.events.sort_by_key(|e| e.ts);
         let mut h = reconstruct(&self.events);
         super::apply(&mut h, &self.events, &self.data);
-        h.into_iter().flat_map(|h| h.rebalances).collect()
+        h
     }
 }
 
@@ -591,7 +598,7 @@ fn the_worst_stop_is_the_longest_partition_stop_with_its_cause() {
     s.fetch(9300, "b", 0, 5, 20, None);
     s.fetch(9400, "b", 1, 12, 30, None);
     let rs = s.run();
-    let w = super::worst_stop(&rs, None).unwrap();
+    let w = super::worst_stop(&rs, &[], None).unwrap();
     assert_eq!(w.partition.as_deref(), Some("t-1"));
     assert_eq!(w.why_stopped, "owner_not_polling");
     assert_eq!(w.stopped_ms, 5400.0);
@@ -669,4 +676,48 @@ fn a_kip848_topic_id_no_metadata_answer_named_is_shown_by_id() {
     let rs = s.run();
     let p = stop(round(&rs, 2), &format!("{TOPIC_ID}-0"));
     assert_eq!(p.stopped_at, at(1201));
+}
+
+#[test]
+fn a_static_member_restarted_within_its_session_stops_its_partitions_without_a_rebalance() {
+    // A (group.instance.id i-a) goes quiet after its commit at 900 (a
+    // static member's close sends no LeaveGroup); its new process A2 joins
+    // with the same instance id and is answered generation 1 again: no
+    // round (GroupCoordinator: a known static member rejoining a Stable
+    // group), but t-0 and t-1 waited from 900 to A2's first Fetch.
+    let mut s = a_alone("range");
+    s.join(3000, 3005, "a", "A2", 1, &["A2"]);
+    s.sync(3010, "a", "A2", 1, &[0, 1]);
+    s.fetch(3100, "a", 1, 10, 30, None);
+    for e in &mut s.events {
+        e.group_instance_id = Some("i-a".into());
+        // A new process asks with an empty member id.
+        if matches!(e.kind, EventKind::JoinGroupRequest { .. })
+            && e.member_id.as_deref() == Some("A2")
+        {
+            e.member_id = None;
+        }
+    }
+    let h = s.histories();
+    assert_eq!(h[0].rebalances.len(), 1, "{:#?}", h[0].rebalances);
+    let stops = &h[0].summary.stops_without_rebalance;
+    assert_eq!(stops.len(), 1, "{stops:#?}");
+    assert_eq!(stops[0].cause, "static_member_restarted");
+    assert_eq!(stops[0].group_instance_id.as_deref(), Some("i-a"));
+    let p = stops[0]
+        .partitions
+        .iter()
+        .find(|p| p.partition == "t-1")
+        .unwrap();
+    assert_eq!(p.why_stopped, "owner_silent");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(900), Some(at(3100))));
+    assert_eq!(p.to.as_ref().map(|o| o.member_id.as_str()), Some("A2"));
+    // Committed 4, fetched up to 12, restarted from 10 (its Fetch): the
+    // records between its commit and its position were read again.
+    assert_eq!(p.reprocessed, Some(2));
+    let w = super::worst_stop(&h[0].rebalances, stops, None).unwrap();
+    assert_eq!(
+        (w.stopped_ms, w.partition.as_deref()),
+        (2200.0, Some("t-1"))
+    );
 }
