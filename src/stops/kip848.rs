@@ -91,6 +91,10 @@ struct Book {
     /// Stops waiting for a next owner, by partition.
     open: BTreeMap<String, Move>,
     done: Vec<Move>,
+    /// Before the group's first ConsumerGroupHeartbeat (a classic group
+    /// being converted): ownership is followed, moves are the classic
+    /// stage's.
+    classic: bool,
 }
 
 impl Book {
@@ -106,6 +110,9 @@ impl Book {
         let Some((m, since)) = self.owner.remove(p) else {
             return;
         };
+        if self.classic {
+            return;
+        }
         if let Some(a) = self.acked.get_mut(&m) {
             a.remove(p);
         }
@@ -132,6 +139,10 @@ impl Book {
             Some((o, _)) if o == m => return,
             Some(_) => self.stop(p, Cause::Removed, at),
             None => {}
+        }
+        if self.classic {
+            self.owner.insert(p.to_string(), (m.to_string(), at));
+            return;
         }
         // Back to the same member (a static member's return, a fenced
         // member rejoining) ends the stop too: `to` is then itself.
@@ -161,15 +172,33 @@ fn names(tps: &[TopicPartitions], clients: &ClientIndex) -> BTreeSet<String> {
 
 /// The partition moves of one KIP-848 group, in the order they were found.
 pub(crate) fn moves(events: &[&GroupEvent], clients: &ClientIndex) -> Vec<Move> {
-    let mut b = Book::default();
+    let mut b = Book {
+        classic: true,
+        ..Book::default()
+    };
     for ev in events {
+        if matches!(
+            ev.kind,
+            EventKind::ConsumerGroupHeartbeatRequest { .. }
+                | EventKind::ConsumerGroupHeartbeatResponse { .. }
+        ) {
+            b.classic = false;
+        }
         let Some(m) = ev.member_id.as_deref() else {
             continue;
         };
         match &ev.kind {
+            // A classic member's assignment (before the conversion, or a
+            // classic member of the converted group: GroupMetadataManager
+            // `classicGroupSyncToConsumerGroup`) reads as an answer too.
             EventKind::ConsumerGroupHeartbeatResponse {
                 error: None,
                 assignment: Some(a),
+                ..
+            }
+            | EventKind::SyncGroupResponse {
+                error: None,
+                assignment: a,
                 ..
             } => {
                 let target = names(a, clients);
@@ -180,6 +209,13 @@ pub(crate) fn moves(events: &[&GroupEvent], clients: &ClientIndex) -> Vec<Move> 
                 }
                 for p in &target {
                     b.take(p, m, ev.ts);
+                }
+            }
+            EventKind::LeaveGroupRequest { members, .. } => {
+                for leaving in members {
+                    for p in b.owned_by(&leaving.member_id) {
+                        b.stop(&p, Cause::Left, ev.ts);
+                    }
                 }
             }
             EventKind::ConsumerGroupHeartbeatRequest { member_epoch, .. } if *member_epoch < 0 => {

@@ -130,6 +130,11 @@ fn costs(
             by_round.entry(i).or_default().push(mv);
         }
     }
+    let moved: BTreeSet<(&str, &str)> = moves
+        .into_iter()
+        .flatten()
+        .map(|m| (m.partition.as_str(), m.from.member_id.as_str()))
+        .collect();
     let mut out = Vec::with_capacity(rebalances.len());
     for (i, r) in rebalances.iter().enumerate() {
         let next = rebalances.get(i + 1);
@@ -146,6 +151,15 @@ fn costs(
             assigned_by: "ConsumerGroupHeartbeat",
             ..ctx
         };
+        // A classic member's stop whose next owner only a KIP-848 move
+        // shows (a converted group) is that move's.
+        partitions.retain(|p| {
+            p.to.is_some()
+                || !p
+                    .from
+                    .as_ref()
+                    .is_some_and(|f| moved.contains(&(p.partition.as_str(), f.member_id.as_str())))
+        });
         for mv in by_round.remove(&i).unwrap_or_default() {
             partitions.retain(|p| p.partition != mv.partition);
             partitions.push(partition::moved(&kip, mv));
