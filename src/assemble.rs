@@ -53,13 +53,18 @@ pub fn assemble(
     }
     let mut rebalances = Vec::new();
     let mut groups = Vec::new();
+    let mut without = Vec::new();
     for h in histories {
+        if filter.group(&h.summary) {
+            without.extend(h.summary.stops_without_rebalance.iter().cloned());
+        }
         groups.push(h.summary);
         rebalances.extend(h.rebalances);
     }
     rebalances.retain(|r| filter.rebalance(r, first));
     let end = timeline.events.last().map(|e| e.ts);
-    report.worst_stop = crate::stops::worst_stop(&rebalances, end);
+    report.worst_stop = crate::stops::worst_stop(&rebalances, &without, end);
+    report.stops_without_rebalance = without;
     if wants(View::Rebalances) {
         rebalances.sort_by(|a, b| a.started_at.cmp(&b.started_at).then(a.group.cmp(&b.group)));
         report.rebalances = rebalances;

@@ -39,6 +39,30 @@ pub struct Report {
     /// The longest partition stop over every rebalance reported, with its
     /// cause; null when no stop was measured.
     pub worst_stop: Option<WorstStop>,
+    /// Partitions that stopped without any rebalance: a static member
+    /// (KIP-345) restarted within its session timeout keeps its assignment
+    /// and the coordinator opens no round (GroupCoordinator
+    /// `doCurrentMemberJoinGroup` / `updateStaticMemberAndRebalance`: a
+    /// known `group.instance.id` rejoining a Stable group gets the current
+    /// generation back), but nothing consumed its partitions while it was
+    /// down. Empty when none.
+    pub stops_without_rebalance: Vec<StopWithoutRebalance>,
+}
+
+/// Partitions stopped with no rebalance to hang the stop on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StopWithoutRebalance {
+    /// `group_id`.
+    pub group: String,
+    /// The generation it happened in (no new one was opened).
+    pub generation: Option<i32>,
+    /// `static_member_restarted`.
+    pub cause: String,
+    /// The static member's `group.instance.id`.
+    pub group_instance_id: Option<String>,
+    /// Each partition's stop (`from`: the old process's member id, `to`:
+    /// the new one's), as in [`Rebalance::partitions`].
+    pub partitions: Vec<PartitionStop>,
 }
 
 /// The longest partition stop of a report (the headline "worst stop").
@@ -211,6 +235,11 @@ pub struct GroupSummary {
     pub last_seen: Option<Timestamp>,
     /// What could not be seen (e.g. "no traffic from member X before 12:00:03").
     pub notes: Vec<String>,
+    /// Partition stops no rebalance explains (a static member restarted
+    /// within its session timeout); the report lists them at its top level
+    /// ([`Report::stops_without_rebalance`]).
+    #[serde(skip)]
+    pub stops_without_rebalance: Vec<StopWithoutRebalance>,
 }
 
 /// A state the group entered.

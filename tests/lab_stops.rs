@@ -15,7 +15,7 @@
 //! records read twice against what the lab's consumers logged consuming.
 
 use kgtrace::render::View;
-use kgtrace::report::{PartitionStop, Rebalance};
+use kgtrace::report::{PartitionStop, Report};
 use kgtrace::Timestamp;
 use serde_json::Value;
 
@@ -24,10 +24,12 @@ use crate::util;
 /// Actions whose stop kgtrace does not report today, with why. The test
 /// fails when one of these starts being found (delete it then).
 const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
-    // A static member (KIP-345) closing sends no LeaveGroup and its restart
-    // within the session timeout makes no rebalance: its partitions stop
-    // for the restart (about 2 s here) but there is no rebalance record to
-    // hang the stop on.
+    // tansu (not Kafka): a static member (KIP-345) closing sends no
+    // LeaveGroup, and tansu answers its new process's JoinGroup with the
+    // old process's member id (Apache Kafka gives a new one:
+    // GroupCoordinator `doStaticNewMemberJoinGroup`), so the capture shows
+    // no replacement for `stops_without_rebalance` to report (Kafka's case,
+    // ak39_java_static_restart, is found).
     (
         "ck_static_restart",
         "g1-c2",
@@ -46,43 +48,6 @@ const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
         "g1-c1",
         "leave inside tansu's cooperative storm",
     ),
-    // Apache Kafka, static member (KIP-345): a static member's close sends
-    // no LeaveGroup (AbstractCoordinator.maybeLeaveGroup leaves only
-    // dynamic members on close), and its restart with the same
-    // group.instance.id into a Stable group only swaps the member id and
-    // answers the current assignment (GroupCoordinator.
-    // updateStaticMemberAndRebalance / ClassicGroup: no new generation):
-    // its partitions stop for the restart (about 2.3 s) but no rebalance
-    // exists to report the stop on.
-    (
-        "ak39_java_static_restart",
-        "g1-c2",
-        "static member restart without a rebalance",
-    ),
-    // KIP-848 (group.protocol=consumer): assignments travel in
-    // ConsumerGroupHeartbeat answers (GroupMetadataManager.
-    // consumerGroupHeartbeat), which the stops stage does not read yet.
-    (
-        "ak4_ck_k848_join_leave",
-        "g1-c1",
-        "KIP-848 assignments not read",
-    ),
-    (
-        "ak4_k848_join_leave",
-        "g1-c1",
-        "KIP-848 assignments not read",
-    ),
-    ("ak4_k848_killed", "g1-c2", "KIP-848 assignments not read"),
-    (
-        "ak4_k848_session_timeout",
-        "g1-c2",
-        "KIP-848 assignments not read",
-    ),
-    // Online upgrade classic -> consumer (KIP-848 migration): the last
-    // classic member leaves into a group already converted; its partitions
-    // move in ConsumerGroupHeartbeat answers, which the stops stage does not
-    // read, so they have no next owner.
-    ("ak4_java_upgrade", "g1-c3", "classic -> consumer upgrade"),
     // The broker refused the consumer protocol (ConsumerGroupHeartbeat
     // answered UNSUPPORTED_VERSION): g1-c1 was never a member and owned
     // nothing when the driver closed it; there is no stop to find.
@@ -96,6 +61,7 @@ const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
 /// An owner-stopping action of the driver.
 struct Action {
     action: String,
+    detail: String,
     group: String,
     client_id: String,
     ts: Timestamp,
@@ -115,6 +81,7 @@ fn actions(truth: &Value) -> Vec<Action> {
         .filter_map(|a| {
             Some(Action {
                 action: a["action"].as_str()?.to_string(),
+                detail: a["detail"].as_str().unwrap_or_default().to_string(),
                 group: a["group"].as_str()?.to_string(),
                 client_id: a["client_id"].as_str()?.to_string(),
                 ts: Timestamp::parse_rfc3339(a["ts"].as_str()?)?,
@@ -123,11 +90,14 @@ fn actions(truth: &Value) -> Vec<Action> {
         .collect()
 }
 
-/// The causes an action may show as.
-fn fits(action: &str, why: &str) -> bool {
-    match action {
+/// The causes an action may show as. A static member's close sends no
+/// LeaveGroup (`AbstractCoordinator.maybeLeaveGroup` leaves only dynamic
+/// members on close): on the wire it goes quiet as a killed one does.
+fn fits(a: &Action, why: &str) -> bool {
+    match a.action.as_str() {
         "kill" | "freeze" | "exit_without_close" => why == "owner_silent",
         "stop_polling" => why == "owner_not_polling",
+        "leave" if a.detail.contains("static member") => why == "owner_silent",
         "leave" => why == "owner_left",
         _ => false,
     }
@@ -149,11 +119,20 @@ fn truth_stop_ms(truth: &Value, a: &Action) -> Option<f64> {
         .map(|ts| ts.millis_since(a.ts))
 }
 
-fn found<'a>(rebalances: &'a [Rebalance], a: &Action) -> Option<&'a PartitionStop> {
-    rebalances
+/// The stop of `a`'s owner: in a rebalance of its group, else among the
+/// stops no rebalance explains (a static member's restart).
+fn found<'a>(report: &'a Report, a: &Action) -> Option<&'a PartitionStop> {
+    let without = report
+        .stops_without_rebalance
+        .iter()
+        .filter(|s| s.group == a.group)
+        .flat_map(|s| s.partitions.iter());
+    report
+        .rebalances
         .iter()
         .filter(|r| r.group == a.group && r.completed_at.is_none_or(|c| c >= a.ts))
         .flat_map(|r| r.partitions.iter())
+        .chain(without)
         .find(|p| {
             p.from
                 .as_ref()
@@ -191,7 +170,7 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
             let known = NOT_FOUND_YET
                 .iter()
                 .any(|(f, c, _)| *f == name && *c == a.client_id);
-            let Some(p) = found(&report.rebalances, &a) else {
+            let Some(p) = found(&report, &a) else {
                 if !known {
                     failures.push(format!(
                         "{name}: no partition stop of {} after its {} at {}",
@@ -208,7 +187,7 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
             }
             let off_ms = p.stopped_at.millis_since(a.ts).abs();
             let allowed = p.stopped_ms.map_or(1000.0, |ms| (ms * 0.25).max(1000.0));
-            if !fits(&a.action, &p.why_stopped) || off_ms > allowed {
+            if !fits(&a, &p.why_stopped) || off_ms > allowed {
                 failures.push(format!(
                     "{name}: {} {} at {}: kgtrace says {} {} at {} ({off_ms:.0} ms off, {allowed:.0} allowed)",
                     a.action, a.client_id, a.ts, p.partition, p.why_stopped, p.stopped_at
@@ -237,24 +216,80 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+#[test]
+fn a_static_member_restarted_without_a_rebalance_shows_its_partitions_stopped_until_the_new_process_rejoined(
+) {
+    // ak39_java_static_restart: g1-c2 (group.instance.id g1-static-2)
+    // closes (no LeaveGroup), a new process with the same instance id
+    // rejoins generation 1 within the session timeout: no rebalance
+    // (GroupCoordinator: a known static member rejoining a Stable group
+    // gets the current generation back). The lab's truth: the close, and
+    // the new process logging generation 1 (its JoinGroup answer).
+    let name = "ak39_java_static_restart";
+    let truth = util::truth_of(name);
+    let report = util::analyse(name, View::Rebalances);
+    assert!(
+        report
+            .rebalances
+            .iter()
+            .all(|r| r.group != "g1" || r.generation == Some(1)),
+        "no round for the static replacement"
+    );
+    let close = actions(&truth)
+        .into_iter()
+        .find(|a| a.client_id == "g1-c2" && a.action == "leave")
+        .expect("the close in the truth");
+    let rejoined = truth["generations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|g| g["client_id"] == "g1-c2")
+        .filter_map(|g| Timestamp::parse_rfc3339(g["ts"].as_str()?))
+        .filter(|ts| *ts > close.ts)
+        .min()
+        .expect("the new process's generation in the truth");
+    let want = rejoined.millis_since(close.ts);
+    let allowed = (want * 0.25).max(1000.0);
+    let stops: Vec<&PartitionStop> = report
+        .stops_without_rebalance
+        .iter()
+        .filter(|s| s.group == "g1" && s.cause == "static_member_restarted")
+        .flat_map(|s| s.partitions.iter())
+        .collect();
+    assert!(!stops.is_empty(), "{:#?}", report.stops_without_rebalance);
+    for p in stops {
+        assert_eq!(
+            p.from.as_ref().and_then(|o| o.client_id.as_deref()),
+            Some("g1-c2")
+        );
+        assert!(p.stopped_at.millis_since(close.ts).abs() <= 1000.0, "{p:?}");
+        let ms = p.stopped_ms.expect("resumed");
+        assert!((ms - want).abs() <= allowed, "{ms} ms, the lab {want} ms");
+    }
+    let w = report.worst_stop.expect("a worst stop");
+    assert_eq!(
+        (w.group.as_str(), w.why_stopped.as_str()),
+        ("g1", "owner_silent")
+    );
+}
+
 /// Apache Kafka fixtures whose records read twice kgtrace cannot count
 /// yet, with why. The test fails when one starts to match (delete it then).
-const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[
-    // KIP-848 (group.protocol=consumer): assignments travel in
-    // ConsumerGroupHeartbeat answers, which the stops stage does not read
-    // yet, so these groups have no partition stops to count on.
-    ("ak4_k848_killed", "KIP-848 assignments not read"),
-    ("ak4_k848_session_timeout", "KIP-848 assignments not read"),
-];
+const REPROCESSED_NOT_COUNTED: &[(&str, &str)] = &[];
 
-/// Records read twice per `group:partition`, summed over every rebalance.
-fn reprocessed(rebalances: &[Rebalance]) -> std::collections::BTreeMap<String, i64> {
+/// Records read twice per `group:partition`, summed over every rebalance
+/// and every stop without one.
+fn reprocessed(report: &Report) -> std::collections::BTreeMap<String, i64> {
     let mut out = std::collections::BTreeMap::new();
-    for r in rebalances {
-        for p in &r.partitions {
+    let rounds = report.rebalances.iter().map(|r| (&r.group, &r.partitions));
+    let without = report
+        .stops_without_rebalance
+        .iter()
+        .map(|s| (&s.group, &s.partitions));
+    for (group, partitions) in rounds.chain(without) {
+        for p in partitions {
             if let Some(n) = p.reprocessed.filter(|n| *n > 0) {
-                *out.entry(format!("{}:{}", r.group, p.partition))
-                    .or_default() += n;
+                *out.entry(format!("{group}:{}", p.partition)).or_default() += n;
             }
         }
     }
@@ -292,7 +327,7 @@ fn records_processed_twice_equal_what_the_lab_consumers_logged_as_consumed_twice
             continue;
         }
         let want = consumed_twice(&truth);
-        let got = reprocessed(&util::analyse(name, View::Rebalances).rebalances);
+        let got = reprocessed(&util::analyse(name, View::Rebalances));
         counted += want.values().sum::<i64>();
         let known = REPROCESSED_NOT_COUNTED.iter().any(|(f, _)| f == name);
         match (got == want, known) {
@@ -325,7 +360,7 @@ fn the_duplicate_scenario_counts_exactly_the_records_its_consumers_read_twice() 
         "truth: every record g1-c2 consumed was read again"
     );
     let report = util::analyse(name, View::Rebalances);
-    let got: i64 = reprocessed(&report.rebalances).values().sum();
+    let got: i64 = reprocessed(&report).values().sum();
     assert_eq!(got, want);
 }
 

@@ -693,6 +693,7 @@ fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
         first_seen: first,
         last_seen: last,
         notes,
+        ..GroupSummary::default()
     }
 }
 

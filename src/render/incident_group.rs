@@ -33,6 +33,7 @@ pub(crate) fn section(
         blocks.push(Block::Fields(facts(g, style)));
         blocks.extend(notes(&g.notes));
         blocks.extend(non_empty(members(&g.members)));
+        blocks.extend(without_rebalance(g, style));
     }
     if rounds.is_empty() {
         blocks.push(Block::Paragraph(vec![Span::plain("No rebalance seen.")]));
@@ -45,6 +46,33 @@ pub(crate) fn section(
     )));
     for (i, r) in rounds.iter().enumerate() {
         blocks.extend(super::incident_round::section(r, i + 1, style));
+    }
+    blocks
+}
+
+/// Partition stops no rebalance explains (a static member restarted
+/// within its session timeout), each with its partition grid.
+fn without_rebalance(g: &GroupSummary, style: TimeStyle) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    for s in &g.stops_without_rebalance {
+        if blocks.is_empty() {
+            blocks.push(Block::Heading(
+                3,
+                vec![Span::plain("Stops without a rebalance")],
+            ));
+        }
+        blocks.push(Block::Paragraph(vec![
+            Span::plain("Static member "),
+            Span::code(human::one_line(s.group_instance_id.as_deref().unwrap_or("?"))),
+            Span::plain(format!(
+                " restarted in generation {}: no LeaveGroup, no new generation; its partitions waited for the new process.",
+                s.generation.map_or("?".to_string(), |n| n.to_string())
+            )),
+        ]));
+        blocks.push(Block::Grid(super::incident_stops::grid(
+            &s.partitions,
+            style,
+        )));
     }
     blocks
 }

@@ -200,7 +200,7 @@ struct Envelope<'a> {
 impl Serialize for Envelope<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.report;
-        let mut map = s.serialize_map(Some(7))?;
+        let mut map = s.serialize_map(Some(8))?;
         map.serialize_entry("format_version", &r.format_version)?;
         map.serialize_entry("inputs", &r.inputs)?;
         map.serialize_entry("log_time_zone", &r.log_time_zone)?;
@@ -215,6 +215,7 @@ impl Serialize for Envelope<'_> {
         map.serialize_entry("diagnostics", &r.diagnostics)?;
         map.serialize_entry("diagnostic_counts", &r.diagnostic_counts)?;
         map.serialize_entry("worst_stop", &r.worst_stop)?;
+        map.serialize_entry("stops_without_rebalance", &r.stops_without_rebalance)?;
         map.end()
     }
 }
@@ -254,6 +255,7 @@ mod tests {
                 "diagnostics",
                 "diagnostic_counts",
                 "worst_stop",
+                "stops_without_rebalance",
             ];
             expected.sort();
             assert_eq!(keys, expected);

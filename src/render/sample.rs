@@ -168,6 +168,7 @@ pub(crate) fn incident() -> Report {
             stopped_ms: 45_810.0,
             why_stopped: "owner_silent".into(),
         }),
+        stops_without_rebalance: Vec::new(),
         diagnostic_counts: vec![
             DiagnosticCount {
                 kind: DiagnosticKind::MidStreamStart,
@@ -271,6 +272,7 @@ fn orders_group() -> GroupSummary {
         notes: vec![
             "no traffic from nonode@nohost/<0.1083.0> before 12:00:41: it connected then".into(),
         ],
+        ..GroupSummary::default()
     }
 }
 

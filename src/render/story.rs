@@ -28,12 +28,57 @@ pub(crate) fn group_of(
     line.push(Span::plain(count_clause(summary, rounds)));
     let unexpected: Vec<&Rebalance> = rounds.iter().copied().filter(|r| !r.expected).collect();
     let Some(worst) = worst(&unexpected) else {
+        line.extend(without_rebalance(summary, style));
         return line;
     };
     line.push(Span::plain(" The worst: "));
     line.extend(worst_clauses(worst, style));
     line.extend(longest(&unexpected, worst, style));
     line.extend(others(&unexpected, worst));
+    line.extend(without_rebalance(summary, style));
+    line
+}
+
+/// ` Without a rebalance: at 02:40:03.2 static member g1-static-2 (g1-c2)
+/// restarted; partitions lab-0..2 stopped for up to 5.1 s.` From
+/// `GroupSummary::stops_without_rebalance`.
+fn without_rebalance(summary: Option<&GroupSummary>, style: TimeStyle) -> Line {
+    let mut line = Vec::new();
+    for s in summary.map_or(&[][..], |g| g.stops_without_rebalance.as_slice()) {
+        let Some(first) = s.partitions.iter().min_by_key(|p| p.stopped_at) else {
+            continue;
+        };
+        line.push(Span::plain(format!(
+            " Without a rebalance: at {} static member ",
+            style.show(first.stopped_at)
+        )));
+        let who = first
+            .from
+            .as_ref()
+            .map(|o| human::member_label(Some(o.member_id.as_str()), o.client_id.as_deref()));
+        line.push(Span::code(human::one_line(
+            s.group_instance_id.as_deref().unwrap_or("?"),
+        )));
+        if let Some(who) = who {
+            line.push(Span::plain(" ("));
+            line.push(Span::code(who));
+            line.push(Span::plain(")"));
+        }
+        let names: Vec<&str> = s.partitions.iter().map(|p| p.partition.as_str()).collect();
+        let longest = s
+            .partitions
+            .iter()
+            .map(|p| p.stopped_ms)
+            .try_fold(0.0_f64, |m, x| x.map(|x| m.max(x)));
+        let how_long = longest.map_or("until the end of the input".into(), |ms| {
+            format!("for up to {}", human::duration(ms))
+        });
+        line.push(Span::plain(
+            " went quiet and came back with the same group.instance.id (no LeaveGroup, no new generation); partitions ",
+        ));
+        line.push(Span::code(partition_ranges(&names)));
+        line.push(Span::plain(format!(" stopped {how_long}.")));
+    }
     line
 }
 

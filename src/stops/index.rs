@@ -48,6 +48,8 @@ pub(crate) struct Commit {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemberTrail {
     pub client_id: Option<String>,
+    /// Its `group.instance.id` (KIP-345), if static.
+    pub group_instance_id: Option<String>,
     pub client: Option<ClientKey>,
     /// Its JoinGroup requests.
     pub joins: Vec<Timestamp>,
@@ -163,6 +165,7 @@ impl GroupIndex {
                 | EventKind::HeartbeatRequest { .. }
                 | EventKind::OffsetCommitRequest { .. }
                 | EventKind::LeaveGroupRequest { .. }
+                | EventKind::ConsumerGroupHeartbeatRequest { .. }
         );
         if !is_request {
             return;
@@ -171,6 +174,9 @@ impl GroupIndex {
         if t.client_id.is_none() {
             t.client_id = ev.client.client_id.clone();
             t.client = client_key(ev.client.client_id.as_deref(), ev.client.address.as_deref());
+        }
+        if t.group_instance_id.is_none() {
+            t.group_instance_id = ev.group_instance_id.clone();
         }
         t.requests.push(ev.ts);
         match &ev.kind {
@@ -238,6 +244,8 @@ pub(crate) struct ClientIndex {
     pub clients: HashMap<ClientKey, ClientTrail>,
     /// Topic ids no Metadata answer named.
     pub unnamed_topic_ids: usize,
+    /// Topic names by topic id, from Metadata answers (v10+).
+    pub topic_names: HashMap<String, String>,
 }
 
 impl ClientIndex {
@@ -251,7 +259,13 @@ impl ClientIndex {
                 }
             }
         }
-        let mut idx = ClientIndex::default();
+        let mut idx = ClientIndex {
+            topic_names: names
+                .iter()
+                .map(|(id, n)| (id.to_string(), n.to_string()))
+                .collect(),
+            ..ClientIndex::default()
+        };
         let mut unnamed = std::collections::HashSet::new();
         let mut name = |topic: &str, p: i32| -> String {
             let t = names.get(topic).copied().unwrap_or_else(|| {

@@ -4,7 +4,11 @@
 //! Takes: the [`GroupHistory`]s from [`crate::group`], the group events of
 //! the timeline and the data-path events ([`crate::event::DataEvent`]:
 //! Fetch positions and watermarks). Gives: each [`Rebalance`] filled with
-//! its [`Cost`]: `status`, `waiting_for`, `stop` and `partitions`.
+//! its [`Cost`]: `status`, `waiting_for`, `stop` and `partitions`; each
+//! group's stops no rebalance explains (a static member restarted within
+//! its session timeout: module `restart`). KIP-848 groups' partition moves are
+//! read from ConsumerGroupHeartbeat (module `kip848`), classic groups' from
+//! SyncGroup answers.
 //!
 //! The rules, from the clients (Kafka is the authority):
 //! - Eager protocols (range, roundrobin, sticky) revoke every owned
@@ -47,7 +51,9 @@
 //! start to its "Assignment received" / "Stabilized", with a note.
 
 mod index;
+mod kip848;
 mod partition;
+mod restart;
 #[cfg(test)]
 mod tests;
 
@@ -55,7 +61,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{DataEvent, GroupEvent};
 use crate::group::GroupHistory;
-use crate::report::{PartitionStop, Rebalance, RebalanceStop, WorstStop};
+use crate::report::{PartitionStop, Rebalance, RebalanceStop, StopWithoutRebalance, WorstStop};
 use crate::time::Timestamp;
 
 use index::{ClientIndex, GroupIndex};
@@ -89,7 +95,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             .remove(h.summary.group.as_str())
             .unwrap_or_default();
         let idx = GroupIndex::build(&evs);
-        let costs = costs(&h.rebalances, &idx, &clients);
+        let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, &clients));
+        let costs = costs(&h.rebalances, &idx, &clients, moves.as_deref());
         for (r, c) in h.rebalances.iter_mut().zip(costs) {
             r.status = c.status;
             r.waiting_for = c.waiting_for;
@@ -97,6 +104,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             r.partitions = c.partitions;
             r.notes.extend(c.notes);
         }
+        h.summary.stops_without_rebalance =
+            restart::static_restarts(&h.summary.group, &h.rebalances, &idx, &clients);
         if clients.unnamed_topic_ids > 0 {
             h.summary.notes.push(format!(
                 "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",
@@ -106,8 +115,26 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
     }
 }
 
-fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> Vec<Cost> {
+/// Each round's cost; `moves` are a KIP-848 group's partition moves (None:
+/// a classic group).
+fn costs(
+    rebalances: &[Rebalance],
+    idx: &GroupIndex,
+    clients: &ClientIndex,
+    moves: Option<&[kip848::Move]>,
+) -> Vec<Cost> {
     let mut carried: BTreeSet<(i32, String)> = BTreeSet::new();
+    let mut by_round: BTreeMap<usize, Vec<&kip848::Move>> = BTreeMap::new();
+    for mv in moves.into_iter().flatten() {
+        if let Some(i) = kip848::round_of(rebalances, mv) {
+            by_round.entry(i).or_default().push(mv);
+        }
+    }
+    let moved: BTreeSet<(&str, &str)> = moves
+        .into_iter()
+        .flatten()
+        .map(|m| (m.partition.as_str(), m.from.member_id.as_str()))
+        .collect();
     let mut out = Vec::with_capacity(rebalances.len());
     for (i, r) in rebalances.iter().enumerate() {
         let next = rebalances.get(i + 1);
@@ -117,8 +144,26 @@ fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> V
             next_start: next.map(|n| n.started_at),
             idx,
             clients,
+            assigned_by: "SyncGroup",
         };
         let mut partitions = partition::stops(&ctx, &mut carried);
+        let kip = partition::Round {
+            assigned_by: "ConsumerGroupHeartbeat",
+            ..ctx
+        };
+        // A classic member's stop whose next owner only a KIP-848 move
+        // shows (a converted group) is that move's.
+        partitions.retain(|p| {
+            p.to.is_some()
+                || !p
+                    .from
+                    .as_ref()
+                    .is_some_and(|f| moved.contains(&(p.partition.as_str(), f.member_id.as_str())))
+        });
+        for mv in by_round.remove(&i).unwrap_or_default() {
+            partitions.retain(|p| p.partition != mv.partition);
+            partitions.push(partition::moved(&kip, mv));
+        }
         // Longest first; still stopped counts as longest.
         partitions.sort_by(|a, b| {
             let ms = |p: &PartitionStop| p.stopped_ms.unwrap_or(f64::INFINITY);
@@ -126,7 +171,7 @@ fn costs(rebalances: &[Rebalance], idx: &GroupIndex, clients: &ClientIndex) -> V
                 .total_cmp(&ms(a))
                 .then_with(|| a.partition.cmp(&b.partition))
         });
-        let stop = span(r, &partitions, idx);
+        let stop = span(r, &partitions, idx, moves.is_some());
         let notes = if stop
             .as_ref()
             .is_some_and(|s| s.partitions_stopped.is_none())
@@ -193,7 +238,12 @@ fn status(r: &Rebalance, followed: bool, idx: &GroupIndex) -> (String, Vec<Strin
 
 /// First stop to last resume; from logs alone (no assignment seen), the
 /// round itself with a note.
-fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option<RebalanceStop> {
+fn span(
+    r: &Rebalance,
+    partitions: &[PartitionStop],
+    idx: &GroupIndex,
+    kip848: bool,
+) -> Option<RebalanceStop> {
     if let Some(first) = partitions.iter().map(|p| p.stopped_at).min() {
         let ended_at = partitions
             .iter()
@@ -208,7 +258,7 @@ fn span(r: &Rebalance, partitions: &[PartitionStop], idx: &GroupIndex) -> Option
         });
     }
     let seen_assignments = r.generation.is_some_and(|g| idx.assigned.contains_key(&g));
-    if seen_assignments || r.expected {
+    if seen_assignments || kip848 || r.expected {
         return None;
     }
     // Logs alone: the group stopped for the round.
@@ -243,36 +293,58 @@ fn silent_before(r: &Rebalance) -> Vec<String> {
         .collect()
 }
 
-/// The longest partition stop over `rebalances` (still-open stops measured
-/// to `end`), else the longest group-level stop.
-pub fn worst_stop(rebalances: &[Rebalance], end: Option<Timestamp>) -> Option<WorstStop> {
+/// The longest partition stop over `rebalances` and the stops no
+/// rebalance explains (still-open stops measured to `end`), else the
+/// longest group-level stop.
+pub fn worst_stop(
+    rebalances: &[Rebalance],
+    without: &[StopWithoutRebalance],
+    end: Option<Timestamp>,
+) -> Option<WorstStop> {
     let mut best: Option<WorstStop> = None;
+    let mut consider = |w: WorstStop, ms: Option<f64>, at: Timestamp| {
+        let Some(ms) = ms.or_else(|| end.map(|e| e.millis_since(at))) else {
+            return;
+        };
+        if best.as_ref().is_none_or(|b| ms > b.stopped_ms) {
+            best = Some(WorstStop {
+                stopped_ms: ms,
+                ..w
+            });
+        }
+    };
     for r in rebalances {
-        let mut consider =
-            |partition: Option<String>, ms: Option<f64>, why: &str, at: Timestamp| {
-                let ms = ms.or_else(|| end.map(|e| e.millis_since(at)));
-                let Some(ms) = ms else { return };
-                if best.as_ref().is_none_or(|b| ms > b.stopped_ms) {
-                    best = Some(WorstStop {
-                        group: r.group.clone(),
-                        previous_generation: r.previous_generation,
-                        generation: r.generation,
-                        partition,
-                        stopped_ms: ms,
-                        why_stopped: why.to_string(),
-                    });
-                }
-            };
+        let w = |partition: Option<String>, why: &str| WorstStop {
+            group: r.group.clone(),
+            previous_generation: r.previous_generation,
+            generation: r.generation,
+            partition,
+            stopped_ms: 0.0,
+            why_stopped: why.to_string(),
+        };
         for p in &r.partitions {
+            let at = p.stopped_at;
             consider(
-                Some(p.partition.clone()),
+                w(Some(p.partition.clone()), &p.why_stopped),
                 p.stopped_ms,
-                &p.why_stopped,
-                p.stopped_at,
+                at,
             );
         }
         if let (true, Some(s)) = (r.partitions.is_empty(), &r.stop) {
-            consider(None, s.stopped_ms, "group (logs alone)", s.started_at);
+            consider(w(None, "group (logs alone)"), s.stopped_ms, s.started_at);
+        }
+    }
+    for s in without {
+        for p in &s.partitions {
+            let w = WorstStop {
+                group: s.group.clone(),
+                previous_generation: s.generation,
+                generation: s.generation,
+                partition: Some(p.partition.clone()),
+                stopped_ms: 0.0,
+                why_stopped: p.why_stopped.clone(),
+            };
+            consider(w, p.stopped_ms, p.stopped_at);
         }
     }
     best

@@ -11,6 +11,7 @@ use crate::report::{Owner, PartitionStop, Rebalance};
 use crate::time::Timestamp;
 
 use super::index::{Assigned, ClientIndex, GroupIndex, MemberTrail};
+use super::kip848::{Cause, Move};
 
 /// Commit errors that are the client's `CommitFailedException`
 /// (`ConsumerCoordinator.OffsetCommitResponseHandler.handle`).
@@ -31,6 +32,9 @@ pub(crate) struct Round<'a> {
     pub next_start: Option<Timestamp>,
     pub idx: &'a GroupIndex,
     pub clients: &'a ClientIndex,
+    /// What hands partitions over: "SyncGroup" (classic) or
+    /// "ConsumerGroupHeartbeat" (KIP-848), for notes.
+    pub assigned_by: &'static str,
 }
 
 /// The partition stops of one round. `carried` holds `(generation,
@@ -69,15 +73,13 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
         if cooperative && same && !emptied {
             continue; // KIP-429: what stays with its owner never stops
         }
-        let mut resumed_gen = gen;
         if cooperative && to.is_none() {
             if let Some((g, a)) = follow_up_owner(c.idx, gen, p) {
                 carried.insert((g, p.to_string()));
                 to = Some(a);
-                resumed_gen = g;
             }
         }
-        out.push(one(c, p, from, to, cooperative, emptied, resumed_gen));
+        out.push(one(c, p, from, to, cooperative, emptied));
     }
     out
 }
@@ -133,11 +135,41 @@ fn one(
     to: Option<&Assigned>,
     cooperative: bool,
     emptied: bool,
-    resumed_gen: i32,
 ) -> PartitionStop {
     let mut notes = Vec::new();
     let trail = c.idx.members.get(&from.member_id);
     let (why, stopped_at) = why_stopped(c, from, trail, cooperative, emptied, &mut notes);
+    fill(c, p, from, to, why, stopped_at, notes)
+}
+
+/// A KIP-848 move's stop: why and when from its cause (a member removed
+/// without letting go stopped at its last request before the hand-over).
+pub(crate) fn moved(c: &Round<'_>, mv: &Move) -> PartitionStop {
+    let mut notes = Vec::new();
+    let (why, at) = match mv.cause {
+        Cause::Revoked => ("revoked", mv.stopped_at),
+        Cause::Left => ("owner_left", mv.stopped_at),
+        Cause::Removed => {
+            let trail = c.idx.members.get(&mv.from.member_id);
+            let at = last_request_before(c, &mv.from, trail, mv.stopped_at, &mut notes);
+            ("owner_silent", at)
+        }
+    };
+    fill(c, &mv.partition, &mv.from, mv.to.as_ref(), why, at, notes)
+}
+
+/// The stop of `p` moved from `from` (stopped at `stopped_at` for `why`)
+/// to `to` (assigned at `to.ts`): its resume and the offsets around it.
+pub(crate) fn fill(
+    c: &Round<'_>,
+    p: &str,
+    from: &Assigned,
+    to: Option<&Assigned>,
+    why: &str,
+    stopped_at: Timestamp,
+    mut notes: Vec<String>,
+) -> PartitionStop {
+    let trail = c.idx.members.get(&from.member_id);
     let mut stop = PartitionStop {
         partition: p.to_string(),
         from: Some(owner(c.idx, from)),
@@ -147,7 +179,7 @@ fn one(
         ..PartitionStop::default()
     };
     if let Some(t) = to {
-        resume(c, p, t, resumed_gen, &mut stop, &mut notes);
+        resume(c, p, t, &mut stop, &mut notes);
     }
     if stop.resumed_at.is_some_and(|r| r < stop.stopped_at) {
         notes.push("the resume seen comes before the stop: times unknown".into());
@@ -262,7 +294,7 @@ fn not_polling(
 }
 
 /// The member's last request (Heartbeat, OffsetCommit, Fetch) before `by`.
-fn last_request_before(
+pub(crate) fn last_request_before(
     c: &Round<'_>,
     from: &Assigned,
     trail: Option<&MemberTrail>,
@@ -288,7 +320,6 @@ fn resume(
     c: &Round<'_>,
     p: &str,
     to: &Assigned,
-    _gen: i32,
     stop: &mut PartitionStop,
     notes: &mut Vec<String>,
 ) {
@@ -313,7 +344,10 @@ fn resume(
         }
         None => {
             stop.resumed_at = Some(to.ts);
-            notes.push("no Fetch of it by the new owner captured: resumed at the SyncGroup answer assigning it".into());
+            notes.push(format!(
+                "no Fetch of it by the new owner captured: resumed at the {} answer assigning it",
+                c.assigned_by
+            ));
         }
     }
     let fetched = client

@@ -265,12 +265,97 @@ impl Script {
         });
     }
 
-    fn run(mut self) -> Vec<Rebalance> {
+    /// A ConsumerGroupHeartbeat at `ms` with `member_epoch` `epoch` and
+    /// owned list `owned` (topic id [`TOPIC_ID`]), answered 1 ms later with
+    /// epoch `answer` and `assignment` (None: unchanged).
+    fn hb(
+        &mut self,
+        ms: i64,
+        m: &str,
+        (epoch, owned): (i32, Option<&[i32]>),
+        (answer, assignment): (i32, Option<&[i32]>),
+    ) {
+        let x = self.x();
+        let tps = |p: &[i32]| {
+            vec![TopicPartitions {
+                topic: TOPIC_ID.into(),
+                partitions: p.to_vec(),
+            }]
+        };
+        let c = m.to_lowercase();
+        self.push(
+            ms,
+            &c,
+            m,
+            Some(epoch),
+            EventKind::ConsumerGroupHeartbeatRequest {
+                exchange: x,
+                member_epoch: epoch,
+                rebalance_timeout_ms: 5_000,
+                subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
+                server_assignor: None,
+                owned: owned.map(tps),
+            },
+        );
+        if epoch < 0 {
+            return;
+        }
+        self.push(
+            ms + 1,
+            &c,
+            m,
+            Some(answer),
+            EventKind::ConsumerGroupHeartbeatResponse {
+                exchange: x,
+                error: None,
+                error_message: None,
+                member_epoch: answer,
+                heartbeat_interval_ms: 5_000,
+                assignment: assignment.map(tps),
+            },
+        );
+    }
+
+    /// A Metadata answer naming [`TOPIC_ID`] `t`.
+    fn metadata(&mut self) {
+        self.data.push(DataEvent {
+            ts: at(0),
+            client: Arc::new(client("a")),
+            kind: DataKind::TopicIds {
+                topics: vec![("t".into(), TOPIC_ID.into())],
+            },
+            evidence: evidence(0),
+        });
+    }
+
+    fn run(self) -> Vec<Rebalance> {
+        self.histories()
+            .into_iter()
+            .flat_map(|h| h.rebalances)
+            .collect()
+    }
+
+    fn histories(mut self) -> Vec<crate::group::GroupHistory> {
         self.events.sort_by_key(|e| e.ts);
         let mut h = reconstruct(&self.events);
         super::apply(&mut h, &self.events, &self.data);
-        h.into_iter().flat_map(|h| h.rebalances).collect()
+        h
     }
+}
+
+const TOPIC_ID: &str = "5f1c2a9e-0000-4000-8000-00000000000t";
+
+/// KIP-848: A alone owns t-0 and t-1 at epoch 1 (acknowledged), fetching
+/// them; B joins at 1000 (epoch 2) and is given nothing yet.
+fn kip848_pair() -> Script {
+    let mut s = Script::new("consumer");
+    s.metadata();
+    s.hb(0, "A", (0, Some(&[])), (1, Some(&[0, 1])));
+    s.hb(50, "A", (1, Some(&[0, 1])), (1, None));
+    s.fetch(100, "a", 0, 5, 20, None);
+    s.fetch(100, "a", 1, 7, 30, None);
+    s.hb(1000, "B", (0, Some(&[])), (2, Some(&[])));
+    s
 }
 
 /// A alone owns t-0 and t-1 in generation 1, fetching them.
@@ -513,9 +598,126 @@ fn the_worst_stop_is_the_longest_partition_stop_with_its_cause() {
     s.fetch(9300, "b", 0, 5, 20, None);
     s.fetch(9400, "b", 1, 12, 30, None);
     let rs = s.run();
-    let w = super::worst_stop(&rs, None).unwrap();
+    let w = super::worst_stop(&rs, &[], None).unwrap();
     assert_eq!(w.partition.as_deref(), Some("t-1"));
     assert_eq!(w.why_stopped, "owner_not_polling");
     assert_eq!(w.stopped_ms, 5400.0);
     assert_eq!((w.previous_generation, w.generation), (Some(1), Some(2)));
+}
+
+#[test]
+fn a_kip848_revocation_stops_at_the_answer_that_drops_it_and_resumes_at_the_next_owners_first_fetch(
+) {
+    // AbstractMembershipManager.maybeReconcile pauses fetching of what the
+    // answer no longer holds; the coordinator hands it to B only once A's
+    // request no longer lists it (CurrentAssignmentBuilder).
+    let mut s = kip848_pair();
+    s.hb(1200, "A", (1, None), (2, Some(&[0])));
+    s.fetch(1300, "a", 1, 9, 30, None);
+    s.hb(1500, "A", (2, Some(&[0])), (2, None));
+    s.hb(1600, "B", (2, None), (2, Some(&[1])));
+    s.fetch(1700, "b", 1, 9, 30, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 2), "t-1");
+    assert_eq!(p.why_stopped, "revoked");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(1201), Some(at(1700))));
+    assert_eq!(p.from.as_ref().map(|o| o.member_id.as_str()), Some("A"));
+    assert_eq!(p.to.as_ref().map(|o| o.member_id.as_str()), Some("B"));
+    assert_eq!(p.last_fetched_offset, Some(9));
+    assert_eq!((p.reprocessed, p.skipped), (Some(0), Some(0)));
+    assert!(
+        round(&rs, 2)
+            .partitions
+            .iter()
+            .all(|x| x.partition != "t-0"),
+        "t-0 stays with A"
+    );
+}
+
+#[test]
+fn a_kip848_member_leaving_with_epoch_minus_one_stops_its_partitions_at_the_leave() {
+    let mut s = kip848_pair();
+    s.hb(2000, "A", (-1, None), (0, None));
+    s.hb(2100, "B", (2, Some(&[])), (3, Some(&[0, 1])));
+    s.fetch(2300, "b", 0, 5, 20, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 3), "t-0");
+    assert_eq!(p.why_stopped, "owner_left");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(2000), Some(at(2300))));
+    // No Fetch of t-1 by B: resumed at the answer handing it over.
+    let q = stop(round(&rs, 3), "t-1");
+    assert_eq!(q.resumed_at, Some(at(2101)));
+    assert!(q.notes[0].contains("ConsumerGroupHeartbeat answer"));
+}
+
+#[test]
+fn a_kip848_owner_removed_without_leaving_stopped_at_its_last_request() {
+    // A goes quiet after its Fetch at 100 and heartbeat at 1100; the
+    // coordinator fences it after its session timeout and gives B all.
+    let mut s = kip848_pair();
+    s.hb(1100, "A", (1, None), (1, None));
+    s.hb(8000, "B", (2, Some(&[])), (3, Some(&[0, 1])));
+    s.fetch(8100, "b", 0, 5, 20, None);
+    let rs = s.run();
+    let p = stop(round(&rs, 3), "t-0");
+    assert_eq!(p.why_stopped, "owner_silent");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(1100), Some(at(8100))));
+    assert_eq!(p.stopped_ms, Some(7000.0));
+}
+
+#[test]
+fn a_kip848_topic_id_no_metadata_answer_named_is_shown_by_id() {
+    let mut s = Script::new("consumer");
+    s.hb(0, "A", (0, Some(&[])), (1, Some(&[0])));
+    s.hb(50, "A", (1, Some(&[0])), (1, None));
+    s.hb(1000, "B", (0, Some(&[])), (2, Some(&[])));
+    s.hb(1200, "A", (1, None), (2, Some(&[])));
+    s.hb(1600, "B", (2, None), (2, Some(&[0])));
+    let rs = s.run();
+    let p = stop(round(&rs, 2), &format!("{TOPIC_ID}-0"));
+    assert_eq!(p.stopped_at, at(1201));
+}
+
+#[test]
+fn a_static_member_restarted_within_its_session_stops_its_partitions_without_a_rebalance() {
+    // A (group.instance.id i-a) goes quiet after its commit at 900 (a
+    // static member's close sends no LeaveGroup); its new process A2 joins
+    // with the same instance id and is answered generation 1 again: no
+    // round (GroupCoordinator: a known static member rejoining a Stable
+    // group), but t-0 and t-1 waited from 900 to A2's first Fetch.
+    let mut s = a_alone("range");
+    s.join(3000, 3005, "a", "A2", 1, &["A2"]);
+    s.sync(3010, "a", "A2", 1, &[0, 1]);
+    s.fetch(3100, "a", 1, 10, 30, None);
+    for e in &mut s.events {
+        e.group_instance_id = Some("i-a".into());
+        // A new process asks with an empty member id.
+        if matches!(e.kind, EventKind::JoinGroupRequest { .. })
+            && e.member_id.as_deref() == Some("A2")
+        {
+            e.member_id = None;
+        }
+    }
+    let h = s.histories();
+    assert_eq!(h[0].rebalances.len(), 1, "{:#?}", h[0].rebalances);
+    let stops = &h[0].summary.stops_without_rebalance;
+    assert_eq!(stops.len(), 1, "{stops:#?}");
+    assert_eq!(stops[0].cause, "static_member_restarted");
+    assert_eq!(stops[0].group_instance_id.as_deref(), Some("i-a"));
+    let p = stops[0]
+        .partitions
+        .iter()
+        .find(|p| p.partition == "t-1")
+        .unwrap();
+    assert_eq!(p.why_stopped, "owner_silent");
+    assert_eq!((p.stopped_at, p.resumed_at), (at(900), Some(at(3100))));
+    assert_eq!(p.to.as_ref().map(|o| o.member_id.as_str()), Some("A2"));
+    // Committed 4, fetched up to 12, restarted from 10 (its Fetch): the
+    // records between its commit and its position were read again.
+    assert_eq!(p.reprocessed, Some(2));
+    let w = super::worst_stop(&h[0].rebalances, stops, None).unwrap();
+    assert_eq!(
+        (w.stopped_ms, w.partition.as_deref()),
+        (2200.0, Some("t-1"))
+    );
 }

@@ -1,0 +1,119 @@
+//! Partition stops no rebalance explains: a static member (KIP-345)
+//! restarted within its session timeout.
+//!
+//! Takes: one group's index (its SyncGroup answers by generation, its
+//! members' trails), its rebalances and the clients' Fetch traffic. Gives:
+//! a [`StopWithoutRebalance`] per replacement seen, with each partition's
+//! stop (from the old process to the new one).
+//!
+//! The rule, from Apache Kafka: a static member's `close()` sends no
+//! LeaveGroup (`AbstractCoordinator.maybeLeaveGroup` leaves only dynamic
+//! members, or static ones on an explicit `GroupMembershipOperation.
+//! LEAVE_GROUP`), so on the wire it goes quiet as a crash does. Its new
+//! process joins with the same `group.instance.id` and an empty member id;
+//! the coordinator swaps in a new member id and, the group being Stable
+//! with unchanged metadata, answers the current generation and assignment
+//! without a rebalance (GroupCoordinator `doStaticNewMemberJoinGroup` /
+//! `updateStaticMemberAndRebalance`; GroupMetadataManager
+//! `classicGroupJoinNewStaticMember` in Kafka 4). The partitions stopped
+//! from the old process's last request to the new one's first Fetch.
+
+use crate::report::{Rebalance, StopWithoutRebalance};
+use crate::time::Timestamp;
+
+use super::index::{Assigned, ClientIndex, GroupIndex};
+use super::partition::{self, Round};
+
+/// The static member restarts of one group that no rebalance covers.
+pub(crate) fn static_restarts(
+    group: &str,
+    rebalances: &[Rebalance],
+    idx: &GroupIndex,
+    clients: &ClientIndex,
+) -> Vec<StopWithoutRebalance> {
+    let instance = |m: &str| {
+        idx.members
+            .get(m)
+            .and_then(|t| t.group_instance_id.as_deref())
+    };
+    let in_a_round = |ts: Timestamp| {
+        rebalances
+            .iter()
+            .any(|r| r.started_at <= ts && r.completed_at.is_none_or(|c| ts <= c))
+    };
+    let mut out = Vec::new();
+    for (gen, answers) in &idx.assigned {
+        for (j, new) in answers.iter().enumerate() {
+            let Some(id) = instance(&new.member_id) else {
+                continue;
+            };
+            let old = answers[..j]
+                .iter()
+                .rev()
+                .find(|a| a.member_id != new.member_id && instance(&a.member_id) == Some(id));
+            let Some(old) = old else { continue };
+            if in_a_round(new.ts) {
+                continue;
+            }
+            let stop = replaced(group, *gen, old, new, idx, clients);
+            if !stop.partitions.is_empty() {
+                out.push(StopWithoutRebalance {
+                    group_instance_id: Some(id.to_string()),
+                    ..stop
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The stop of `old`'s partitions that `new` (same instance) took back.
+fn replaced(
+    group: &str,
+    gen: i32,
+    old: &Assigned,
+    new: &Assigned,
+    idx: &GroupIndex,
+    clients: &ClientIndex,
+) -> StopWithoutRebalance {
+    // The new process's JoinGroup (its first request after the old
+    // answer): the old one was gone by then.
+    let rejoined = idx
+        .members
+        .get(&new.member_id)
+        .and_then(|t| t.joins.iter().find(|ts| **ts >= old.ts && **ts <= new.ts))
+        .copied()
+        .unwrap_or(new.ts);
+    let record = Rebalance {
+        group: group.to_string(),
+        previous_generation: Some(gen),
+        generation: Some(gen),
+        started_at: rejoined,
+        ..Rebalance::default()
+    };
+    let c = Round {
+        r: &record,
+        next_start: None,
+        idx,
+        clients,
+        assigned_by: "SyncGroup",
+    };
+    let trail = idx.members.get(&old.member_id);
+    let partitions = old
+        .partitions
+        .iter()
+        .filter(|p| new.partitions.contains(p))
+        .map(|p| {
+            let mut notes = Vec::new();
+            let at = partition::last_request_before(&c, old, trail, rejoined, &mut notes);
+            partition::fill(&c, p, old, Some(new), "owner_silent", at, notes)
+        })
+        .collect();
+    StopWithoutRebalance {
+        group: group.to_string(),
+        generation: Some(gen),
+        cause: "static_member_restarted".into(),
+        group_instance_id: None,
+        partitions,
+    }
+}
