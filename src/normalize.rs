@@ -76,7 +76,7 @@ pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent>
 }
 
 /// Each connection's client, shared by its data-path events.
-pub type ClientCache = std::collections::HashMap<u64, Arc<ClientRef>>;
+pub type ClientCache = crate::fast_hash::FastMap<u64, Arc<ClientRef>>;
 
 /// The data-path events one exchange shows (Fetch positions and partition
 /// headers, ListOffsets, Metadata topic ids), moved out of it into `out`.

@@ -30,9 +30,8 @@
 //! life once per [`REFRESH_NS`]. Memory is bounded by [`MAX_TRACKED`]
 //! partitions per connection.
 
-use std::collections::HashMap;
-
 use crate::event::{DataKind, PartitionOffset, PartitionWatermark};
+use crate::fast_hash::FastMap;
 use crate::time::Timestamp;
 
 use super::data_path::FetchAsk;
@@ -70,7 +69,7 @@ pub(crate) struct FetchMemory {
     /// The client's assignment stamp at the last request.
     assigned: u64,
     last_told: Option<Timestamp>,
-    seen: HashMap<String, HashMap<i32, Seen>>,
+    seen: FastMap<String, FastMap<i32, Seen>>,
     tracked: usize,
 }
 
