@@ -953,9 +953,22 @@ impl CaptureRun {
                 input.warning = Some(w);
             }
         }
-        out.captured.append(&mut self.sink.events);
-        out.data.append(&mut self.sink.data);
-        out.exchanges.append(&mut self.sink.rows);
+        move_into(&mut out.captured, &mut self.sink.events);
+        move_into(&mut out.data, &mut self.sink.data);
+        move_into(&mut out.exchanges, &mut self.sink.rows);
+    }
+}
+
+/// Appends `from` to `to`; when `to` is empty (one capture, the usual
+/// case), by handing over the vector instead of copying it, so that a
+/// capture's events are not held twice at the end of its run.
+fn move_into<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+        from.clear();
+        from.shrink_to_fit();
+    } else {
+        to.append(from);
     }
 }
 

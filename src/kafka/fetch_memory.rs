@@ -159,6 +159,8 @@ impl FetchMemory {
             return None;
         }
         self.last_told = Some(ts);
+        // Held until the end of the run: no spare capacity.
+        kept.shrink_to_fit();
         Some(DataKind::FetchRequest {
             exchange,
             partitions: kept,
@@ -194,7 +196,7 @@ impl FetchMemory {
         partitions: Vec<PartitionWatermark>,
         ts: Timestamp,
     ) -> Vec<PartitionWatermark> {
-        partitions
+        let mut news: Vec<PartitionWatermark> = partitions
             .into_iter()
             .filter(|p| {
                 if p.last_offset.is_some() || p.error.is_some() {
@@ -212,7 +214,11 @@ impl FetchMemory {
                 }
                 news
             })
-            .collect()
+            .collect();
+        // Collected in place: held until the end of the run, so without the
+        // skimmer's spare capacity.
+        news.shrink_to_fit();
+        news
     }
 }
 
