@@ -967,6 +967,8 @@ fn move_into<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
         std::mem::swap(to, from);
         from.clear();
         from.shrink_to_fit();
+        // Kept to the end of the run: without the doubling's spare half.
+        to.shrink_to_fit();
     } else {
         to.append(from);
     }

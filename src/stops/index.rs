@@ -9,6 +9,7 @@
 //! same host under the same `client.id`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::event::{DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, PartitionOffset};
 use crate::fast_hash::{FastMap, FastSet};
@@ -223,12 +224,12 @@ impl GroupIndex {
 #[derive(Debug, Default)]
 pub(crate) struct ClientTrail {
     /// Fetch requests: `(ts, partition, fetch_offset)` in time order.
-    pub positions: Vec<(Timestamp, String, i64)>,
+    pub positions: Vec<(Timestamp, Arc<str>, i64)>,
     /// Fetch answers: `(ts, partition, high_watermark)` in time order.
-    pub watermarks: Vec<(Timestamp, String, i64)>,
+    pub watermarks: Vec<(Timestamp, Arc<str>, i64)>,
     /// Fetch answers that delivered records: `(ts, partition, last offset
     /// delivered + 1)`, the position they moved the consumer to.
-    pub delivered: Vec<(Timestamp, String, i64)>,
+    pub delivered: Vec<(Timestamp, Arc<str>, i64)>,
     /// Requests of any kind (Fetch), for "last seen".
     pub fetches: Vec<Timestamp>,
 }
@@ -244,7 +245,8 @@ pub(crate) struct ClientIndex {
 impl ClientIndex {
     /// Indexes data events (in any order; sorted here). Each client is
     /// looked up by its borrowed `(client_id, address)` and each partition's
-    /// `topic-N` written once, so an event costs a hash, not allocations.
+    /// `topic-N` written once and shared, so an event costs a hash, not
+    /// allocations.
     pub(crate) fn build<'a>(data: &'a [DataEvent]) -> ClientIndex {
         let mut names: FastMap<&str, &str> = FastMap::default();
         for d in data {
@@ -255,8 +257,8 @@ impl ClientIndex {
             }
         }
         let mut unnamed = FastSet::default();
-        let mut written: FastMap<(&str, i32), String> = FastMap::default();
-        let mut name = |topic: &'a str, p: i32| -> String {
+        let mut written: FastMap<(&str, i32), Arc<str>> = FastMap::default();
+        let mut name = |topic: &'a str, p: i32| -> Arc<str> {
             if let Some(tp) = written.get(&(topic, p)) {
                 return tp.clone();
             }
@@ -266,7 +268,7 @@ impl ClientIndex {
                 }
                 topic
             });
-            let tp = format!("{t}-{p}");
+            let tp: Arc<str> = format!("{t}-{p}").into();
             written.insert((topic, p), tp.clone());
             tp
         };

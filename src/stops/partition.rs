@@ -299,7 +299,7 @@ fn resume(
     let first = ct.and_then(|ct| {
         // Time order: start at the answer instead of scanning from the start.
         let from = ct.positions.partition_point(|(ts, _, _)| *ts < to.ts);
-        ct.positions[from..].iter().find(|(_, q, _)| q == p)
+        ct.positions[from..].iter().find(|(_, q, _)| &**q == p)
     });
     match first {
         Some((ts, _, offset)) => {
@@ -309,7 +309,7 @@ fn resume(
                 let from = ct.watermarks.partition_point(|(w, _, _)| *w < *ts);
                 ct.watermarks[from..]
                     .iter()
-                    .find(|(_, q, _)| q == p)
+                    .find(|(_, q, _)| &**q == p)
                     .map(|(_, _, hw)| hw - offset)
             });
         }
@@ -364,7 +364,10 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
     let Some(ct) = ct else { return };
     let bound = stop.resumed_at.unwrap_or(until);
     let before = ct.positions.partition_point(|(ts, _, _)| *ts < bound);
-    let last = ct.positions[..before].iter().rev().find(|(_, q, _)| q == p);
+    let last = ct.positions[..before]
+        .iter()
+        .rev()
+        .find(|(_, q, _)| &**q == p);
     if let Some((ts, _, offset)) = last {
         // The position: a Java consumer fetches a partition again only once
         // the records buffered for it were returned by poll()
@@ -382,7 +385,7 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         stop.lag_at_stop = ct.watermarks[from..to.max(from)]
             .iter()
             .rev()
-            .find(|(_, q, _)| q == p)
+            .find(|(_, q, _)| &**q == p)
             .map(|(_, _, hw)| (hw - position).max(0));
     }
 }
