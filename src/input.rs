@@ -969,6 +969,8 @@ impl CaptureRun {
 fn move_all<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
     if to.is_empty() {
         std::mem::swap(to, from);
+        // Kept to the end of the run: without the doubling's spare half.
+        to.shrink_to_fit();
     } else {
         to.append(from);
     }

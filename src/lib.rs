@@ -24,6 +24,7 @@
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
+//! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
 
 pub mod assemble;
@@ -35,6 +36,7 @@ pub mod describe;
 pub mod diagnostic;
 pub mod error;
 pub mod event;
+pub mod fast_hash;
 pub mod filter;
 pub mod group;
 pub mod input;

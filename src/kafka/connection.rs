@@ -54,6 +54,8 @@ struct Attribution {
 /// A connection known to carry Kafka.
 pub(crate) struct Connection {
     ends: Ends,
+    /// `"client -> server"`, as exchanges and diagnostics name it.
+    label: String,
     requests: FrameSplitter,
     responses: FrameSplitter,
     in_flight: InFlight,
@@ -72,6 +74,7 @@ impl Connection {
     pub(crate) fn new(ends: Ends, in_sync: bool, max_frame_len: usize, source: Arc<str>) -> Self {
         Connection {
             ends,
+            label: format!("{} -> {}", ends.client, ends.server),
             requests: FrameSplitter::new(in_sync, max_frame_len),
             responses: FrameSplitter::new(in_sync, max_frame_len),
             in_flight: InFlight::new(),
@@ -171,8 +174,8 @@ impl Connection {
 
     fn diag(&self, ctx: &mut Ctx, kind: DiagnosticKind, frame: Option<u64>, detail: String) {
         let at = match frame {
-            Some(f) => format!("frame {f} ({} -> {})", self.ends.client, self.ends.server),
-            None => format!("{} -> {}", self.ends.client, self.ends.server),
+            Some(f) => format!("frame {f} ({})", self.label),
+            None => self.label.clone(),
         };
         ctx.diags.add(kind, &self.source, at, detail);
     }
@@ -218,8 +221,13 @@ impl Connection {
         };
         if no_answer {
             // acks=0: the broker never answers; nothing to wait for.
-            ctx.out
-                .push(exchange::build(self.ends, Some(req), None, (-1, -1, -1)));
+            ctx.out.push(exchange::build(
+                self.ends,
+                &self.label,
+                Some(req),
+                None,
+                (-1, -1, -1),
+            ));
             return;
         }
         if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
@@ -409,6 +417,7 @@ impl Connection {
         };
         ctx.out.push(exchange::build(
             self.ends,
+            &self.label,
             Some(req),
             Some(resp),
             (-1, -1, corr),
@@ -442,6 +451,7 @@ impl Connection {
         };
         ctx.out.push(exchange::build(
             self.ends,
+            &self.label,
             None,
             Some(resp),
             (api, -1, corr),
@@ -459,8 +469,13 @@ impl Connection {
                 req.correlation_id
             ),
         );
-        ctx.out
-            .push(exchange::build(self.ends, Some(req), None, (-1, -1, -1)));
+        ctx.out.push(exchange::build(
+            self.ends,
+            &self.label,
+            Some(req),
+            None,
+            (-1, -1, -1),
+        ));
     }
 
     /// Emits every request still waiting as unanswered.

@@ -5,13 +5,13 @@
 //! decode` and the input of [`crate::normalize`]; and [`ClosedConnection`],
 //! what is known about a group member's connection when it ends.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 
 use serde::Serialize;
 
 use crate::diagnostic::Diagnostics;
 use crate::event::{DataKind, EventKind};
+use crate::fast_hash::FastMap;
 use crate::time::Timestamp;
 
 use super::decode::Decoded;
@@ -174,10 +174,13 @@ pub(crate) struct Ends {
     pub server: SocketAddr,
 }
 
-/// Builds an exchange from what was seen of it. `unmatched` gives the api
-/// key, version and correlation id of a response seen without its request.
+/// Builds an exchange from what was seen of it. `label` is the
+/// connection's `"client -> server"`, written once per connection;
+/// `unmatched` gives the api key, version and correlation id of a response
+/// seen without its request.
 pub(crate) fn build(
     ends: Ends,
+    label: &str,
     mut req: Option<RequestSide>,
     resp: Option<ResponseSide>,
     unmatched: (i16, i16, i32),
@@ -214,7 +217,7 @@ pub(crate) fn build(
         api_version,
         correlation_id,
         client_id: req.as_ref().and_then(|r| r.client_id.clone()),
-        connection: format!("{} -> {}", ends.client, ends.server),
+        connection: label.to_string(),
         request_frame: req.as_ref().map(|r| r.frame),
         response_frame: resp.as_ref().map(|r| r.frame),
         latency_ms,
@@ -266,7 +269,7 @@ pub(crate) struct Ctx<'a> {
     /// Per client id, a stamp bumped by every assignment answered to it
     /// (SyncGroup, ConsumerGroupHeartbeat): its Fetch connections tell
     /// their whole fetch session on their next request.
-    pub assignments: &'a mut HashMap<String, u64>,
+    pub assignments: &'a mut FastMap<String, u64>,
     /// Bytes the decoded lists of the rest of the run may still keep
     /// (see [`super::MAX_KEPT_PER_RUN`]).
     pub kept_left: &'a mut usize,

@@ -30,9 +30,8 @@
 //! life once per [`REFRESH_NS`]. Memory is bounded by [`MAX_TRACKED`]
 //! partitions per connection.
 
-use std::collections::HashMap;
-
 use crate::event::{DataKind, PartitionOffset, PartitionWatermark};
+use crate::fast_hash::FastMap;
 use crate::time::Timestamp;
 
 use super::data_path::FetchAsk;
@@ -70,7 +69,7 @@ pub(crate) struct FetchMemory {
     /// The client's assignment stamp at the last request.
     assigned: u64,
     last_told: Option<Timestamp>,
-    seen: HashMap<String, HashMap<i32, Seen>>,
+    seen: FastMap<String, FastMap<i32, Seen>>,
     tracked: usize,
 }
 
@@ -160,6 +159,8 @@ impl FetchMemory {
             return None;
         }
         self.last_told = Some(ts);
+        // Held until the end of the run: no spare capacity.
+        kept.shrink_to_fit();
         Some(DataKind::FetchRequest {
             exchange,
             partitions: kept,
@@ -195,7 +196,7 @@ impl FetchMemory {
         partitions: Vec<PartitionWatermark>,
         ts: Timestamp,
     ) -> Vec<PartitionWatermark> {
-        partitions
+        let mut news: Vec<PartitionWatermark> = partitions
             .into_iter()
             .filter(|p| {
                 if p.last_offset.is_some() || p.error.is_some() {
@@ -213,7 +214,11 @@ impl FetchMemory {
                 }
                 news
             })
-            .collect()
+            .collect();
+        // Collected in place: held until the end of the run, so without the
+        // skimmer's spare capacity.
+        news.shrink_to_fit();
+        news
     }
 }
 

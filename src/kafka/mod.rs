@@ -49,7 +49,6 @@ mod partial;
 mod resync;
 mod rules;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use apis::api_name;
@@ -57,6 +56,7 @@ pub use errors::error_name;
 pub use exchange::{ClosedConnection, Exchange};
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::fast_hash::FastMap;
 use crate::tcp::{ConnectionKey, Direction, StreamEvent};
 use crate::time::Timestamp;
 
@@ -104,12 +104,12 @@ enum Conn {
 pub struct KafkaDecoder {
     config: KafkaConfig,
     source: Arc<str>,
-    conns: HashMap<u64, Conn>,
+    conns: FastMap<u64, Conn>,
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
     cut_frames: u64,
     /// Assignment stamps per client id (see [`Ctx::assignments`]).
-    assignments: HashMap<String, u64>,
+    assignments: FastMap<String, u64>,
     kept_left: usize,
 }
 
@@ -127,11 +127,11 @@ impl KafkaDecoder {
         KafkaDecoder {
             config,
             source,
-            conns: HashMap::new(),
+            conns: FastMap::default(),
             exchange_ids: 0,
             closed: Vec::new(),
             cut_frames: 0,
-            assignments: HashMap::new(),
+            assignments: FastMap::default(),
             kept_left: MAX_KEPT_PER_RUN,
         }
     }

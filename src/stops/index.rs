@@ -8,9 +8,11 @@
 //! leaders over other connections than its coordinator's, but from the
 //! same host under the same `client.id`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::event::{DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, PartitionOffset};
+use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
 /// A client as seen on the wire: `client_id` and host (no port).
@@ -38,7 +40,7 @@ pub(crate) struct Commit {
     pub offsets: Vec<PartitionOffset>,
     /// Per partition error (None: answered without error); `answered`
     /// false when no answer was captured.
-    pub errors: HashMap<String, Option<ErrorCode>>,
+    pub errors: FastMap<String, Option<ErrorCode>>,
     pub answered: bool,
     /// Top-level error of the answer (first partition error).
     pub error: Option<ErrorCode>,
@@ -70,16 +72,16 @@ pub(crate) struct GroupIndex {
     pub assigned: BTreeMap<i32, Vec<Assigned>>,
     /// The protocol (assignor) each generation's JoinGroup answers name.
     pub protocols: BTreeMap<i32, String>,
-    pub members: HashMap<String, MemberTrail>,
+    pub members: FastMap<String, MemberTrail>,
     /// OffsetFetch answers by client: `(ts, offsets)`.
-    pub offset_fetches: HashMap<ClientKey, Vec<(Timestamp, Vec<PartitionOffset>)>>,
+    pub offset_fetches: FastMap<ClientKey, Vec<(Timestamp, Vec<PartitionOffset>)>>,
 }
 
 impl GroupIndex {
     /// Indexes one group's events.
     pub(crate) fn build(events: &[&GroupEvent]) -> GroupIndex {
         let mut g = GroupIndex::default();
-        let mut pending: HashMap<u64, (String, usize)> = HashMap::new();
+        let mut pending: FastMap<u64, (String, usize)> = FastMap::default();
         for ev in events {
             g.member(ev);
             match &ev.kind {
@@ -228,12 +230,12 @@ impl GroupIndex {
 #[derive(Debug, Default)]
 pub(crate) struct ClientTrail {
     /// Fetch requests: `(ts, partition, fetch_offset)` in time order.
-    pub positions: Vec<(Timestamp, String, i64)>,
+    pub positions: Vec<(Timestamp, Arc<str>, i64)>,
     /// Fetch answers: `(ts, partition, high_watermark)` in time order.
-    pub watermarks: Vec<(Timestamp, String, i64)>,
+    pub watermarks: Vec<(Timestamp, Arc<str>, i64)>,
     /// Fetch answers that delivered records: `(ts, partition, last offset
     /// delivered + 1)`, the position they moved the consumer to.
-    pub delivered: Vec<(Timestamp, String, i64)>,
+    pub delivered: Vec<(Timestamp, Arc<str>, i64)>,
     /// Requests of any kind (Fetch), for "last seen".
     pub fetches: Vec<Timestamp>,
 }
@@ -241,17 +243,20 @@ pub(crate) struct ClientTrail {
 /// Every client's Fetch traffic, topic ids resolved to names.
 #[derive(Debug, Default)]
 pub(crate) struct ClientIndex {
-    pub clients: HashMap<ClientKey, ClientTrail>,
+    pub clients: FastMap<ClientKey, ClientTrail>,
     /// Topic ids no Metadata answer named.
     pub unnamed_topic_ids: usize,
     /// Topic names by topic id, from Metadata answers (v10+).
-    pub topic_names: HashMap<String, String>,
+    pub topic_names: FastMap<String, String>,
 }
 
 impl ClientIndex {
-    /// Indexes data events (in any order; sorted here).
-    pub(crate) fn build(data: &[DataEvent]) -> ClientIndex {
-        let mut names: HashMap<&str, &str> = HashMap::new();
+    /// Indexes data events (in any order; sorted here). Each client is
+    /// looked up by its borrowed `(client_id, address)` and each partition's
+    /// `topic-N` written once and shared, so an event costs a hash, not
+    /// allocations.
+    pub(crate) fn build<'a>(data: &'a [DataEvent]) -> ClientIndex {
+        let mut names: FastMap<&str, &str> = FastMap::default();
         for d in data {
             if let DataKind::TopicIds { topics } = &d.kind {
                 for (name, id) in topics {
@@ -259,31 +264,41 @@ impl ClientIndex {
                 }
             }
         }
-        let mut idx = ClientIndex {
-            topic_names: names
-                .iter()
-                .map(|(id, n)| (id.to_string(), n.to_string()))
-                .collect(),
-            ..ClientIndex::default()
-        };
-        let mut unnamed = std::collections::HashSet::new();
-        let mut name = |topic: &str, p: i32| -> String {
+        let mut unnamed = FastSet::default();
+        let mut written: FastMap<(&str, i32), Arc<str>> = FastMap::default();
+        let mut name = |topic: &'a str, p: i32| -> Arc<str> {
+            if let Some(tp) = written.get(&(topic, p)) {
+                return tp.clone();
+            }
             let t = names.get(topic).copied().unwrap_or_else(|| {
                 if looks_like_uuid(topic) {
                     unnamed.insert(topic.to_string());
                 }
                 topic
             });
-            format!("{t}-{p}")
+            let tp: Arc<str> = format!("{t}-{p}").into();
+            written.insert((topic, p), tp.clone());
+            tp
         };
+        // Per `(client_id, address)` of the events: its trail, if it has a
+        // client id; trails are shared by every address of one host.
+        let mut slots: FastMap<(Option<&str>, Option<&str>), Option<usize>> = FastMap::default();
+        let mut keys: FastMap<ClientKey, usize> = FastMap::default();
+        let mut trails: Vec<(ClientKey, ClientTrail, bool)> = Vec::new();
         for d in data {
-            let Some(key) = client_key(d.client.client_id.as_deref(), d.client.address.as_deref())
-            else {
-                continue;
-            };
+            let (id, address) = (d.client.client_id.as_deref(), d.client.address.as_deref());
+            let slot = *slots.entry((id, address)).or_insert_with(|| {
+                let key = client_key(id, address)?;
+                Some(*keys.entry(key.clone()).or_insert_with(|| {
+                    trails.push((key, ClientTrail::default(), false));
+                    trails.len() - 1
+                }))
+            });
+            let Some(slot) = slot else { continue };
+            let (_, c, used) = &mut trails[slot];
             match &d.kind {
                 DataKind::FetchRequest { partitions, .. } => {
-                    let c = idx.clients.entry(key).or_default();
+                    *used = true;
                     c.fetches.push(d.ts);
                     for p in partitions {
                         c.positions
@@ -291,7 +306,7 @@ impl ClientIndex {
                     }
                 }
                 DataKind::FetchResponse { partitions, .. } => {
-                    let c = idx.clients.entry(key).or_default();
+                    *used = true;
                     for p in partitions.iter().filter(|p| p.error.is_none()) {
                         let tp = name(&p.topic, p.partition);
                         if let Some(last) = p.last_offset {
@@ -303,11 +318,19 @@ impl ClientIndex {
                 _ => {}
             }
         }
-        for c in idx.clients.values_mut() {
+        let mut idx = ClientIndex {
+            topic_names: names
+                .iter()
+                .map(|(id, n)| (id.to_string(), n.to_string()))
+                .collect(),
+            ..ClientIndex::default()
+        };
+        for (key, mut c, _) in trails.into_iter().filter(|t| t.2) {
             c.positions.sort_by_key(|x| x.0);
             c.watermarks.sort_by_key(|x| x.0);
             c.delivered.sort_by_key(|x| x.0);
             c.fetches.sort();
+            idx.clients.insert(key, c);
         }
         idx.unnamed_topic_ids = unnamed.len();
         idx

@@ -305,7 +305,8 @@ pub(crate) fn last_request_before(
     let fetch = trail
         .and_then(|t| t.client.as_ref())
         .and_then(|k| c.clients.clients.get(k))
-        .and_then(|ct| ct.fetches.iter().rev().find(|ts| **ts <= by).copied());
+        .and_then(|ct| ct.fetches[..ct.fetches.partition_point(|ts| *ts <= by)].last())
+        .copied();
     group.max(fetch).unwrap_or_else(|| {
         notes.push(format!(
             "no request from {} seen before the round: its start is used",
@@ -327,18 +328,19 @@ fn resume(
     let client = trail.and_then(|t| t.client.as_ref());
     let ct = client.and_then(|k| c.clients.clients.get(k));
     let first = ct.and_then(|ct| {
-        ct.positions
-            .iter()
-            .find(|(ts, q, _)| *ts >= to.ts && q == p)
+        // Time order: start at the answer instead of scanning from the start.
+        let from = ct.positions.partition_point(|(ts, _, _)| *ts < to.ts);
+        ct.positions[from..].iter().find(|(_, q, _)| &**q == p)
     });
     match first {
         Some((ts, _, offset)) => {
             stop.resumed_at = Some(*ts);
             stop.resume_offset = Some(*offset);
             stop.lag_at_resume = ct.and_then(|ct| {
-                ct.watermarks
+                let from = ct.watermarks.partition_point(|(w, _, _)| *w < *ts);
+                ct.watermarks[from..]
                     .iter()
-                    .find(|(w, q, _)| *w >= *ts && q == p)
+                    .find(|(_, q, _)| &**q == p)
                     .map(|(_, _, hw)| hw - offset)
             });
         }
@@ -395,11 +397,11 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
     let ct = t.client.as_ref().and_then(|k| c.clients.clients.get(k));
     let Some(ct) = ct else { return };
     let bound = stop.resumed_at.unwrap_or(until);
-    let last = ct
-        .positions
+    let before = ct.positions.partition_point(|(ts, _, _)| *ts < bound);
+    let last = ct.positions[..before]
         .iter()
         .rev()
-        .find(|(ts, q, _)| *ts < bound && q == p);
+        .find(|(_, q, _)| &**q == p);
     if let Some((ts, _, offset)) = last {
         // The position: a Java consumer fetches a partition again only once
         // the records buffered for it were returned by poll()
@@ -410,11 +412,14 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         // dropped when the partition is revoked: they are not counted.
         let position = *offset;
         stop.last_fetched_offset = Some(position);
-        stop.lag_at_stop = ct
-            .watermarks
+        let (from, to) = (
+            ct.watermarks.partition_point(|(w, _, _)| *w < *ts),
+            ct.watermarks.partition_point(|(w, _, _)| *w < bound),
+        );
+        stop.lag_at_stop = ct.watermarks[from..to.max(from)]
             .iter()
             .rev()
-            .find(|(w, q, _)| *w >= *ts && *w < bound && q == p)
+            .find(|(_, q, _)| &**q == p)
             .map(|(_, _, hw)| (hw - position).max(0));
     }
 }

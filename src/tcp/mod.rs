@@ -22,12 +22,13 @@
 //! - Memory: out-of-order bytes per direction are capped, and so are the
 //!   number of connections (the least recently active one is evicted).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::capture::Segment;
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
 mod connection;
@@ -156,9 +157,9 @@ pub struct Reassembler {
     config: TcpConfig,
     limits: Limits,
     source: Arc<str>,
-    conns: HashMap<Tuple, Connection>,
+    conns: FastMap<Tuple, Connection>,
     /// Next expected (client, server) sequence numbers of closed 4-tuples.
-    closed: HashMap<Tuple, (ConnectionKey, [Option<u32>; 2])>,
+    closed: FastMap<Tuple, (ConnectionKey, [Option<u32>; 2])>,
     next_id: u64,
     last_sweep: Option<Timestamp>,
     /// Eviction order: connections in the order they were opened or last
@@ -166,7 +167,7 @@ pub struct Reassembler {
     /// each eviction amortised O(1), at any number of connections).
     order: VecDeque<(Tuple, u64, Timestamp)>,
     /// Connections holding data behind a hole: the only ones a sweep visits.
-    waiting: HashSet<Tuple>,
+    waiting: FastSet<Tuple>,
 }
 
 /// Both orders of a 4-tuple map to one table key.
@@ -190,12 +191,12 @@ impl Reassembler {
             config,
             limits,
             source,
-            conns: HashMap::new(),
-            closed: HashMap::new(),
+            conns: FastMap::default(),
+            closed: FastMap::default(),
             next_id: 1,
             last_sweep: None,
             order: VecDeque::new(),
-            waiting: HashSet::new(),
+            waiting: FastSet::default(),
         }
     }
 
