@@ -953,9 +953,21 @@ impl CaptureRun {
                 input.warning = Some(w);
             }
         }
-        out.captured.append(&mut self.sink.events);
-        out.data.append(&mut self.sink.data);
-        out.exchanges.append(&mut self.sink.rows);
+        move_all(&mut out.captured, &mut self.sink.events);
+        move_all(&mut out.data, &mut self.sink.data);
+        move_all(&mut out.exchanges, &mut self.sink.rows);
+    }
+}
+
+/// Moves `from`'s items to the end of `to`. The first capture's vector is
+/// taken whole: appending would copy every event into a second buffer
+/// while the first, grown by doubling, still held its capacity (on a long
+/// capture, a peak of three times the events' size).
+fn move_all<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+    } else {
+        to.append(from);
     }
 }
 
@@ -993,8 +1005,11 @@ impl ExchangeSink {
                 .push(normalize::events_from_close(&closed, &self.source));
         }
         for mut ex in self.pending.drain(..) {
-            self.events
-                .extend(normalize::events_from_exchange(&ex, &self.source));
+            self.events.extend(normalize::events_from_exchange(
+                &ex,
+                &self.source,
+                &mut self.clients,
+            ));
             normalize::data_events_from_exchange(
                 &mut ex,
                 &self.source,

@@ -185,6 +185,19 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
         }
     }
     let mut histories = group::reconstruct(&timeline.events);
+    for h in histories.iter().filter(|h| h.rounds_let_go > 0) {
+        collected.diagnostics.add(
+            DiagnosticKind::Reconstruction,
+            &h.summary.group,
+            "rounds",
+            format!(
+                "{} earlier rebalances of group {} were not kept (a group keeps its newest {}: docs/limits.md)",
+                h.rounds_let_go,
+                h.summary.group,
+                group::MAX_ROUNDS_PER_GROUP
+            ),
+        );
+    }
     stops::apply(&mut histories, &timeline.events, &collected.data);
     let (report, matched) = assemble::assemble(
         collected.inputs,

@@ -22,14 +22,18 @@ use crate::time::Timestamp;
 /// The group events one exchange shows: its request (if captured and of a
 /// group API), then its response (one event per group for responses about
 /// several groups).
-pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent> {
+pub fn events_from_exchange(
+    ex: &Exchange,
+    source: &Arc<str>,
+    clients: &mut ClientCache,
+) -> Vec<GroupEvent> {
     let mut events = Vec::new();
     // Most exchanges of a capture (Fetch, Produce) carry no group event:
     // their client is not formatted for nothing.
     if ex.request.is_none() && ex.response.is_none() && ex.response_groups.is_empty() {
         return events;
     }
-    let client = client_ref(ex);
+    let client = shared_client(ex, clients);
     if let (Some(kind), Some(ts), Some(frame)) = (&ex.request, ex.request_ts, ex.request_frame) {
         events.push(GroupEvent {
             ts,
@@ -75,7 +79,22 @@ pub fn events_from_exchange(ex: &Exchange, source: &Arc<str>) -> Vec<GroupEvent>
     events
 }
 
-/// Each connection's client, shared by its data-path events.
+/// The connection's client as one shared value: the cached one while its
+/// client id and software are unchanged (the address and broker are the
+/// connection's own), else a new one that replaces it.
+fn shared_client(ex: &Exchange, clients: &mut ClientCache) -> Arc<ClientRef> {
+    if let Some(c) = clients
+        .get(&ex.conn)
+        .filter(|c| c.client_id == ex.client_id && c.software == ex.client_software)
+    {
+        return c.clone();
+    }
+    let c = Arc::new(client_ref(ex));
+    clients.insert(ex.conn, c.clone());
+    c
+}
+
+/// Each connection's client, shared by its group and data-path events.
 pub type ClientCache = std::collections::HashMap<u64, Arc<ClientRef>>;
 
 /// The data-path events one exchange shows (Fetch positions and partition
@@ -130,12 +149,12 @@ pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupE
         member_id: closed.member_id.clone(),
         group_instance_id: closed.group_instance_id.clone(),
         generation_id: None,
-        client: ClientRef {
+        client: Arc::new(ClientRef {
             client_id: closed.client_id.clone(),
             address: Some(closed.client.to_string()),
             software: closed.software.clone(),
             broker: Some(closed.server.to_string()),
-        },
+        }),
         kind: EventKind::ConnectionClosed {
             reset: closed.reset,
         },
@@ -148,7 +167,7 @@ fn about_group(
     ts: Timestamp,
     group: &str,
     kind: &EventKind,
-    client: &ClientRef,
+    client: &Arc<ClientRef>,
     evidence: Evidence,
 ) -> GroupEvent {
     GroupEvent {
@@ -197,7 +216,7 @@ mod tests {
         let (q, r) = join_group_v5_frames(3);
         let qf = sim.send(1, ToServer, &q);
         let rf = sim.send(1, ToClient, &r);
-        let events = events_from_exchange(sim.only(), &source());
+        let events = events_from_exchange(sim.only(), &source(), &mut ClientCache::new());
         assert_eq!(events.len(), 2);
         let (req, resp) = (&events[0], &events[1]);
         assert_eq!(req.evidence.at, Location::Frame { frame: qf });
@@ -227,7 +246,7 @@ mod tests {
         let (q, r) = list_groups_v4_frames(1);
         sim.send(1, ToServer, &q);
         sim.send(1, ToClient, &r);
-        let events = events_from_exchange(sim.only(), &source());
+        let events = events_from_exchange(sim.only(), &source(), &mut ClientCache::new());
         let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
         assert_eq!(groups, vec![Some("a"), Some("b")]);
         let EventKind::GroupListed { state, .. } = &events[1].kind else {
@@ -251,7 +270,7 @@ mod tests {
             &crate::kafka::testkit::raw_response(1, &[0; 8]),
         );
         assert_eq!(sim.only().api, "Metadata");
-        assert!(events_from_exchange(sim.only(), &source()).is_empty());
+        assert!(events_from_exchange(sim.only(), &source(), &mut ClientCache::new()).is_empty());
     }
 
     #[test]

@@ -144,7 +144,7 @@ mod tests {
             member_id: None,
             group_instance_id: None,
             generation_id: Some(gen),
-            client: ClientRef::default(),
+            client: ClientRef::default().into(),
             kind,
             truncated: false,
             evidence: Evidence {

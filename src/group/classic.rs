@@ -76,7 +76,7 @@ pub struct Classic {
     /// The open round.
     pub round: Option<Round>,
     /// Closed rounds.
-    pub done: Vec<Round>,
+    pub done: super::round::ClosedRounds,
     /// State changes.
     pub states: Vec<StateChange>,
     /// Later-judgement material.

@@ -42,7 +42,7 @@ struct Consumer<'a> {
     member_epoch: HashMap<String, i32>,
     pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
-    done: Vec<Round>,
+    done: super::round::ClosedRounds,
     states: Vec<StateChange>,
     activity: Vec<Activity>,
     assignors: BTreeSet<String>,
@@ -72,7 +72,8 @@ pub fn reconstruct(
         c.apply(ev);
     }
     c.close();
-    let mut rounds = std::mem::take(&mut c.done);
+    let rounds_let_go = c.done.let_go;
+    let (mut rounds, let_go) = c.done.take();
     let activity = super::resolve::ActivityIndex::new(&c.activity);
     for r in &mut rounds {
         super::resolve::resolve(r, &c.book, &activity, &[]);
@@ -83,10 +84,13 @@ pub fn reconstruct(
         .collect();
     super::mark_storms(&mut rebalances);
     let mut summary = c.summary(group, &rebalances);
+    summary.rebalance_count += rounds_let_go as u64;
+    summary.notes.extend(let_go);
     summary.notes.extend(c.reconcile_note());
     GroupHistory {
         summary,
         rebalances,
+        rounds_let_go,
     }
 }
 

@@ -213,6 +213,7 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
                 ..Default::default()
             },
             rebalances: Vec::new(),
+            rounds_let_go: 0,
         };
     };
     for (p, next) in parts {
@@ -225,6 +226,7 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
             .push(conversion_note(protocol, p, &at, out.summary.generation));
         let s = next.summary;
         out.rebalances.extend(next.rebalances);
+        out.rounds_let_go += next.rounds_let_go;
         let mut seen: BTreeSet<i32> = out.summary.generations_seen.iter().copied().collect();
         seen.extend(s.generations_seen.iter().copied());
         out.summary.generations_seen = seen.into_iter().collect();
@@ -249,7 +251,7 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
     }
     super::mark_storms(&mut out.rebalances);
     let s = &mut out.summary;
-    s.rebalance_count = out.rebalances.len() as u64;
+    s.rebalance_count = (out.rebalances.len() + out.rounds_let_go) as u64;
     s.rebalancing_ms =
         super::round::round_us(out.rebalances.iter().filter_map(|r| r.duration_ms).sum());
     s.storm = out.rebalances.iter().any(|r| r.storm);

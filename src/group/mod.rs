@@ -15,6 +15,7 @@ mod members;
 mod migration;
 mod resolve;
 mod round;
+pub use round::MAX_ROUNDS_PER_GROUP;
 pub mod trigger;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,6 +45,8 @@ pub struct GroupHistory {
     pub summary: GroupSummary,
     /// Its rebalances in start order.
     pub rebalances: Vec<Rebalance>,
+    /// Its earliest rebalances not kept ([`round::MAX_ROUNDS_PER_GROUP`]).
+    pub rounds_let_go: usize,
 }
 
 /// Rebuilds every group's history from events in time order.
@@ -168,7 +171,9 @@ fn reconstruct_classic(
         }
     }
     g.close_round();
-    let mut rounds = std::mem::take(&mut g.done);
+    let rounds_let_go = g.done.let_go;
+    let (mut rounds, let_go) = g.done.take();
+    g.notes.extend(let_go);
     rounds.retain(|r| !(r.tentative && r.generation.is_none()));
     rounds.retain(|r| match unconfirmed(r) {
         Some(note) => {
@@ -242,10 +247,12 @@ fn reconstruct_classic(
     }
     mark_storms(&mut rebalances);
     let mut summary = summarise(&g, &rebalances);
+    summary.rebalance_count += rounds_let_go as u64;
     summary.notes.extend(g.notes.iter().cloned());
     GroupHistory {
         summary,
         rebalances,
+        rounds_let_go,
     }
 }
 

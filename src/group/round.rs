@@ -22,6 +22,71 @@ pub const MAX_CANDIDATES: usize = 256;
 /// Other causes a record lists; more are counted in its notes.
 pub const MAX_OTHER_TRIGGERS: usize = 20;
 
+/// Closed rounds one group keeps for its records. A round costs about 16 KB
+/// until the records are built (its evidence, joins, member sets and
+/// assignments), so a group that rebalanced 80,000 times in one input would
+/// need 1.3 GB: past this many, the oldest rounds are let go and counted
+/// (the newest are what an incident asks about). Kafka has no limit on
+/// generations; 10,000 rounds are a rebalance every 9 s for a whole day.
+pub const MAX_ROUNDS_PER_GROUP: usize = 10_000;
+
+/// A group's closed rounds, oldest first, at most [`MAX_ROUNDS_PER_GROUP`]:
+/// the oldest are let go when more close, and what was let go is counted.
+#[derive(Debug, Default)]
+pub struct ClosedRounds {
+    rounds: std::collections::VecDeque<Round>,
+    /// Rounds let go.
+    pub let_go: usize,
+    /// When the first round let go started.
+    pub let_go_from: Option<Timestamp>,
+    /// When the last round let go started.
+    pub let_go_to: Option<Timestamp>,
+}
+
+impl ClosedRounds {
+    /// Adds a closed round, letting the oldest go past the cap.
+    pub fn push(&mut self, r: Round) {
+        self.rounds.push_back(r);
+        if self.rounds.len() > MAX_ROUNDS_PER_GROUP {
+            if let Some(old) = self.rounds.pop_front() {
+                self.let_go += 1;
+                self.let_go_from.get_or_insert(old.started_at);
+                self.let_go_to = Some(old.started_at);
+            }
+        }
+    }
+
+    /// The newest closed round.
+    pub fn last_mut(&mut self) -> Option<&mut Round> {
+        self.rounds.back_mut()
+    }
+
+    /// Whether no round has closed (letting go always keeps the newest).
+    pub fn is_empty(&self) -> bool {
+        self.rounds.is_empty()
+    }
+
+    /// The kept rounds, newest last.
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Round> {
+        self.rounds.iter_mut()
+    }
+
+    /// Takes the kept rounds out, oldest first, and says what was let go.
+    pub fn take(&mut self) -> (Vec<Round>, Option<String>) {
+        let rounds = Vec::from(std::mem::take(&mut self.rounds));
+        let note = (self.let_go > 0).then(|| {
+            format!(
+                "{} earlier rebalances (started {} to {}) were not kept: a group keeps its newest {} rounds (docs/limits.md); cut the input to their time (`editcap -A/-B` for a capture) to see them",
+                self.let_go,
+                self.let_go_from.map_or_else(|| "?".into(), |t| t.to_string()),
+                self.let_go_to.map_or_else(|| "?".into(), |t| t.to_string()),
+                MAX_ROUNDS_PER_GROUP
+            )
+        });
+        (rounds, note)
+    }
+}
+
 /// A possible cause, with what it rests on.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -403,5 +468,35 @@ mod tests {
             straggler(&[j(0), j(3_000_000_000)]).unwrap().requested_at,
             Timestamp(3_000_000_000)
         );
+    }
+
+    #[test]
+    fn a_group_past_its_round_cap_keeps_the_newest_rounds_and_counts_the_rest() {
+        let mut kept = ClosedRounds::default();
+        for i in 0..MAX_ROUNDS_PER_GROUP + 3 {
+            kept.push(Round {
+                started_at: Timestamp(i as i64 * 1_000_000_000),
+                generation: Some(i as i32 + 1),
+                ..Round::default()
+            });
+        }
+        assert_eq!(kept.last_mut().and_then(|r| r.generation), Some(10_003));
+        let (rounds, note) = kept.take();
+        assert_eq!(rounds.len(), MAX_ROUNDS_PER_GROUP);
+        assert_eq!(rounds[0].generation, Some(4), "the three oldest went");
+        let note = note.expect("what was let go is said");
+        assert!(
+            note.starts_with("3 earlier rebalances (started 1970-01-01T00:00:00"),
+            "{note}"
+        );
+        assert!(note.contains("00:00:02"), "{note}");
+    }
+
+    #[test]
+    fn a_group_under_its_round_cap_keeps_every_round_and_says_nothing() {
+        let mut kept = ClosedRounds::default();
+        kept.push(Round::default());
+        let (rounds, note) = kept.take();
+        assert_eq!((rounds.len(), note), (1, None));
     }
 }

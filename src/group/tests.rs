@@ -47,7 +47,8 @@ impl Script {
                 client_id: Some(client.into()),
                 address: Some(format!("127.0.0.1:{}", 40000 + client.len())),
                 ..ClientRef::default()
-            },
+            }
+            .into(),
             kind,
             truncated: false,
             evidence: Evidence {
@@ -411,7 +412,8 @@ fn log_event(
         client: ClientRef {
             broker: Some("broker 1".into()),
             ..ClientRef::default()
-        },
+        }
+        .into(),
         kind: EventKind::Broker(kind),
         truncated: false,
         evidence: Evidence {

@@ -1183,7 +1183,11 @@ fn answers_batched_find_coordinator_keys_one_group_at_a_time() {
         );
         sim.send(1, ToClient, &response(key::FIND_COORDINATOR, 4, 1, &resp));
         let ex = sim.only();
-        let events = crate::normalize::events_from_exchange(ex, &std::sync::Arc::from("t"));
+        let events = crate::normalize::events_from_exchange(
+            ex,
+            &std::sync::Arc::from("t"),
+            &mut Default::default(),
+        );
         let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
         if key_type == 0 {
             assert_eq!(groups, vec![Some("g1"), Some("g1"), Some("g2")]);

@@ -61,6 +61,9 @@ pub(crate) struct LineReader<'a> {
     /// Last "Request joining group due to" reason per (client id, group),
     /// given to that client's next "(Re-)joining group".
     rejoin_reasons: HashMap<(Option<String>, Option<String>), String>,
+    /// The last line's client, shared by the lines after it that name the
+    /// same one (a broker's lines all name none).
+    last_client: Option<Arc<ClientRef>>,
     /// Whether the first line was seen (it may be a CSV header).
     started: bool,
     /// A CSV export's columns, when the first line was its header.
@@ -77,6 +80,7 @@ impl<'a> LineReader<'a> {
             summary: LogSummary::default(),
             pending: None,
             rejoin_reasons: HashMap::new(),
+            last_client: None,
             started: false,
             csv: None,
         }
@@ -226,6 +230,11 @@ impl<'a> LineReader<'a> {
             &p.group.as_ref().or(group.as_ref()).cloned(),
             &mut kind,
         );
+        let client = match self.last_client.take() {
+            Some(last) if *last == client => last,
+            _ => Arc::new(client),
+        };
+        self.last_client = Some(client.clone());
         Some(GroupEvent {
             ts,
             group: p.group.or(group),

@@ -53,7 +53,7 @@ impl Script {
             member_id: (!member.is_empty()).then(|| member.to_string()),
             group_instance_id: None,
             generation_id: gen,
-            client: client(c),
+            client: client(c).into(),
             kind,
             evidence: evidence(frame),
             truncated: false,
