@@ -1,5 +1,5 @@
 //! The HTML report opened in headless Chromium (Debian's `chromium`): the
-//! screenshot must show the swimlanes. Skipped, with a note, when
+//! screenshot must show the swimlanes and the partition-stop bars. Skipped, with a note, when
 //! `/usr/bin/chromium` is absent; `.ci/run` installs it.
 
 use std::fs::File;
@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use kgtrace::render::render_html;
 use kgtrace::report::{
-    EvidenceLine, GroupSummary, InputSummary, MemberJoin, MemberSummary, Rebalance, RemovedMember,
-    Report, TimelineEntry, Trigger, FORMAT_VERSION,
+    EvidenceLine, GroupSummary, InputSummary, MemberJoin, MemberSummary, Owner, PartitionStop,
+    Rebalance, RemovedMember, Report, TimelineEntry, Trigger, FORMAT_VERSION,
 };
 use kgtrace::time::Timestamp;
 
@@ -23,6 +23,8 @@ const LANE_STRIPE: [u8; 3] = [0xee, 0xf2, 0xf8];
 const PRESENCE: [u8; 3] = [0xb4, 0xc4, 0xdc];
 const JOIN: [u8; 3] = [0x2f, 0x6f, 0xb3];
 const SYNC: [u8; 3] = [0x2e, 0x9e, 0x48];
+/// Partition-stop bars (glyph.rs `STOP_BAR`).
+const STOP: [u8; 3] = [0x8a, 0x4b, 0x2a];
 
 const CAPTURE: &str = "lab/checkout.pcap";
 const MEMBERS: [(&str, &str); 3] = [
@@ -116,6 +118,28 @@ fn timeline() -> Vec<TimelineEntry> {
     all
 }
 
+fn owner(m: usize) -> Option<Owner> {
+    Some(Owner {
+        member_id: MEMBERS[m].1.into(),
+        client_id: Some(MEMBERS[m].0.into()),
+    })
+}
+
+/// `partition` moved from member `from` to `to`, stopped from `start` to
+/// `end` ms (`None`: still stopped at the end).
+fn stop(partition: &str, from: usize, to: usize, start: i64, end: Option<i64>) -> PartitionStop {
+    PartitionStop {
+        partition: partition.into(),
+        from: owner(from),
+        to: owner(to),
+        why_stopped: "revoked".into(),
+        stopped_at: at(start),
+        resumed_at: end.map(at),
+        stopped_ms: end.map(|e| (e - start) as f64),
+        ..PartitionStop::default()
+    }
+}
+
 fn rebalance(prev: i32, kind: &str, by: usize, start: i64, end: i64) -> Rebalance {
     Rebalance {
         group: "checkout".into(),
@@ -156,12 +180,19 @@ fn report() -> Report {
         .collect();
     joined.members_before = vec![member(0), member(1)];
     joined.members_after = vec![member(0), member(1), member(2)];
+    joined.partitions = vec![stop("checkout-2", 1, 2, 60_000, Some(61_750))];
     let mut left = rebalance(4, "member_left", 2, 150_000, 150_650);
     left.removed = vec![RemovedMember {
         member_id: MEMBERS[2].1.into(),
         client_id: Some(MEMBERS[2].0.into()),
         how: "left".into(),
     }];
+    // Its partitions move to the others; one is never taken up.
+    left.partitions = vec![
+        stop("checkout-2", 2, 0, 150_000, Some(150_700)),
+        stop("checkout-4", 2, 1, 150_000, Some(150_680)),
+        stop("checkout-5", 2, 0, 150_000, None),
+    ];
     Report {
         format_version: FORMAT_VERSION,
         inputs: vec![InputSummary {
@@ -209,7 +240,7 @@ fn screenshot(html: &Path, png: &Path, profile: &Path) -> bool {
             "--disable-sync",
             "--no-first-run",
             "--hide-scrollbars",
-            "--window-size=1400,1000",
+            "--window-size=1400,1800",
         ])
         .arg(format!("--user-data-dir={}", profile.display()))
         .arg(format!("--screenshot={}", png.display()))
@@ -251,7 +282,7 @@ fn count_pixels(png: &Path, colours: &[[u8; 3]]) -> Vec<usize> {
 }
 
 #[test]
-fn html_report_screenshot_shows_the_swimlanes() {
+fn html_report_screenshot_shows_the_swimlanes_and_the_partition_stops() {
     if !Path::new(CHROMIUM).exists() {
         eprintln!("note: {CHROMIUM} not installed; skipping the HTML screenshot test");
         return;
@@ -274,12 +305,12 @@ fn html_report_screenshot_shows_the_swimlanes() {
     // Keep a copy for people to look at.
     let keep = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html_report_screenshot.png");
     let _ = std::fs::copy(&png, &keep);
-    let counts = count_pixels(&png, &[LANE_STRIPE, PRESENCE, JOIN, SYNC]);
-    let [stripes, presence, joins, syncs] = counts[..] else {
+    let counts = count_pixels(&png, &[LANE_STRIPE, PRESENCE, JOIN, SYNC, STOP]);
+    let [stripes, presence, joins, syncs, stops] = counts[..] else {
         unreachable!()
     };
     eprintln!(
-        "screenshot {}: stripes {stripes}, presence {presence}, join {joins}, sync {syncs} px",
+        "screenshot {}: stripes {stripes}, presence {presence}, join {joins}, sync {syncs}, stop bars {stops} px",
         keep.display()
     );
     // Two striped lanes of the overview alone are ~2 × 1200 × 30 px.
@@ -290,4 +321,27 @@ fn html_report_screenshot_shows_the_swimlanes() {
         joins > 100 && syncs > 100,
         "join {joins} px, sync {syncs} px"
     );
+    // The two closed stops of the second round, zoomed in (its 0.65 s
+    // round padded to ~0.87 s across ~1000 px), are each ~750 × 10 px; in
+    // the overview, the stops are a few pixels wide.
+    assert!(stops > 10_000, "partition-stop bars: {stops} px");
+}
+
+/// The same report's HTML, read as text: the bars the screenshot shows
+/// are there with their tooltips and numbers (this part runs without
+/// Chromium).
+#[test]
+fn html_report_draws_a_bar_per_partition_stop_numbered_per_group() {
+    let mut out = Vec::new();
+    render_html(&report(), &mut out).unwrap();
+    let html = String::from_utf8(out).unwrap();
+    for row in ["checkout-2", "checkout-4", "checkout-5"] {
+        assert!(html.contains(&format!("stopped {row}</text>")), "{row}");
+    }
+    assert!(html.contains("<title>Rebalance 1: checkout-2 stopped 1.75 s (revoked)"));
+    assert!(html.contains("<title>Rebalance 2: checkout-4 stopped 680 ms (revoked)"));
+    assert!(html.contains(
+        "<title>Rebalance 2: checkout-5 still stopped at the end of the input (revoked)"
+    ));
+    assert!(html.contains("dashed with ▸: still stopped at the end"));
 }

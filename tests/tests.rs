@@ -1,6 +1,9 @@
 //! kgtrace's integration tests: one binary, one module per area.
 //! Fixture paths resolve from `CARGO_MANIFEST_DIR`, never from ../shared.
 
+// `report --brief` under 30,000 characters on the largest inputs.
+mod brief_size;
+
 // The HTML report in headless Chromium: the screenshot shows the swimlanes.
 mod html_screenshot;
 

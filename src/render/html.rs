@@ -127,7 +127,7 @@ fn write_block(index: &svg::Index<'_>, block: &Block, out: &mut dyn Write) -> io
         Block::Picture(group) => {
             writeln!(out, "<figure class=\"timeline\">")?;
             svg::write(index, group, out)?;
-            writeln!(out, "<figcaption>Timeline of <code>{}</code>: one lane per member; shaded windows are rebalances, coloured by trigger. Hover a mark for its frame or line.</figcaption>", escape(group))?;
+            writeln!(out, "<figcaption>Timeline of <code>{}</code>: one lane per member; shaded windows are rebalances, coloured by trigger; a row per stopped partition, a bar per stop (#N: rebalance N). Hover a mark for its frame or line, a bar for its owners and times.</figcaption>", escape(group))?;
             writeln!(out, "</figure>")
         }
     }

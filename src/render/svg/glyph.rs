@@ -2,7 +2,8 @@
 //!
 //! Takes: a timeline entry's `mark` (`join`, `sync`, `heartbeat`,
 //! `heartbeat_failed`, `leave`, `commit`, `coordinator`, `state`, `close`,
-//! `other`) and a position. Gives: SVG elements. Shapes differ as well as
+//! `other`) and a position. Gives: SVG elements, and the legend's word
+//! for each mark as drawn ([`legend_word`]). Shapes differ as well as
 //! colours, so the picture still reads in greyscale print.
 
 use std::fmt::Write as _;
@@ -12,20 +13,64 @@ use std::fmt::Write as _;
 pub(crate) const LANE_STRIPE: &str = "#eef2f8";
 /// See [`LANE_STRIPE`].
 pub(crate) const PRESENCE: &str = "#b4c4dc";
+/// Partition-stop bars; the screenshot test looks for this colour.
+pub(crate) const STOP_BAR: &str = "#8a4b2a";
+/// Stripe of a stopped partition's row.
+pub(crate) const STOP_STRIPE: &str = "#fbf3ee";
 /// Parked JoinGroup bars.
 pub(crate) const PARKED: &str = "#3f7fd0";
 
-/// Every mark kind with its legend word, in legend order.
-pub(crate) const LEGEND: [(&str, &str); 8] = [
-    ("join", "JoinGroup"),
-    ("sync", "SyncGroup / assignment"),
-    ("heartbeat", "heartbeat"),
-    ("heartbeat_failed", "heartbeat error"),
-    ("leave", "leave / removed"),
-    ("close", "connection closed"),
-    ("commit", "offset commit"),
-    ("state", "broker log"),
+/// The mark kinds with a shape of their own, in legend order; `coordinator`
+/// is drawn as `state` (a hollow diamond) and anything else as `other`.
+pub(crate) const SHAPES: [&str; 9] = [
+    "join",
+    "sync",
+    "heartbeat",
+    "heartbeat_failed",
+    "leave",
+    "close",
+    "commit",
+    "state",
+    "other",
 ];
+
+/// The legend entry `mark` is drawn under (one of [`SHAPES`]).
+pub(crate) fn shape_of(mark: &str) -> &'static str {
+    match mark {
+        "coordinator" => "state",
+        m => SHAPES.iter().copied().find(|s| *s == m).unwrap_or("other"),
+    }
+}
+
+/// What a mark of `mark` stands for in the legend, given the timeline
+/// entry's `kind` (`FindCoordinator request`, `broker: GroupEmpty`, …) and
+/// whether it came from a log (it has a line, not a frame): the hollow
+/// diamond is a log line in one report and a FindCoordinator or
+/// DescribeGroups exchange in a capture-only one, and the legend names what
+/// was drawn (src/describe.rs assigns the marks).
+pub(crate) fn legend_word(mark: &str, kind: &str, from_log: bool) -> &'static str {
+    let named = |word: &str| kind.contains(word);
+    let client = kind.starts_with("client: ");
+    match (mark, from_log) {
+        ("join", _) => "JoinGroup",
+        ("sync", _) => "SyncGroup / assignment",
+        ("heartbeat", _) => "heartbeat",
+        ("heartbeat_failed", true) if named("MemberFenced") => "broker log: member fenced",
+        ("heartbeat_failed", _) => "heartbeat error",
+        ("leave", _) => "leave / removed",
+        ("close", _) => "connection closed",
+        ("commit", _) if named("OffsetFetch") => "OffsetFetch",
+        ("commit", true) if named("OffsetsExpired") => "broker log: offsets expired",
+        ("commit", _) => "offset commit",
+        ("state", true) if client => "client log: member state",
+        ("state", true) => "broker log: group state",
+        ("state", false) => "DescribeGroups / ListGroups",
+        ("coordinator", true) => "broker log: coordinator load",
+        ("coordinator", false) => "FindCoordinator",
+        (_, true) => "other log line",
+        (_, false) => "other event",
+    }
+}
 
 /// The shape of `kind` centred on (`x`, `y`).
 pub(crate) fn shape(kind: &str, x: f64, y: f64) -> String {
@@ -112,11 +157,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_legend_kind_has_its_own_shape() {
-        let mut shapes: Vec<String> = LEGEND.iter().map(|(k, _)| shape(k, 10.0, 10.0)).collect();
+    fn every_legend_shape_is_its_own() {
+        let mut shapes: Vec<String> = SHAPES.iter().map(|k| shape(k, 10.0, 10.0)).collect();
         shapes.sort();
         shapes.dedup();
-        assert_eq!(shapes.len(), LEGEND.len());
+        assert_eq!(shapes.len(), SHAPES.len());
+        assert_eq!(shape("coordinator", 1.0, 1.0), shape("state", 1.0, 1.0));
+        assert_eq!(shape_of("coordinator"), "state");
+        assert_eq!(shape_of("bogus"), "other");
+    }
+
+    #[test]
+    fn the_hollow_diamond_is_named_for_what_it_marks() {
+        assert_eq!(
+            legend_word("coordinator", "FindCoordinator request", false),
+            "FindCoordinator"
+        );
+        assert_eq!(
+            legend_word("state", "broker: PreparingRebalance", true),
+            "broker log: group state"
+        );
+        assert_eq!(
+            legend_word("state", "DescribeGroups response", false),
+            "DescribeGroups / ListGroups"
+        );
     }
 
     #[test]

@@ -6,9 +6,14 @@
 //! heartbeat, heartbeat error, leave, close, commit, broker log line),
 //! JoinGroup requests parked at the broker as bars, and each rebalance as a
 //! window shaded in its trigger family's colour and labelled with
-//! generation, trigger and duration. Below it, each rebalance zoomed in (the
+//! generation, trigger and duration; below the lanes, a row per stopped
+//! partition with a bar per stop (`#N` is the group's rebalance number;
+//! a stop still open at the end is drawn open-ended, dashed, with an
+//! arrow; at most [`model::MAX_STOP_BARS`], the rest counted). Below it,
+//! each rebalance zoomed in (the
 //! [`MAX_ZOOMS`] longest when there are more), because a three-second round
-//! is a sliver on a day's axis. A legend closes the picture. Every mark has
+//! is a sliver on a day's axis. A legend, naming only what this picture
+//! draws, closes the overview. Every mark has
 //! a `<title>` tooltip (no script needed). Marks of one kind that fall on
 //! the same pixel of a lane are drawn once, their tooltip counting the
 //! rest, so a day of heartbeats stays a small file. Output is
@@ -24,7 +29,7 @@ use std::io::{self, Write};
 use super::doc::TriggerClass;
 use super::escape::escape;
 pub(crate) use model::Index;
-use model::{Picture, Window};
+use model::{Picture, StopBar, Window};
 use panel::{Panel, Scale};
 
 const WIDTH: f64 = 1280.0;
@@ -49,8 +54,12 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         lanes: picture.lanes.iter().collect(),
         scale: padded(first, last, 40),
         lane_h: LANE_H,
+        stops: picture.stops.iter().collect(),
     };
     let mut y = panel::draw(&mut body, &overview, &picture.windows, 8.0);
+    if picture.stops_left_out > 0 {
+        y = note(&mut body, y + 4.0, &stops_left_out(&picture));
+    }
     y = legend(&mut body, &picture, y + 8.0);
     for w in zoomed(&picture.windows) {
         if let Some(end) = zoom(&mut body, &picture, w, y + 14.0) {
@@ -58,15 +67,11 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         }
     }
     if picture.windows.len() > MAX_ZOOMS {
-        let note = format!(
+        let text = format!(
             "The {MAX_ZOOMS} longest of {} rebalances are zoomed in above.",
             picture.windows.len()
         );
-        body.push_str(&format!(
-            r##"<text x="8" y="{:.1}" fill="#5b6472">{note}</text>"##,
-            y + 8.0
-        ));
-        y += 14.0;
+        y = note(&mut body, y, &text);
     }
     let height = y + 8.0;
     let open = format!(
@@ -74,6 +79,28 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         escape(group)
     );
     writeln!(out, "{open}\n{body}</svg>")
+}
+
+/// A grey line of text below `y`; returns the y below it.
+fn note(svg: &mut String, y: f64, text: &str) -> f64 {
+    svg.push_str(&format!(
+        r##"<text x="8" y="{:.1}" fill="#5b6472">{}</text>"##,
+        y + 8.0,
+        escape(text)
+    ));
+    y + 14.0
+}
+
+/// Says how many partition stops the bars leave out and where they are.
+fn stops_left_out(picture: &Picture) -> String {
+    let drawn = picture.stops.len();
+    let all = drawn + picture.stops_left_out;
+    format!(
+        "{drawn} of {all} partition stops drawn (at most {} per rebalance, {} per group, {} partitions); the report's partition tables and --format json list all {all}.",
+        model::STOPS_PER_ROUND,
+        model::MAX_STOP_BARS,
+        model::MAX_STOP_ROWS
+    )
 }
 
 /// The range `[first, last]` with a margin of 1/`part` of it on each side
@@ -104,8 +131,8 @@ fn zoomed(windows: &[Window]) -> Vec<&Window> {
     chosen
 }
 
-/// One rebalance zoomed in, with the lanes active around it; nothing when
-/// no lane has anything to show there.
+/// One rebalance zoomed in, with the lanes active around it and the
+/// partitions it stopped; nothing when there is nothing to show there.
 fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> Option<f64> {
     let scale = padded(w.start, w.end, 6);
     let active = |t: i64| (scale.t0..=scale.t1).contains(&t);
@@ -119,7 +146,12 @@ fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> Option<f64
                     .any(|(s, e)| *e >= scale.t0 && *s <= scale.t1)
         })
         .collect::<Vec<_>>();
-    if lanes.is_empty() {
+    let stops: Vec<&StopBar> = picture
+        .stops
+        .iter()
+        .filter(|s| s.round == w.number)
+        .collect();
+    if lanes.is_empty() && stops.is_empty() {
         return None;
     }
     svg.push_str(&format!(
@@ -131,6 +163,7 @@ fn zoom(svg: &mut String, picture: &Picture, w: &Window, top: f64) -> Option<f64
         lanes,
         scale,
         lane_h: ZOOM_LANE_H,
+        stops,
     };
     Some(panel::draw(svg, &panel, std::slice::from_ref(w), top + 8.0))
 }
@@ -143,54 +176,134 @@ fn empty(group: &str, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
-/// Mark shapes, then the trigger colours this picture uses; returns the y
-/// below the legend.
+/// The shapes this picture draws, each with the words for what it marks
+/// here ([`glyph::legend_word`]), the parked and stop bars when drawn, then
+/// the trigger colours of its windows; returns the y below the legend.
 fn legend(svg: &mut String, picture: &Picture, y: f64) -> f64 {
-    let y = y + 6.0;
-    let mut x = GUTTER;
-    for (kind, text) in glyph::LEGEND {
-        let icon = glyph::shape(kind, x + 2.0, y);
-        legend_item(svg, &mut x, y, &icon, text);
+    let mut at = (GUTTER, y + 6.0);
+    for (shape, words) in mark_items(picture) {
+        legend_item(
+            svg,
+            &mut at,
+            &|x, y| glyph::shape(shape, x + 2.0, y),
+            &words,
+        );
     }
-    let parked = format!(
-        r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" rx="2" fill="{}" fill-opacity="0.55" stroke="#2f6fb3" stroke-opacity="0.8"/>"##,
-        x - 3.0,
-        y - 5.0,
-        glyph::PARKED
-    );
-    legend_item(svg, &mut x, y, &parked, "JoinGroup parked");
-    let y = y + LEGEND_ROW;
-    let mut x = GUTTER;
+    let marks = || picture.lanes.iter().flat_map(|l| &l.marks);
+    if marks().any(|m| m.error && m.kind != "heartbeat_failed") {
+        let ring = |x: f64, y: f64| glyph::error_ring(x + 2.0, y);
+        legend_item(svg, &mut at, &ring, "Kafka error");
+    }
+    if picture.lanes.iter().any(|l| !l.parked.is_empty()) {
+        let parked = |x: f64, y: f64| {
+            format!(
+                r##"<rect x="{:.1}" y="{:.1}" width="10" height="10" rx="2" fill="{}" fill-opacity="0.55" stroke="#2f6fb3" stroke-opacity="0.8"/>"##,
+                x - 3.0,
+                y - 5.0,
+                glyph::PARKED
+            )
+        };
+        legend_item(svg, &mut at, &parked, "JoinGroup parked");
+    }
+    if !picture.stops.is_empty() {
+        let bar = |x: f64, y: f64| {
+            format!(
+                r##"<rect x="{:.1}" y="{:.1}" width="12" height="8" rx="1.5" fill="{}"/>"##,
+                x - 4.0,
+                y - 4.0,
+                glyph::STOP_BAR
+            )
+        };
+        let text = if picture.stops.iter().any(|s| s.open) {
+            "partition stopped (#N: its rebalance; dashed with ▸: still stopped at the end)"
+        } else {
+            "partition stopped (#N: its rebalance)"
+        };
+        legend_item(svg, &mut at, &bar, text);
+    }
+    let mut at = (GUTTER, at.1 + LEGEND_ROW);
     svg.push_str(&format!(
         r##"<text x="8" y="{:.1}" fill="#5b6472">rebalance trigger</text>"##,
-        y + 4.0
+        at.1 + 4.0
     ));
     for class in TriggerClass::ALL {
         if !picture.windows.iter().any(|w| w.class == class) {
             continue;
         }
-        let swatch = format!(
-            r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{}" fill-opacity="0.35" stroke="{}"/>"##,
-            x - 4.0,
-            y - 6.0,
-            class.css(),
-            class.css()
+        let swatch = |x: f64, y: f64| {
+            format!(
+                r##"<rect x="{:.1}" y="{:.1}" width="12" height="12" fill="{}" fill-opacity="0.35" stroke="{}"/>"##,
+                x - 4.0,
+                y - 6.0,
+                class.css(),
+                class.css()
+            )
+        };
+        legend_item(svg, &mut at, &swatch, class.name());
+    }
+    if picture.windows.iter().any(|w| w.open) {
+        let edge = |x: f64, y: f64| {
+            format!(
+                r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#5b6472" stroke-dasharray="4 3"/>"##,
+                y - 7.0,
+                y + 7.0
+            )
+        };
+        legend_item(
+            svg,
+            &mut at,
+            &edge,
+            "dashed edge: still in progress at the end",
         );
-        legend_item(svg, &mut x, y, &swatch, class.name());
     }
     svg.push('\n');
-    y + 12.0
+    at.1 + 12.0
 }
 
-/// One legend entry at `x`; moves `x` past it.
-fn legend_item(svg: &mut String, x: &mut f64, y: f64, icon: &str, text: &str) {
+/// Each shape drawn in the picture, in legend order, with the distinct
+/// words of its marks, sorted, joined by commas.
+fn mark_items(picture: &Picture) -> Vec<(&'static str, String)> {
+    let mut words: Vec<Vec<&str>> = vec![Vec::new(); glyph::SHAPES.len()];
+    for m in picture.lanes.iter().flat_map(|l| &l.marks) {
+        let shape = glyph::shape_of(&m.kind);
+        if let Some(i) = glyph::SHAPES.iter().position(|s| *s == shape) {
+            if !words[i].contains(&m.legend) {
+                words[i].push(m.legend);
+            }
+        }
+    }
+    glyph::SHAPES
+        .iter()
+        .zip(words)
+        .filter(|(_, w)| !w.is_empty())
+        .map(|(shape, mut w)| {
+            w.sort_unstable();
+            (*shape, w.join(", "))
+        })
+        .collect()
+}
+
+/// One legend entry at `at`, wrapping to a new row at the right edge;
+/// moves `at` past it. `icon` draws the entry's icon at (x, y).
+fn legend_item(
+    svg: &mut String,
+    at: &mut (f64, f64),
+    icon: &dyn Fn(f64, f64) -> String,
+    text: &str,
+) {
+    let width = 22.0 + text.chars().count() as f64 * CHAR_W;
+    if at.0 > GUTTER && at.0 + width > WIDTH - RIGHT {
+        *at = (GUTTER, at.1 + LEGEND_ROW);
+    }
+    let (x, y) = *at;
     svg.push_str(&format!(
-        r##"{icon}<text x="{:.1}" y="{:.1}" fill="#3d4552">{}</text>"##,
-        *x + 12.0,
+        r##"{}<text x="{:.1}" y="{:.1}" fill="#3d4552">{}</text>"##,
+        icon(x, y),
+        x + 12.0,
         y + 4.0,
         escape(text)
     ));
-    *x += 22.0 + text.chars().count() as f64 * CHAR_W;
+    at.0 += width;
 }
 
 #[cfg(test)]
@@ -290,6 +403,129 @@ mod tests {
         // Numbered within the group: the lonely copy is its third round.
         assert!(text.contains("Rebalance 1 zoomed in"));
         assert!(!text.contains("Rebalance 3 zoomed in"));
+    }
+
+    /// The incident sample with a stop of `orders-5`, still stopped at the
+    /// end of the input, in billing-ledger's unfinished round (its 2nd).
+    fn with_an_open_stop() -> Report {
+        let mut report = sample::incident();
+        let mut open = report.rebalances[1].partitions[0].clone();
+        open.partition = "orders-5".into();
+        open.stopped_at = sample::at(262_500);
+        open.resumed_at = None;
+        open.stopped_ms = None;
+        let stuck = report
+            .rebalances
+            .iter_mut()
+            .rfind(|r| r.group == "billing-ledger")
+            .unwrap();
+        stuck.partitions.push(open);
+        report
+    }
+
+    #[test]
+    fn each_partition_stop_is_a_bar_numbered_like_its_rebalance() {
+        let text = svg(&sample::incident(), "orders-service");
+        // Both stops belong to orders-service's 2nd round (the report's 2nd too).
+        assert!(text.contains("stopped orders-3</text>"));
+        assert!(text.contains("stopped orders-4</text>"));
+        assert!(text.contains(
+            "<title>Rebalance 2: orders-3 stopped 45.81 s (owner_silent)\nconsumer-orders-2 / 8a7b6c5d… → nonode@nohost/&lt;0.1083.0&gt; / 9db8\n12:02:24.600000 to 12:03:10.410000</title>"
+        ));
+        assert!(text.contains(">#2 45.81 s</text>"));
+        assert_eq!(
+            text.matches(glyph::STOP_BAR).count(),
+            2 * 2 + 1,
+            "overview, zoom, legend"
+        );
+        // The zoomed-in first round stopped nothing: its panel has no stop row.
+        let first_zoom = &text[text.find("Rebalance 1 zoomed in").unwrap()
+            ..text.find("Rebalance 2 zoomed in").unwrap()];
+        assert!(!first_zoom.contains("stopped orders"));
+        assert!(text.contains("partition stopped (#N: its rebalance)"));
+    }
+
+    #[test]
+    fn a_stop_still_open_at_the_end_is_drawn_open_and_says_so() {
+        let report = with_an_open_stop();
+        let text = svg(&report, "billing-ledger");
+        let bar = text
+            .split("<g><title>")
+            .find(|g| g.starts_with("Rebalance 2: orders-5"))
+            .expect("a bar for the open stop");
+        assert!(
+            bar.contains("orders-5 still stopped at the end of the input (owner_silent)"),
+            "{bar}"
+        );
+        assert!(bar.contains("since 12:04:22.500000"));
+        assert!(bar.contains("stroke-dasharray"), "dashed: {bar}");
+        let label =
+            r##"text-anchor="end" fill="#5b3a29" font-weight="bold">#2 still stopped</text>"##;
+        assert!(bar.contains(label), "{bar}");
+        assert!(
+            bar.contains("l7 6l-7 6Z"),
+            "an arrow at its open end: {bar}"
+        );
+        let p = model::picture(&report, "billing-ledger");
+        let open = p.stops.iter().find(|s| s.partition == "orders-5").unwrap();
+        assert!(open.open);
+        assert_eq!(Some(open.end), p.range.map(|r| r.1), "to the picture's end");
+        assert!(text.contains("dashed with ▸: still stopped at the end"));
+    }
+
+    #[test]
+    fn stop_bars_are_capped_and_the_rest_counted() {
+        let mut report = sample::incident();
+        let stop = report.rebalances[1].partitions[0].clone();
+        let round = report.rebalances[1].clone();
+        report.rebalances.retain(|r| r.group != "orders-service");
+        for i in 0..10 {
+            let mut r = round.clone();
+            r.started_at = crate::time::Timestamp(round.started_at.0 + i * 1_000_000);
+            r.partitions = (0..20)
+                .map(|p| {
+                    let mut s = stop.clone();
+                    s.partition = format!("orders-{p}");
+                    s
+                })
+                .collect();
+            report.rebalances.push(r);
+        }
+        let text = svg(&report, "orders-service");
+        let bars = text
+            .matches(&format!(r#"rx="1.5" fill="{}""#, glyph::STOP_BAR))
+            .count();
+        // 12 per round, 60 per group; the legend's swatch is one more. The
+        // first five rounds fill the cap; zoom panels repeat their bars.
+        assert!(text.contains(
+            "60 of 200 partition stops drawn (at most 12 per rebalance, 60 per group, 24 partitions); the report&#39;s partition tables and --format json list all 200."
+        ));
+        let rows = text.matches("</title><text x=\"8\"").count();
+        assert!(bars > 60, "{bars}");
+        assert!(text.contains("stopped orders-11</text>"));
+        assert!(!text.contains("stopped orders-12</text>"));
+        assert!(rows > 12);
+    }
+
+    #[test]
+    fn the_legend_names_only_what_is_drawn() {
+        let mut report = sample::kip848();
+        let text = svg(&report, "payments");
+        assert!(
+            !text.contains(">broker log"),
+            "nothing from a broker log is drawn"
+        );
+        assert!(!text.contains(">FindCoordinator<"));
+        // A capture-only FindCoordinator exchange: the diamond is named for it.
+        let mut find = report.timeline[0].clone();
+        find.kind = "FindCoordinator request".into();
+        find.mark = "coordinator".into();
+        find.frame = Some(7);
+        find.line = None;
+        report.timeline.insert(0, find);
+        let text = svg(&report, "payments");
+        assert!(text.contains(">FindCoordinator</text>"));
+        assert!(!text.contains(">broker log"));
     }
 
     #[test]

@@ -7,13 +7,17 @@
 //! connection closing) join the lane of the member they name by
 //! `member_id`, `client_id` or client address; an entry without a
 //! `member_id` (a first JoinGroup, whose id is still empty) joins the lane
-//! of the member with its `client_id` that appears next.
+//! of the member with its `client_id` that appears next. Each round's
+//! partition stops become bars ([`StopBar`]), at most [`MAX_STOP_BARS`] per
+//! group ([`STOPS_PER_ROUND`] per round, the longest), on one row per
+//! partition; the rest are counted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::report::{Rebalance, Report, TimelineEntry};
+use crate::report::{Owner, PartitionStop, Rebalance, Report, TimelineEntry};
 use crate::time::Timestamp;
 
+use super::glyph;
 use crate::render::doc::TriggerClass;
 use crate::render::human;
 
@@ -26,6 +30,37 @@ pub(crate) struct Picture {
     pub(crate) windows: Vec<Window>,
     /// First and last instant drawn, ns; `None` when nothing is drawn.
     pub(crate) range: Option<(i64, i64)>,
+    /// Partition stops drawn, in row order then time.
+    pub(crate) stops: Vec<StopBar>,
+    /// Partition stops of the group's rounds not drawn (over the caps).
+    pub(crate) stops_left_out: usize,
+}
+
+/// Partition-stop bars drawn per group at most, like the Markdown chart's
+/// cap ([`crate::render::mermaid::MAX_TASKS`]).
+pub(crate) const MAX_STOP_BARS: usize = 60;
+/// Partition-stop bars drawn per round at most (its longest stops).
+pub(crate) const STOPS_PER_ROUND: usize = 12;
+/// Partition rows drawn per group at most.
+pub(crate) const MAX_STOP_ROWS: usize = 24;
+
+/// One partition stop drawn as a bar on its partition's row.
+#[derive(Debug)]
+pub(crate) struct StopBar {
+    /// `topic-N`, the row.
+    pub(crate) partition: String,
+    /// When it stopped, ns.
+    pub(crate) start: i64,
+    /// When it resumed, ns; the picture's end when still stopped.
+    pub(crate) end: i64,
+    /// Still stopped at the end of the input: drawn open-ended.
+    pub(crate) open: bool,
+    /// The group's number of the rebalance that stopped it ("Rebalance N").
+    pub(crate) round: usize,
+    /// Short label beside the bar: `#N 11.4 s`.
+    pub(crate) label: String,
+    /// Tooltip: round, partition, owners, why and how long.
+    pub(crate) title: String,
 }
 
 /// One swimlane.
@@ -58,6 +93,8 @@ pub(crate) struct Mark {
     pub(crate) error: bool,
     /// Tooltip text.
     pub(crate) title: String,
+    /// What the legend calls it ([`glyph::legend_word`]).
+    pub(crate) legend: &'static str,
 }
 
 /// A rebalance drawn as a shaded window.
@@ -170,10 +207,101 @@ pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
             window(r, n + 1, next, end)
         })
         .collect();
+    let (stops, stops_left_out) = stop_bars(&rounds, end);
     Picture {
         lanes,
         windows,
         range,
+        stops,
+        stops_left_out,
+    }
+}
+
+/// The stops to draw, bounded: each round's [`STOPS_PER_ROUND`] longest
+/// with a plausible start, in round order, until [`MAX_STOP_BARS`] bars or
+/// [`MAX_STOP_ROWS`] partitions; and how many were left out. Sorted by
+/// partition (topic, then number), then start.
+fn stop_bars(rounds: &[&Rebalance], end: i64) -> (Vec<StopBar>, usize) {
+    let mut bars = Vec::new();
+    let mut rows: HashSet<&str> = HashSet::new();
+    let mut left_out = 0;
+    for (n, r) in rounds.iter().enumerate() {
+        let mut taken = 0;
+        for p in &r.partitions {
+            let new_row = !rows.contains(p.partition.as_str());
+            let fits = taken < STOPS_PER_ROUND
+                && bars.len() < MAX_STOP_BARS
+                && (!new_row || rows.len() < MAX_STOP_ROWS)
+                && p.stopped_at.is_plausible();
+            if !fits {
+                left_out += 1;
+                continue;
+            }
+            rows.insert(&p.partition);
+            bars.push(stop_bar(p, n + 1, end));
+            taken += 1;
+        }
+    }
+    bars.sort_by(|a, b| {
+        partition_key(&a.partition)
+            .cmp(&partition_key(&b.partition))
+            .then(a.start.cmp(&b.start))
+    });
+    (bars, left_out)
+}
+
+/// `orders-10` sorts after `orders-9`: (topic, number), else the name.
+fn partition_key(name: &str) -> (&str, Option<u64>, &str) {
+    match name.rsplit_once('-') {
+        Some((topic, n)) => match n.parse() {
+            Ok(n) => (topic, Some(n), name),
+            Err(_) => (name, None, name),
+        },
+        None => (name, None, name),
+    }
+}
+
+fn stop_bar(p: &PartitionStop, round: usize, picture_end: i64) -> StopBar {
+    let resumed = p.resumed_at.filter(|t| t.is_plausible()).map(|t| t.0);
+    let open = resumed.is_none();
+    let end = resumed.unwrap_or(picture_end).max(p.stopped_at.0);
+    let how_long = match (open, p.stopped_ms) {
+        (true, _) => "still stopped".to_string(),
+        (false, ms) => human::maybe_duration(ms),
+    };
+    let owner = |o: Option<&Owner>| match o {
+        Some(o) => human::member_label(Some(&o.member_id), o.client_id.as_deref()),
+        None => "nobody".into(),
+    };
+    let (what, when) = match resumed {
+        Some(t) => (
+            format!("stopped {how_long}"),
+            format!(
+                "{} to {}",
+                human::clock(p.stopped_at),
+                human::clock(Timestamp(t))
+            ),
+        ),
+        None => (
+            "still stopped at the end of the input".to_string(),
+            format!("since {}", human::clock(p.stopped_at)),
+        ),
+    };
+    let title = format!(
+        "Rebalance {round}: {} {what} ({})\n{} → {}\n{when}",
+        human::one_line(&p.partition),
+        human::one_line(&p.why_stopped),
+        owner(p.from.as_ref()),
+        owner(p.to.as_ref()),
+    );
+    StopBar {
+        partition: human::one_line(&p.partition),
+        start: p.stopped_at.0,
+        end,
+        open,
+        round,
+        label: format!("#{round} {how_long}"),
+        title,
     }
 }
 
@@ -239,12 +367,21 @@ fn observed_range(
     let range = range(lanes, rounds);
     match (range, span) {
         (Some((first, last)), Some((_, inputs_end)))
-            if rounds.iter().any(|r| r.completed_at.is_none()) =>
+            if rounds
+                .iter()
+                .any(|r| r.completed_at.is_none() || still_stopped(r)) =>
         {
             Some((first, last.max(inputs_end.0)))
         }
         _ => range,
     }
+}
+
+/// A partition of the round is still stopped at the end of the input.
+fn still_stopped(r: &Rebalance) -> bool {
+    r.partitions
+        .iter()
+        .any(|p| p.stopped_at.is_plausible() && p.resumed_at.is_none())
 }
 
 /// One lane per `member_id` seen in the group, ordered by first sight.
@@ -371,6 +508,7 @@ fn mark(e: &TimelineEntry) -> Mark {
         kind: e.mark.clone(),
         error: e.error.as_deref().is_some_and(|x| !x.is_empty()),
         title,
+        legend: glyph::legend_word(&e.mark, &e.kind, e.frame.is_none() && e.line.is_some()),
     }
 }
 
@@ -399,9 +537,17 @@ fn range(lanes: &[Lane], rounds: &[&Rebalance]) -> Option<(i64, i64)> {
     let windows = rounds
         .iter()
         .flat_map(|r| std::iter::once(r.started_at.0).chain(r.completed_at.map(|t| t.0)));
+    let stops = rounds
+        .iter()
+        .flat_map(|r| &r.partitions)
+        .flat_map(|p| [Some(p.stopped_at), p.resumed_at])
+        .flatten()
+        .filter(|t| t.is_plausible())
+        .map(|t| t.0);
     marks
         .chain(parked)
         .chain(windows)
+        .chain(stops)
         .fold(None, |acc, t| match acc {
             None => Some((t, t)),
             Some((a, b)) => Some((a.min(t), b.max(t))),

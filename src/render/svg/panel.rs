@@ -2,13 +2,14 @@
 //!
 //! Takes: the lanes to show, a time range, the rebalance windows and a top
 //! position. Gives: SVG for the window labels, lane stripes and labels,
-//! tick lines, shaded windows, presence lines, parked bars and marks, and
-//! the axis; returns where the panel ends. The overview and each zoomed
+//! tick lines, shaded windows, presence lines, parked bars and marks, a
+//! row per stopped partition with its stop bars, and the axis; returns
+//! where the panel ends. The overview and each zoomed
 //! rebalance are panels, drawn the same way at different scales. Anything
 //! outside the range is clipped to the plot.
 
 use super::glyph::{self, LANE_STRIPE, PRESENCE};
-use super::model::{Lane, Mark, Window};
+use super::model::{Lane, Mark, StopBar, Window};
 use super::{axis, CHAR_W, GUTTER, RIGHT, WIDTH};
 use crate::render::escape::escape;
 use crate::render::human;
@@ -19,6 +20,8 @@ const MAX_LABEL_ROWS: usize = 4;
 /// Windows in a panel beyond which labels are only numbers.
 const FULL_LABELS: usize = 12;
 const AXIS_H: f64 = 26.0;
+/// Height of a stopped partition's row.
+const STOP_ROW_H: f64 = 18.0;
 
 /// Maps instants to x within the plot.
 #[derive(Clone, Copy, Debug)]
@@ -56,6 +59,8 @@ pub(super) struct Panel<'a> {
     pub(super) scale: Scale,
     /// Height of a lane.
     pub(super) lane_h: f64,
+    /// Partition stops, in row order (partition) then time.
+    pub(super) stops: Vec<&'a StopBar>,
 }
 
 /// Draws `panel` from `top`; returns the y below its axis.
@@ -73,8 +78,11 @@ pub(super) fn draw(svg: &mut String, panel: &Panel, windows: &[Window], top: f64
         .max()
         .unwrap_or(0);
     let lanes_top = top + rows as f64 * LABEL_ROW + 4.0;
-    let bottom = lanes_top + panel.lanes.len() as f64 * panel.lane_h;
+    let lanes_bottom = lanes_top + panel.lanes.len() as f64 * panel.lane_h;
+    let stop_rows = stop_rows(&panel.stops);
+    let bottom = lanes_bottom + stop_rows.len() as f64 * STOP_ROW_H;
     stripes(svg, &panel.lanes, lanes_top, panel.lane_h);
+    stop_stripes(svg, &stop_rows, lanes_bottom);
     grid(svg, scale, lanes_top, bottom);
     for (w, label) in shown.iter().zip(&labels) {
         window(svg, w, scale, (lanes_top, bottom), label.as_ref(), top);
@@ -83,7 +91,110 @@ pub(super) fn draw(svg: &mut String, panel: &Panel, windows: &[Window], top: f64
         let y = lanes_top + i as f64 * panel.lane_h + panel.lane_h / 2.0;
         lane_body(svg, lane, scale, y);
     }
+    for (i, (_, bars)) in stop_rows.iter().enumerate() {
+        let y = lanes_bottom + i as f64 * STOP_ROW_H + STOP_ROW_H / 2.0;
+        stop_row(svg, bars, scale, y);
+    }
     bottom + AXIS_H
+}
+
+/// The stops grouped by partition, rows in the order the bars come.
+fn stop_rows<'a>(stops: &[&'a StopBar]) -> Vec<(&'a str, Vec<&'a StopBar>)> {
+    let mut rows: Vec<(&str, Vec<&StopBar>)> = Vec::new();
+    for bar in stops {
+        match rows.last_mut() {
+            Some((p, bars)) if *p == bar.partition => bars.push(bar),
+            _ => rows.push((&bar.partition, vec![bar])),
+        }
+    }
+    rows
+}
+
+/// The stopped partitions' rows: a tinted band with the partition's name.
+fn stop_stripes(svg: &mut String, rows: &[(&str, Vec<&StopBar>)], top: f64) {
+    for (i, (partition, _)) in rows.iter().enumerate() {
+        let y = top + i as f64 * STOP_ROW_H;
+        let fill = if i % 2 == 0 {
+            glyph::STOP_STRIPE
+        } else {
+            "#ffffff"
+        };
+        let label = truncate(
+            &format!("stopped {partition}"),
+            ((GUTTER - 16.0) / 6.4) as usize,
+        );
+        svg.push_str(&format!(
+            r##"<rect x="0" y="{y:.1}" width="{WIDTH}" height="{STOP_ROW_H}" fill="{fill}"/><g><title>partition {}: consumption stopped by a rebalance</title><text x="8" y="{:.1}" font-size="11" fill="#5b3a29">{}</text></g>"##,
+            escape(partition),
+            y + STOP_ROW_H / 2.0 + 4.0,
+            escape(&label)
+        ));
+        svg.push('\n');
+    }
+}
+
+/// One partition's stop bars within the range, each with its tooltip; a
+/// bar still stopped at the end is drawn open (no right edge, dashed,
+/// with an arrow). A label (`#N 11.4 s`) follows a bar where it fits
+/// before the next one.
+fn stop_row(svg: &mut String, bars: &[&StopBar], scale: &Scale, y: f64) {
+    let visible: Vec<&&StopBar> = bars
+        .iter()
+        .filter(|b| b.end >= scale.t0 && b.start <= scale.t1)
+        .collect();
+    for (i, bar) in visible.iter().enumerate() {
+        let x0 = scale.clip(bar.start);
+        let x1 = scale.clip(bar.end).max(x0 + 2.0);
+        let (top, h) = (y - 5.0, 10.0);
+        let shape = if bar.open {
+            format!(
+                r##"<rect x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{h}" fill="{}" fill-opacity="0.45"/><path d="M{x0:.1} {top:.1}H{x1:.1}M{x0:.1} {:.1}H{x1:.1}M{x0:.1} {top:.1}V{:.1}" stroke="{}" stroke-width="1.4" stroke-dasharray="4 3" fill="none"/><path d="M{x1:.1} {:.1}l7 6l-7 6Z" fill="{}"/>"##,
+                x1 - x0,
+                glyph::STOP_BAR,
+                top + h,
+                top + h,
+                glyph::STOP_BAR,
+                y - 6.0,
+                glyph::STOP_BAR
+            )
+        } else {
+            format!(
+                r##"<rect x="{x0:.1}" y="{top:.1}" width="{:.1}" height="{h}" rx="1.5" fill="{}"/>"##,
+                x1 - x0,
+                glyph::STOP_BAR
+            )
+        };
+        let after = visible
+            .get(i + 1)
+            .map_or(WIDTH - RIGHT, |next| scale.clip(next.start));
+        let before = match i {
+            0 => GUTTER,
+            _ => scale.clip(visible[i - 1].end),
+        };
+        let text_x = x1 + if bar.open { 10.0 } else { 4.0 };
+        let width = bar.label.chars().count() as f64 * CHAR_W;
+        // After the bar, else before it (an open bar reaching the edge).
+        let at = if text_x + width <= after {
+            Some((text_x, "start"))
+        } else if x0 - 4.0 - width >= before + 4.0 {
+            Some((x0 - 4.0, "end"))
+        } else {
+            None
+        };
+        let text = match at {
+            Some((x, anchor)) => format!(
+                r##"<text x="{x:.1}" y="{:.1}" text-anchor="{anchor}" fill="#5b3a29" font-weight="bold">{}</text>"##,
+                y + 4.0,
+                escape(&bar.label)
+            ),
+            None => String::new(),
+        };
+        svg.push_str(&format!(
+            "<g><title>{}</title>{shape}{text}</g>",
+            escape(&bar.title)
+        ));
+    }
+    svg.push('\n');
 }
 
 fn stripes(svg: &mut String, lanes: &[&Lane], top: f64, lane_h: f64) {
