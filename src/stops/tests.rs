@@ -295,6 +295,7 @@ impl Script {
                 subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
                 server_assignor: None,
                 owned: owned.map(tps),
+                broker_offers: None,
             },
         );
         if epoch < 0 {
