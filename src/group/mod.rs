@@ -51,6 +51,8 @@ pub struct GroupHistory {
 
 /// Rebuilds every group's history from events in time order.
 pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
+    // Once for the run, not once per group (that was quadratic in groups).
+    let groupless = groupless_static_notes(events);
     let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
     for ev in events {
         if let Some(g) = ev.group.as_deref() {
@@ -68,10 +70,8 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
             }
             None => reconstruct_group(group, &evs),
         })
-        .collect::<Vec<_>>()
-        .into_iter()
         .map(|mut h| {
-            h.summary.notes.extend(groupless_static_notes(events));
+            h.summary.notes.extend(groupless.iter().cloned());
             h
         })
         .collect()

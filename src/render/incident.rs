@@ -211,25 +211,21 @@ fn rebalance_totals(rebalances: &[Rebalance]) -> Line {
 }
 
 fn storms(report: &Report) -> Line {
-    let stormy: Vec<&str> = group_names(report)
+    // Storm rounds counted per group in one pass (a scan per group was
+    // quadratic in groups: issue 14).
+    let mut storm_rounds: HashMap<&str, usize> = HashMap::new();
+    for r in report.rebalances.iter().filter(|r| r.storm) {
+        *storm_rounds.entry(r.group.as_str()).or_default() += 1;
+    }
+    let stormy: Vec<(&str, usize)> = group_names(report)
         .into_iter()
-        .filter(|name| {
-            report
-                .rebalances
-                .iter()
-                .any(|r| r.storm && r.group == *name)
-        })
+        .filter_map(|name| storm_rounds.get(name).map(|n| (name, *n)))
         .collect();
     if stormy.is_empty() {
         return vec![Span::plain("none")];
     }
     let mut line = Vec::new();
-    for (i, name) in stormy.iter().enumerate() {
-        let n = report
-            .rebalances
-            .iter()
-            .filter(|r| r.storm && r.group == *name)
-            .count();
+    for (i, (name, n)) in stormy.iter().enumerate() {
         if i > 0 {
             line.push(Span::plain(", "));
         }
