@@ -89,9 +89,14 @@ impl<'a> Guard<'a> {
 
     /// Whether a value starting at `at`, read as `elements` array elements
     /// with the bytes from `after` on left for them, is replaced.
+    /// A known length may pass the cap (a long string or bytes field), but
+    /// never the bytes left: no well-formed length does, and a count taken
+    /// for a length there would reserve that many elements (fuzz finding
+    /// `oom-04cf6569`: a Metadata answer's replica count of 2^32 - 2,
+    /// 17 GB).
     fn suspect(&self, at: usize, after: usize, elements: u64) -> bool {
         let left = self.bytes.len().saturating_sub(after) as u64;
-        (elements > left || elements > MAX_ARRAY_ELEMENTS as u64) && !self.lengths.contains(&at)
+        elements > left || (elements > MAX_ARRAY_ELEMENTS as u64 && !self.lengths.contains(&at))
     }
 
     fn replace(&mut self, at: usize) {
@@ -222,6 +227,11 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
         let mut first = Guard::new(buf.clone(), 1, &lengths);
         let result = T::decode(&mut first, version).map_err(|e| e.to_string());
         match first.found_length {
+            Some(at) if lengths.contains(&at) => {
+                return Err(
+                    "a length or count exceeds the bytes left (corrupt or cut message)".into(),
+                )
+            }
             Some(at) if lengths.len() < MAX_LONG_FIELDS => lengths.push(at),
             Some(_) => {
                 return Err(format!(
@@ -340,5 +350,19 @@ mod tests {
         let mut buf = b.freeze();
         let _: ListGroupsResponse = decode(&mut buf, 4).unwrap();
         assert_eq!(buf.len(), 2);
+    }
+
+    #[test]
+    fn fuzz_oom_04cf6569_a_known_length_position_never_passes_the_bytes_left() {
+        // A five-byte varint of 2^32 - 1 at position 0, taken for a length
+        // there: still replaced, since only 3 bytes follow it.
+        let bytes = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]);
+        let lengths = [0];
+        let g = Guard::new(bytes, 1, &lengths);
+        assert!(g.suspect(0, 5, u64::from(u32::MAX) - 1));
+        // Within the bytes left a known length may pass the array cap.
+        let long = Bytes::from(vec![0u8; MAX_ARRAY_ELEMENTS + 16]);
+        let g = Guard::new(long, 1, &lengths);
+        assert!(!g.suspect(0, 5, MAX_ARRAY_ELEMENTS as u64 + 1));
     }
 }
