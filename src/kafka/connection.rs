@@ -221,13 +221,7 @@ impl Connection {
         };
         if no_answer {
             // acks=0: the broker never answers; nothing to wait for.
-            ctx.out.push(exchange::build(
-                self.ends,
-                &self.label,
-                Some(req),
-                None,
-                (-1, -1, -1),
-            ));
+            self.push_unanswered(ctx, req);
             return;
         }
         if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
@@ -469,6 +463,12 @@ impl Connection {
                 req.correlation_id
             ),
         );
+        self.push_unanswered(ctx, req);
+    }
+
+    /// A request that gets no answer (acks=0, or never answered) as an
+    /// exchange of its own.
+    fn push_unanswered(&self, ctx: &mut Ctx, req: RequestSide) {
         ctx.out.push(exchange::build(
             self.ends,
             &self.label,

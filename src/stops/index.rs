@@ -233,9 +233,6 @@ pub(crate) struct ClientTrail {
     pub positions: Vec<(Timestamp, Arc<str>, i64)>,
     /// Fetch answers: `(ts, partition, high_watermark)` in time order.
     pub watermarks: Vec<(Timestamp, Arc<str>, i64)>,
-    /// Fetch answers that delivered records: `(ts, partition, last offset
-    /// delivered + 1)`, the position they moved the consumer to.
-    pub delivered: Vec<(Timestamp, Arc<str>, i64)>,
     /// Requests of any kind (Fetch), for "last seen".
     pub fetches: Vec<Timestamp>,
 }
@@ -308,11 +305,8 @@ impl ClientIndex {
                 DataKind::FetchResponse { partitions, .. } => {
                     *used = true;
                     for p in partitions.iter().filter(|p| p.error.is_none()) {
-                        let tp = name(&p.topic, p.partition);
-                        if let Some(last) = p.last_offset {
-                            c.delivered.push((d.ts, tp.clone(), last + 1));
-                        }
-                        c.watermarks.push((d.ts, tp, p.high_watermark));
+                        c.watermarks
+                            .push((d.ts, name(&p.topic, p.partition), p.high_watermark));
                     }
                 }
                 _ => {}
@@ -328,7 +322,6 @@ impl ClientIndex {
         for (key, mut c, _) in trails.into_iter().filter(|t| t.2) {
             c.positions.sort_by_key(|x| x.0);
             c.watermarks.sort_by_key(|x| x.0);
-            c.delivered.sort_by_key(|x| x.0);
             c.fetches.sort();
             idx.clients.insert(key, c);
         }
