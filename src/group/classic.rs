@@ -533,17 +533,16 @@ impl Classic {
                     ),
                 ));
             }
-            if let Some(r) = reason {
-                if let Some(k) = trigger::from_client_reason(r).filter(|k| *k != Kind::MemberJoined)
-                {
-                    return Some(make(
-                        k,
-                        Confidence::High,
-                        None,
-                        format!("JoinGroup reason: \"{r}\""),
-                    ));
-                }
-            }
+            // A JoinGroup with an empty member id is a new member whatever
+            // its reason says: the reason is context only. The Java client
+            // keeps the text of its own earlier leave as the next join's
+            // reason (AbstractCoordinator.java `maybeLeaveGroup` ->
+            // `resetGenerationOnLeaveGroup` -> `resetStateAndRejoin("consumer
+            // pro-actively leaving the group")` sets `rejoinReason`, sent by
+            // `sendJoinGroupRequest`), and the broker answers the empty id
+            // MEMBER_ID_REQUIRED and adds a new member
+            // (GroupMetadataManager.java `classicGroupJoinNewDynamicMember`,
+            // GroupCoordinator.scala `doNewMemberJoinGroup`).
             let reason_text = reason
                 .map(|r| format!(", reason \"{r}\""))
                 .unwrap_or_default();

@@ -661,3 +661,42 @@ fn a_static_leader_rejoining_while_stable_gets_the_member_list_without_a_round()
         h[0].summary.notes
     );
 }
+
+/// Issue 10. After a LeaveGroup the Java client sends its next JoinGroup
+/// with the leave's text as the reason ("consumer pro-actively leaving the
+/// group": AbstractCoordinator.java `resetGenerationOnLeaveGroup` ->
+/// `resetStateAndRejoin` sets `rejoinReason`). With an empty member id it
+/// is a new member (GroupMetadataManager.java
+/// `classicGroupJoinNewDynamicMember`): `member_joined`, the reason is
+/// context only.
+#[test]
+fn a_join_carrying_its_own_earlier_leaves_reason_is_a_join() {
+    let mut s = Script::two_members_joined();
+    s.leave(30.0, "c2", "m2", Some("consumer poll timeout has expired."));
+    s.heartbeat(31.0, "c1", "m1", 2, 27);
+    s.join(31.01, 31.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(31.1, "c1", "m1", 3, &[0, 1]);
+    s.member_id_required(40.0, "c2", "m2b");
+    let at = s.events.len() - 2;
+    if let EventKind::JoinGroupRequest { reason, .. } = &mut s.events[at].kind {
+        *reason = Some("consumer pro-actively leaving the group".into());
+    }
+    s.join(40.01, 41.0, "c2", "m2b", "m2b", 4, "m1", &[]);
+    s.heartbeat(40.5, "c1", "m1", 3, 27);
+    s.join(40.51, 41.0, "c1", "m1", "m1", 4, "m1", &["m1", "m2b"]);
+    s.sync(41.1, "c1", "m1", 4, &[0]);
+    s.sync(41.11, "c2", "m2b", 4, &[1]);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        rows[2..],
+        [(Some(2), Some(3), "poll_timeout"), (Some(3), Some(4), "member_joined")],
+        "{rows:?}"
+    );
+    let last = h[0].rebalances.last().unwrap();
+    assert_eq!(last.trigger.client_id.as_deref(), Some("c2"));
+}
