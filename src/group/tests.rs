@@ -694,7 +694,10 @@ fn a_join_carrying_its_own_earlier_leaves_reason_is_a_join() {
         .collect();
     assert_eq!(
         rows[2..],
-        [(Some(2), Some(3), "poll_timeout"), (Some(3), Some(4), "member_joined")],
+        [
+            (Some(2), Some(3), "poll_timeout"),
+            (Some(3), Some(4), "member_joined")
+        ],
         "{rows:?}"
     );
     let last = h[0].rebalances.last().unwrap();
