@@ -485,6 +485,9 @@ impl Classic {
             self.round_at(ev)
         };
         r.cite(ev);
+        if member_id.is_empty() && ev.group_instance_id.is_some() {
+            r.static_join = ev.group_instance_id.clone();
+        }
         if let Some(reason) = reason {
             if trigger::is_cooperative_follow_up(reason) && opening {
                 r.expected_reason = Some(format!(
@@ -527,7 +530,7 @@ impl Classic {
                     Confidence::High,
                     Some(old.member_id.clone()),
                     format!(
-                        "static member {} rejoined with a new member id, replacing {}",
+                        "static member {} rejoined with an empty member id (a new process), replacing {}",
                         instance.unwrap_or(""),
                         old.member_id
                     ),

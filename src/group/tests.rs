@@ -703,3 +703,56 @@ fn a_join_carrying_its_own_earlier_leaves_reason_is_a_join() {
     let last = h[0].rebalances.last().unwrap();
     assert_eq!(last.trigger.client_id.as_deref(), Some("c2"));
 }
+
+/// Issue 10 point 9 (KIP-814), the capture starting after the group formed:
+/// the old leader's group.instance.id was never seen (its heartbeats here
+/// carry none), so nothing ties the new process to the member it replaces.
+/// Kafka's rule does not need that tie: a JoinGroup with an empty member id
+/// and a group.instance.id answered at the CURRENT generation is
+/// GroupCoordinator.scala `updateStaticMemberAndRebalance`, case Stable,
+/// "Static member which joins during Stable stage and doesn't affect
+/// selectProtocol will not trigger rebalance" (GroupMetadataManager.java
+/// `updateStaticMemberThenRebalanceOrCompleteJoin`): v9+ gives the leader
+/// the member list with SkipAssignment, and nobody else rejoins. No round.
+#[test]
+fn a_static_leader_rejoining_a_stable_group_seen_only_mid_stream_opens_no_round() {
+    let mut s = Script::new();
+    s.heartbeat(1.0, "c1", "m1", 2, 0);
+    s.heartbeat(1.2, "c2", "m2", 2, 0);
+    s.heartbeat(4.0, "c1", "m1", 2, 0);
+    s.heartbeat(4.2, "c2", "m2", 2, 0);
+    s.close(5.0, "c1", "m1");
+    let first = s.events.len();
+    s.join(
+        8.0,
+        8.002,
+        "c1",
+        "",
+        "i1-new",
+        2,
+        "i1-new",
+        &["i1-new", "m2"],
+    );
+    for ev in &mut s.events[first..] {
+        ev.group_instance_id = Some("i1".into());
+    }
+    s.sync(8.01, "c1", "i1-new", 2, &[0]);
+    s.heartbeat(8.5, "c2", "m2", 2, 0);
+    s.heartbeat(11.0, "c1", "i1-new", 2, 0);
+    s.heartbeat(11.2, "c2", "m2", 2, 0);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.trigger.kind.clone()))
+        .collect();
+    assert!(rows.is_empty(), "{rows:?}");
+    assert!(
+        h[0].summary
+            .notes
+            .iter()
+            .any(|n| n.contains("static member i1") && n.contains("KIP-814")),
+        "{:?}",
+        h[0].summary.notes
+    );
+}
