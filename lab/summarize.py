@@ -160,8 +160,8 @@ KAFKA_LINES = {
                          "new one; no rebalance. Capture and both: one known extra "
                          "coordinator_changed round.",
     "ak4_java_max_poll": "4.4, Java: g1-c2 stops polling 16 s (max.poll.interval.ms 10 s): "
-                         "LeaveGroup 'consumer poll timeout has expired', rejoin. Capture and "
-                         "both: the rejoin named member_left from its JoinGroup reason (known).",
+                         "LeaveGroup 'consumer poll timeout has expired', rejoin (its JoinGroup "
+                         "reason repeats its leave's text). Capture, log, both: match.",
     "ak4_java_processed_twice": "4.4, Java, commits every 30 s: g1-c2 halts without close "
                                 "after consuming 22 records; the next owners read all 22 again "
                                 "(truth records.consumed_more_than_once). Capture, log, both: "

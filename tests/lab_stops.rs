@@ -24,22 +24,6 @@ use crate::util;
 /// Actions whose stop kgtrace does not report today, with why. The test
 /// fails when one of these starts being found (delete it then).
 const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
-    // tansu (not Kafka): a static member (KIP-345) closing sends no
-    // LeaveGroup, and tansu answers its new process's JoinGroup with the
-    // old process's member id (Apache Kafka gives a new one:
-    // GroupCoordinator `doStaticNewMemberJoinGroup`), so the capture shows
-    // no replacement for `stops_without_rebalance` to report (Kafka's case,
-    // ak39_java_static_restart, is found).
-    (
-        "ck_static_restart",
-        "g1-c2",
-        "static member restart without a rebalance",
-    ),
-    (
-        "kp_static_restart",
-        "g1-c2",
-        "static member restart without a rebalance",
-    ),
     // tansu's cooperative storm (see lab_truth's KNOWN_DIFFERENCES): g1-c1's
     // leave falls in rounds whose assignments the capture shows only in
     // part, so its partitions are not attributed to it.
@@ -271,6 +255,66 @@ fn a_static_member_restarted_without_a_rebalance_shows_its_partitions_stopped_un
         (w.group.as_str(), w.why_stopped.as_str()),
         ("g1", "owner_silent")
     );
+}
+
+#[test]
+fn a_static_member_restarted_on_tansu_is_found_from_its_new_process_join_though_the_member_id_is_reused(
+) {
+    // ck_static_restart, kp_static_restart: g1-c2 (static) closes, a new
+    // process joins with the same group.instance.id and an empty member
+    // id, on a new connection after the old one ended. tansu (not Kafka)
+    // answers it with the OLD member id; the restart is read from the
+    // join itself (KIP-345, GroupCoordinator `doStaticNewMemberJoinGroup`),
+    // not from a member id change. The truth logs the close and the new
+    // process's JoinGroup answer (same_generation_rejoins.joins_logged):
+    // the stop starts at the close (max(1 s, 25 %)) and cannot end before
+    // that answer; tansu then holds the SyncGroup about 3 s more (its
+    // truths' notes), which the truth files do not time, so the end is
+    // bounded from below only.
+    for name in ["ck_static_restart", "kp_static_restart"] {
+        let truth = util::truth_of(name);
+        let report = util::analyse(name, View::Rebalances);
+        let close = actions(&truth)
+            .into_iter()
+            .find(|a| a.client_id == "g1-c2" && a.action == "leave")
+            .expect("the close in the truth");
+        let answered = truth["same_generation_rejoins"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|r| r["joins_logged"].as_array().into_iter().flatten())
+            .filter(|j| j["client_id"] == "g1-c2")
+            .filter_map(|j| Timestamp::parse_rfc3339(j["ts"].as_str()?))
+            .min()
+            .expect("the new process's JoinGroup answer in the truth");
+        let stops: Vec<&PartitionStop> = report
+            .stops_without_rebalance
+            .iter()
+            .filter(|s| s.group == "g1" && s.cause == "static_member_restarted")
+            .flat_map(|s| s.partitions.iter())
+            .collect();
+        assert!(
+            !stops.is_empty(),
+            "{name}: {:#?}",
+            report.stops_without_rebalance
+        );
+        for p in stops {
+            assert_eq!(
+                p.from.as_ref().and_then(|o| o.client_id.as_deref()),
+                Some("g1-c2"),
+                "{name}"
+            );
+            assert_eq!(p.why_stopped, "owner_silent", "{name}");
+            let ms = p.stopped_ms.expect("resumed");
+            let off = p.stopped_at.millis_since(close.ts).abs();
+            assert!(off <= (ms * 0.25).max(1000.0), "{name}: {p:?}");
+            let resumed = p.resumed_at.expect("resumed");
+            assert!(
+                resumed >= answered,
+                "{name}: resumed before its JoinGroup answer: {p:?}"
+            );
+        }
+    }
 }
 
 /// Apache Kafka fixtures whose records read twice kgtrace cannot count

@@ -615,40 +615,6 @@ const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
               epoch 2): on the wire alone g1-c2 looks like a member of epoch 2 and 2->3 \
               changes no membership. The log alone and both together name g1-c2.",
     },
-    AkKnown {
-        fixture: "ak4_java_max_poll",
-        source: "both",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c2",
-        kgtrace: "member_left g1-c2",
-        why: "After its poll timeout g1-c2 sent LeaveGroup (frame 1456, reason 'consumer \
-              poll timeout has expired.'; 1->2 poll_timeout matches). When it polled again \
-              its JoinGroup (frame 1858) carried the reason 'consumer pro-actively leaving \
-              the group': the Java client keeps that text from its own leave \
-              (AbstractCoordinator.java resetGenerationOnLeaveGroup -> resetStateAndRejoin \
-              sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
-              reason literally as a leave; the member is joining again (new member id after \
-              MEMBER_ID_REQUIRED, frame 1859).",
-    },
-    AkKnown {
-        fixture: "ak4_java_max_poll",
-        source: "capture",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c2",
-        kgtrace: "member_left g1-c2",
-        why: "After its poll timeout g1-c2 sent LeaveGroup (frame 1456, reason 'consumer \
-              poll timeout has expired.'; 1->2 poll_timeout matches). When it polled again \
-              its JoinGroup (frame 1858) carried the reason 'consumer pro-actively leaving \
-              the group': the Java client keeps that text from its own leave \
-              (AbstractCoordinator.java resetGenerationOnLeaveGroup -> resetStateAndRejoin \
-              sets rejoinReason) and sends it with the next JoinGroup. kgtrace reads the \
-              reason literally as a leave; the member is joining again (new member id after \
-              MEMBER_ID_REQUIRED, frame 1859).",
-    },
     // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
     AkKnown {
         fixture: "ak4_k848_session_timeout",

@@ -485,6 +485,9 @@ impl Classic {
             self.round_at(ev)
         };
         r.cite(ev);
+        if member_id.is_empty() && ev.group_instance_id.is_some() {
+            r.static_join = ev.group_instance_id.clone();
+        }
         if let Some(reason) = reason {
             if trigger::is_cooperative_follow_up(reason) && opening {
                 r.expected_reason = Some(format!(
@@ -527,23 +530,22 @@ impl Classic {
                     Confidence::High,
                     Some(old.member_id.clone()),
                     format!(
-                        "static member {} rejoined with a new member id, replacing {}",
+                        "static member {} rejoined with an empty member id (a new process), replacing {}",
                         instance.unwrap_or(""),
                         old.member_id
                     ),
                 ));
             }
-            if let Some(r) = reason {
-                if let Some(k) = trigger::from_client_reason(r).filter(|k| *k != Kind::MemberJoined)
-                {
-                    return Some(make(
-                        k,
-                        Confidence::High,
-                        None,
-                        format!("JoinGroup reason: \"{r}\""),
-                    ));
-                }
-            }
+            // A JoinGroup with an empty member id is a new member whatever
+            // its reason says: the reason is context only. The Java client
+            // keeps the text of its own earlier leave as the next join's
+            // reason (AbstractCoordinator.java `maybeLeaveGroup` ->
+            // `resetGenerationOnLeaveGroup` -> `resetStateAndRejoin("consumer
+            // pro-actively leaving the group")` sets `rejoinReason`, sent by
+            // `sendJoinGroupRequest`), and the broker answers the empty id
+            // MEMBER_ID_REQUIRED and adds a new member
+            // (GroupMetadataManager.java `classicGroupJoinNewDynamicMember`,
+            // GroupCoordinator.scala `doNewMemberJoinGroup`).
             let reason_text = reason
                 .map(|r| format!(", reason \"{r}\""))
                 .unwrap_or_default();

@@ -440,6 +440,18 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
         ClientLine::Joining {
             reason: Some(reason),
         } => match trigger::from_client_reason(reason) {
+            // The Java client keeps its own leave's text as the next join's
+            // reason (AbstractCoordinator.java `resetGenerationOnLeaveGroup`
+            // -> `resetStateAndRejoin("consumer pro-actively leaving the
+            // group")`): the leave reset its member id, so this join is a new
+            // member's, whatever the text says.
+            Some(Kind::MemberLeft | Kind::PollTimeout) => suspect_weak(
+                g,
+                ev,
+                Kind::MemberJoined,
+                Confidence::Medium,
+                format!("client: joining again after its own leave (reason: {reason})"),
+            ),
             Some(kind) => suspect_weak(
                 g,
                 ev,

@@ -581,13 +581,32 @@ fn follow_up(
 /// rebalance ("Static member which joins during Stable stage and doesn't
 /// affect the selected protocol will not trigger a rebalance",
 /// `GroupMetadataManager`).
+///
+/// The member it replaces need not have been seen (a capture starting
+/// after the group formed): a JoinGroup with an empty member id and a
+/// group.instance.id answered at the generation the group already had can
+/// only be a KNOWN instance rejoining while Stable (GroupCoordinator.scala
+/// `doStaticNewMemberJoinGroup` -> `updateStaticMemberAndRebalance`, case
+/// Stable; GroupMetadataManager.java `classicGroupJoinNewStaticMember` ->
+/// `updateStaticMemberThenRebalanceOrCompleteJoin`): an unknown instance
+/// is added with a rebalance (`addMemberAndRebalance`), which bumps the
+/// generation.
 fn is_quiet_static_restart(r: &Round) -> bool {
-    r.generation.is_some()
-        && r.generation == r.previous_generation
-        && r.joins.len() <= 1
-        && r.candidates
-            .iter()
-            .any(|c| c.kind == Kind::StaticMemberReplaced)
+    let same_generation = r.generation.is_some() && r.generation == r.previous_generation;
+    let replaced = r
+        .candidates
+        .iter()
+        .any(|c| c.kind == Kind::StaticMemberReplaced);
+    let unknown_holder = r.static_join.is_some()
+        && !r.broker_repeated
+        && r.removed.is_empty()
+        && r.candidates.iter().all(|c| {
+            matches!(
+                c.kind,
+                Kind::MemberJoined | Kind::StaticMemberReplaced | Kind::LeaderRejoined
+            )
+        });
+    same_generation && r.joins.len() <= 1 && (replaced || unknown_holder)
 }
 
 fn static_restart_note(r: &Round) -> String {
@@ -596,9 +615,23 @@ fn static_restart_note(r: &Round) -> String {
         .iter()
         .find(|c| c.kind == Kind::StaticMemberReplaced)
         .map(|c| c.detail.clone())
+        .unwrap_or_else(|| {
+            let new_id = r.joins.keys().next().map_or("?", String::as_str);
+            format!(
+                "static member {} rejoined with an empty member id and got member id {new_id} at the same generation (the member it replaced was not seen with that group.instance.id)",
+                r.static_join.as_deref().unwrap_or("?"),
+            )
+        });
+    // KIP-814 (JoinGroup v9+): a static leader is answered the member list
+    // with SkipAssignment set, so it watches metadata without a new round.
+    let leader = r
+        .leader_after
+        .as_ref()
+        .filter(|l| r.joins.contains_key(*l) && r.saw_member_list)
+        .map(|_| "; it is the leader and was given the member list without a new round (KIP-814)")
         .unwrap_or_default();
     format!(
-        "{} at {}, without a rebalance (generation stayed {})",
+        "{} at {}, without a rebalance (generation stayed {}){leader}",
         who,
         r.started_at,
         r.generation.unwrap_or_default()

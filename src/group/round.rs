@@ -231,6 +231,10 @@ pub struct Round {
     /// The broker answered the same generation again with another member
     /// list (tansu does; Apache Kafka always bumps the generation).
     pub broker_repeated: bool,
+    /// The `group.instance.id` of a JoinGroup with an empty member id in
+    /// this round: a static member's new process (or one that reset its
+    /// member id), whether or not the member it replaces was seen.
+    pub static_join: Option<String>,
     /// Opened by evidence that does not start a rebalance on its own (a
     /// client asking to join, a known member's JoinGroup): dropped unless
     /// confirmed.

@@ -661,3 +661,98 @@ fn a_static_leader_rejoining_while_stable_gets_the_member_list_without_a_round()
         h[0].summary.notes
     );
 }
+
+/// Issue 10. After a LeaveGroup the Java client sends its next JoinGroup
+/// with the leave's text as the reason ("consumer pro-actively leaving the
+/// group": AbstractCoordinator.java `resetGenerationOnLeaveGroup` ->
+/// `resetStateAndRejoin` sets `rejoinReason`). With an empty member id it
+/// is a new member (GroupMetadataManager.java
+/// `classicGroupJoinNewDynamicMember`): `member_joined`, the reason is
+/// context only.
+#[test]
+fn a_join_carrying_its_own_earlier_leaves_reason_is_a_join() {
+    let mut s = Script::two_members_joined();
+    s.leave(30.0, "c2", "m2", Some("consumer poll timeout has expired."));
+    s.heartbeat(31.0, "c1", "m1", 2, 27);
+    s.join(31.01, 31.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(31.1, "c1", "m1", 3, &[0, 1]);
+    s.member_id_required(40.0, "c2", "m2b");
+    let at = s.events.len() - 2;
+    if let EventKind::JoinGroupRequest { reason, .. } = &mut s.events[at].kind {
+        *reason = Some("consumer pro-actively leaving the group".into());
+    }
+    s.join(40.01, 41.0, "c2", "m2b", "m2b", 4, "m1", &[]);
+    s.heartbeat(40.5, "c1", "m1", 3, 27);
+    s.join(40.51, 41.0, "c1", "m1", "m1", 4, "m1", &["m1", "m2b"]);
+    s.sync(41.1, "c1", "m1", 4, &[0]);
+    s.sync(41.11, "c2", "m2b", 4, &[1]);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.trigger.kind.as_str()))
+        .collect();
+    assert_eq!(
+        rows[2..],
+        [
+            (Some(2), Some(3), "poll_timeout"),
+            (Some(3), Some(4), "member_joined")
+        ],
+        "{rows:?}"
+    );
+    let last = h[0].rebalances.last().unwrap();
+    assert_eq!(last.trigger.client_id.as_deref(), Some("c2"));
+}
+
+/// Issue 10 point 9 (KIP-814), the capture starting after the group formed:
+/// the old leader's group.instance.id was never seen (its heartbeats here
+/// carry none), so nothing ties the new process to the member it replaces.
+/// Kafka's rule does not need that tie: a JoinGroup with an empty member id
+/// and a group.instance.id answered at the CURRENT generation is
+/// GroupCoordinator.scala `updateStaticMemberAndRebalance`, case Stable,
+/// "Static member which joins during Stable stage and doesn't affect
+/// selectProtocol will not trigger rebalance" (GroupMetadataManager.java
+/// `updateStaticMemberThenRebalanceOrCompleteJoin`): v9+ gives the leader
+/// the member list with SkipAssignment, and nobody else rejoins. No round.
+#[test]
+fn a_static_leader_rejoining_a_stable_group_seen_only_mid_stream_opens_no_round() {
+    let mut s = Script::new();
+    s.heartbeat(1.0, "c1", "m1", 2, 0);
+    s.heartbeat(1.2, "c2", "m2", 2, 0);
+    s.heartbeat(4.0, "c1", "m1", 2, 0);
+    s.heartbeat(4.2, "c2", "m2", 2, 0);
+    s.close(5.0, "c1", "m1");
+    let first = s.events.len();
+    s.join(
+        8.0,
+        8.002,
+        "c1",
+        "",
+        "i1-new",
+        2,
+        "i1-new",
+        &["i1-new", "m2"],
+    );
+    for ev in &mut s.events[first..] {
+        ev.group_instance_id = Some("i1".into());
+    }
+    s.sync(8.01, "c1", "i1-new", 2, &[0]);
+    s.heartbeat(8.5, "c2", "m2", 2, 0);
+    s.heartbeat(11.0, "c1", "i1-new", 2, 0);
+    s.heartbeat(11.2, "c2", "m2", 2, 0);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.trigger.kind.clone()))
+        .collect();
+    assert!(rows.is_empty(), "{rows:?}");
+    assert!(
+        h[0].summary
+            .notes
+            .iter()
+            .any(|n| n.contains("static member i1") && n.contains("KIP-814")),
+        "{:?}",
+        h[0].summary.notes
+    );
+}

@@ -63,6 +63,16 @@ pub(crate) struct MemberTrail {
     pub commits: Vec<Commit>,
     /// `rebalance_timeout_ms` (max.poll.interval.ms) of its last JoinGroup.
     pub rebalance_timeout_ms: Option<i32>,
+    /// When a connection it used ended (FIN or RST).
+    pub closed: Vec<Timestamp>,
+}
+
+/// A JoinGroup with an empty member id and a `group.instance.id`: a static
+/// member's new process (KIP-345), or one that reset its member id.
+#[derive(Clone, Debug)]
+pub(crate) struct StaticJoin {
+    pub ts: Timestamp,
+    pub group_instance_id: String,
 }
 
 /// One group's ownership and member trails.
@@ -75,6 +85,8 @@ pub(crate) struct GroupIndex {
     pub members: FastMap<String, MemberTrail>,
     /// OffsetFetch answers by client: `(ts, offsets)`.
     pub offset_fetches: FastMap<ClientKey, Vec<(Timestamp, Vec<PartitionOffset>)>>,
+    /// Static members' JoinGroups with an empty member id, in time order.
+    pub static_joins: Vec<StaticJoin>,
 }
 
 impl GroupIndex {
@@ -140,6 +152,21 @@ impl GroupIndex {
                                 .map(|p| (format!("{}-{}", p.topic, p.partition), p.error))
                                 .collect();
                         }
+                    }
+                }
+                EventKind::JoinGroupRequest { .. }
+                    if ev.member_id.as_deref().is_none_or(str::is_empty) =>
+                {
+                    if let Some(i) = &ev.group_instance_id {
+                        g.static_joins.push(StaticJoin {
+                            ts: ev.ts,
+                            group_instance_id: i.clone(),
+                        });
+                    }
+                }
+                EventKind::ConnectionClosed { .. } => {
+                    if let Some(t) = ev.member_id.as_ref().and_then(|m| g.members.get_mut(m)) {
+                        t.closed.push(ev.ts);
                     }
                 }
                 EventKind::OffsetFetch { offsets, .. } if !offsets.is_empty() => {

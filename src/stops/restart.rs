@@ -25,6 +25,13 @@ use super::index::{Assigned, ClientIndex, GroupIndex};
 use super::partition::{self, Round};
 
 /// The static member restarts of one group that no rebalance covers.
+///
+/// A restart is either an answer in one generation naming a new member id
+/// for an instance that an earlier answer named with another (Apache
+/// Kafka's swap), or, whatever member id the broker answers, a JoinGroup
+/// with an empty member id and that instance's `group.instance.id` after
+/// the old owner's connection ended: a new process (KIP-345; the broker's
+/// answer need not change the member id for the process to be new).
 pub(crate) fn static_restarts(
     group: &str,
     rebalances: &[Rebalance],
@@ -47,24 +54,54 @@ pub(crate) fn static_restarts(
             let Some(id) = instance(&new.member_id) else {
                 continue;
             };
-            let old = answers[..j]
+            let Some(old) = answers[..j]
                 .iter()
                 .rev()
-                .find(|a| a.member_id != new.member_id && instance(&a.member_id) == Some(id));
-            let Some(old) = old else { continue };
-            if in_a_round(new.ts) {
+                .find(|a| instance(&a.member_id) == Some(id))
+            else {
+                continue;
+            };
+            let joined = new_process_join(idx, id, old, new);
+            if (old.member_id == new.member_id && joined.is_none()) || in_a_round(new.ts) {
                 continue;
             }
-            let stop = replaced(group, *gen, old, new, idx, clients);
+            let mut stop = replaced(group, *gen, old, new, joined, idx, clients);
             if !stop.partitions.is_empty() {
-                out.push(StopWithoutRebalance {
-                    group_instance_id: Some(id.to_string()),
-                    ..stop
-                });
+                if old.member_id == new.member_id {
+                    for p in &mut stop.partitions {
+                        p.notes.push(format!(
+                            "the broker answered the new process with the old member id {} (Apache Kafka gives a new one: GroupMetadataManager.java `classicGroupJoinNewStaticMember` -> `updateStaticMemberThenRebalanceOrCompleteJoin`)",
+                            new.member_id
+                        ));
+                    }
+                }
+                stop.group_instance_id = Some(id.to_string());
+                out.push(stop);
             }
         }
     }
     out
+}
+
+/// The JoinGroup of a new process of static member `id` between the `old`
+/// and the `new` answer: an empty member id with its `group.instance.id`
+/// (GroupCoordinator.scala `doStaticNewMemberJoinGroup`,
+/// GroupMetadataManager.java `classicGroupJoinNewStaticMember`: a known
+/// instance joining with UNKNOWN_MEMBER_ID is a restarted process), sent
+/// after the old owner's connection ended (the same process resetting its
+/// member id would keep its connection).
+fn new_process_join(
+    idx: &GroupIndex,
+    id: &str,
+    old: &Assigned,
+    new: &Assigned,
+) -> Option<Timestamp> {
+    let closed = idx.members.get(&old.member_id)?.closed.as_slice();
+    idx.static_joins
+        .iter()
+        .filter(|s| s.group_instance_id == id && s.ts > old.ts && s.ts <= new.ts)
+        .find(|s| closed.iter().any(|c| *c > old.ts && *c <= s.ts))
+        .map(|s| s.ts)
 }
 
 /// The stop of `old`'s partitions that `new` (same instance) took back.
@@ -73,16 +110,19 @@ fn replaced(
     gen: i32,
     old: &Assigned,
     new: &Assigned,
+    joined: Option<Timestamp>,
     idx: &GroupIndex,
     clients: &ClientIndex,
 ) -> StopWithoutRebalance {
     // The new process's JoinGroup (its first request after the old
     // answer): the old one was gone by then.
-    let rejoined = idx
-        .members
-        .get(&new.member_id)
-        .and_then(|t| t.joins.iter().find(|ts| **ts >= old.ts && **ts <= new.ts))
-        .copied()
+    let rejoined = joined
+        .or_else(|| {
+            idx.members
+                .get(&new.member_id)
+                .and_then(|t| t.joins.iter().find(|ts| **ts >= old.ts && **ts <= new.ts))
+                .copied()
+        })
         .unwrap_or(new.ts);
     let record = Rebalance {
         group: group.to_string(),

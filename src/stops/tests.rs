@@ -722,3 +722,67 @@ fn a_static_member_restarted_within_its_session_stops_its_partitions_without_a_r
         (2200.0, Some("t-1"))
     );
 }
+
+/// The restart of a static member shown by its new process's JoinGroup
+/// (empty member id, same `group.instance.id`) after the old connection
+/// ended, whatever member id the broker answers: here the old one again
+/// (tansu does this; Apache Kafka gives a new one).
+fn static_restart_answered_with_the_old_member_id(old_connection_ends: bool) -> Script {
+    let mut s = a_alone("range");
+    if old_connection_ends {
+        s.push(
+            950,
+            "a",
+            "A",
+            None,
+            EventKind::ConnectionClosed { reset: false },
+        );
+    }
+    s.join(3000, 3005, "a", "A", 1, &["A"]);
+    s.sync(3010, "a", "A", 1, &[0, 1]);
+    s.fetch(3100, "a", 1, 10, 30, None);
+    let rejoin = s
+        .events
+        .iter()
+        .rposition(|e| matches!(e.kind, EventKind::JoinGroupRequest { .. }))
+        .unwrap();
+    s.events[rejoin].member_id = None;
+    for e in &mut s.events {
+        e.group_instance_id = Some("i-a".into());
+    }
+    s
+}
+
+#[test]
+fn a_static_members_new_process_is_found_from_its_join_even_when_answered_with_the_old_member_id() {
+    let h = static_restart_answered_with_the_old_member_id(true).histories();
+    assert_eq!(h[0].rebalances.len(), 1, "{:#?}", h[0].rebalances);
+    let stops = &h[0].summary.stops_without_rebalance;
+    assert_eq!(stops.len(), 1, "{stops:#?}");
+    let p = stops[0]
+        .partitions
+        .iter()
+        .find(|p| p.partition == "t-1")
+        .unwrap();
+    assert_eq!(p.why_stopped, "owner_silent");
+    // Stopped at its last request (the commit at 900), not the close.
+    assert_eq!((p.stopped_at, p.resumed_at), (at(900), Some(at(3100))));
+    assert!(
+        p.notes.iter().any(|n| n.contains("old member id")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn a_static_member_resetting_its_member_id_on_a_live_connection_is_no_restart() {
+    // Same JoinGroup, but the old connection never ended: the same
+    // process may have reset its member id (AbstractCoordinator
+    // `resetGenerationOnLeaveGroup` after a poll timeout); not a restart.
+    let h = static_restart_answered_with_the_old_member_id(false).histories();
+    assert!(
+        h[0].summary.stops_without_rebalance.is_empty(),
+        "{:#?}",
+        h[0].summary.stops_without_rebalance
+    );
+}
