@@ -366,6 +366,33 @@ pub enum EventKind {
     Client(ClientLine),
 }
 
+impl EventKind {
+    /// The id linking a wire request and its response, if this kind has
+    /// one (inputs read apart renumber theirs when joined).
+    pub fn exchange_mut(&mut self) -> Option<&mut u64> {
+        match self {
+            EventKind::FindCoordinatorRequest { exchange, .. }
+            | EventKind::FindCoordinatorResponse { exchange, .. }
+            | EventKind::JoinGroupRequest { exchange, .. }
+            | EventKind::JoinGroupResponse { exchange, .. }
+            | EventKind::SyncGroupRequest { exchange, .. }
+            | EventKind::SyncGroupResponse { exchange, .. }
+            | EventKind::HeartbeatRequest { exchange, .. }
+            | EventKind::HeartbeatResponse { exchange, .. }
+            | EventKind::LeaveGroupRequest { exchange, .. }
+            | EventKind::LeaveGroupResponse { exchange, .. }
+            | EventKind::OffsetCommitRequest { exchange, .. }
+            | EventKind::OffsetCommitResponse { exchange, .. }
+            | EventKind::OffsetFetch { exchange, .. }
+            | EventKind::GroupDescribed { exchange, .. }
+            | EventKind::GroupListed { exchange, .. }
+            | EventKind::ConsumerGroupHeartbeatRequest { exchange, .. }
+            | EventKind::ConsumerGroupHeartbeatResponse { exchange, .. } => Some(exchange),
+            _ => None,
+        }
+    }
+}
+
 /// A broker log line's meaning (classic Scala coordinator, new Java
 /// coordinator, KIP-848 groups). Fields are what the line states.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -756,6 +783,20 @@ pub enum DataKind {
         /// `(name, id)` pairs.
         topics: Vec<(String, String)>,
     },
+}
+
+impl DataKind {
+    /// The id linking a wire request and its response, if this kind has
+    /// one (inputs read apart renumber theirs when joined).
+    pub fn exchange_mut(&mut self) -> Option<&mut u64> {
+        match self {
+            DataKind::FetchRequest { exchange, .. }
+            | DataKind::FetchResponse { exchange, .. }
+            | DataKind::ListOffsetsRequest { exchange, .. }
+            | DataKind::ListOffsetsResponse { exchange, .. } => Some(exchange),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

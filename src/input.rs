@@ -22,6 +22,7 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::capture;
@@ -35,6 +36,8 @@ use crate::normalize;
 use crate::options::{InputType, ReadOptions};
 use crate::report::{ExchangeRow, InputSummary};
 use crate::tcp::{Reassembler, TcpConfig};
+
+mod parallel;
 
 /// Per-direction cap on out-of-order TCP bytes held while waiting for a hole.
 const MAX_BUFFERED_PER_DIRECTION: usize = 8 * 1024 * 1024;
@@ -89,7 +92,7 @@ struct Opened<'a> {
     compression: Option<Compression>,
     /// The first decompressed bytes, for messages.
     head: Vec<u8>,
-    bomb: Option<std::rc::Rc<std::cell::Cell<bool>>>,
+    bomb: Option<Arc<AtomicBool>>,
 }
 
 impl Opened<'_> {
@@ -209,19 +212,48 @@ fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 
-/// Reads every input.
+/// Reads every input: each one named is a unit ([`Unit`]: a file, a
+/// directory, stdin), several read at once on separate cores, joined in the
+/// order named as reading them one after the other would (see
+/// [`parallel`]).
 pub fn read_inputs(
     paths: &[PathBuf],
     opts: &ReadOptions,
     keep_exchanges: bool,
     quiet: bool,
 ) -> Result<Collected> {
-    let mut out = Collected::default();
+    read_inputs_apart(paths, opts, keep_exchanges, quiet, true)
+}
+
+/// [`read_inputs`]; `apart` false reads one input after the other.
+fn read_inputs_apart(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    keep_exchanges: bool,
+    quiet: bool,
+    apart: bool,
+) -> Result<Collected> {
     let mut seen = Seen::default();
+    let mut units = Vec::new();
+    let mut failed = None;
     for path in paths {
-        read_top(path, opts, keep_exchanges, quiet, &mut seen, &mut out)?;
+        match plan(path, &mut seen) {
+            Ok(unit) => units.push(unit),
+            // What comes after an input that stops the run is never read.
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
     }
-    Ok(out)
+    let apart = apart && !units.iter().any(|u| matches!(u, Unit::Stdin(_)));
+    let out = parallel::read_units(&units, apart, |unit, out| {
+        read_unit(unit, opts, keep_exchanges, quiet, out)
+    })?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
 }
 
 /// Reads one input from any reader as a path would be read (detection,
@@ -242,48 +274,84 @@ fn read_error(path: &Path, source: io::Error) -> Error {
     }
 }
 
-/// One input the user named: errors here stop the run (exit 2).
-fn read_top(
-    path: &Path,
-    opts: &ReadOptions,
-    keep: bool,
-    quiet: bool,
-    seen: &mut Seen,
-    out: &mut Collected,
-) -> Result<()> {
+/// One input the user named, told apart before anything is read.
+enum Unit {
+    /// `-`.
+    Stdin(PathBuf),
+    /// A file (or a FIFO, a device) and its length when it is a file.
+    File(PathBuf, Option<u64>),
+    /// A directory and its files (see [`walk`]), with what the walk skipped.
+    Directory(PathBuf, Vec<PathBuf>, Diagnostics),
+    /// Read before (the same file or content): only a diagnostic.
+    Skipped(Diagnostics),
+}
+
+/// Tells what `path` is; errors here stop the run (exit 2).
+fn plan(path: &Path, seen: &mut Seen) -> Result<Unit> {
     let name = path.to_string_lossy().to_string();
     if name == "-" {
-        let stdin = io::stdin().lock();
-        let opened = open(stdin, opts.input_type).map_err(|e| read_error(path, e))?;
-        return read_opened(opened, path, opts, keep, out, true);
+        return Ok(Unit::Stdin(path.to_path_buf()));
     }
     let meta = std::fs::metadata(path).map_err(|e| read_error(path, e))?;
+    let mut diags = Diagnostics::default();
     if !seen.first_time(&meta) {
-        out.diagnostics.add(
+        diags.add(
             DiagnosticKind::SkippedInput,
             &name,
             "input",
             "given twice (same file): read once",
         );
-        return Ok(());
+        return Ok(Unit::Skipped(diags));
     }
     if let Some(same) = seen.same_content(path, &meta) {
-        out.diagnostics.add(
+        diags.add(
             DiagnosticKind::SkippedInput,
             &name,
             "input",
             format!("the same content as {}: read once", same.display()),
         );
-        return Ok(());
+        return Ok(Unit::Skipped(diags));
     }
     if meta.is_dir() {
-        return read_directory(path, opts, keep, seen, out);
+        let files = walk(path, seen, &mut diags);
+        return Ok(Unit::Directory(path.to_path_buf(), files, diags));
     }
-    let file = File::open(path).map_err(|e| read_error(path, e))?;
-    let len = meta.is_file().then_some(meta.len());
-    let reader = crate::progress::wrap(file, len, &name, quiet);
-    let opened = open(reader, opts.input_type).map_err(|e| read_error(path, e))?;
-    read_opened(opened, path, opts, keep, out, true)
+    Ok(Unit::File(
+        path.to_path_buf(),
+        meta.is_file().then_some(meta.len()),
+    ))
+}
+
+/// Reads one unit into `out`: errors here stop the run (exit 2).
+fn read_unit(
+    unit: &Unit,
+    opts: &ReadOptions,
+    keep: bool,
+    quiet: bool,
+    out: &mut Collected,
+) -> Result<()> {
+    match unit {
+        Unit::Stdin(path) => {
+            let opened =
+                open_threaded(io::stdin(), opts.input_type).map_err(|e| read_error(path, e))?;
+            read_opened(opened, path, opts, keep, out, true)
+        }
+        Unit::Skipped(diags) => {
+            out.diagnostics.merge(diags.clone());
+            Ok(())
+        }
+        Unit::Directory(dir, files, diags) => {
+            out.diagnostics.merge(diags.clone());
+            read_directory(dir, files, opts, keep, out)
+        }
+        Unit::File(path, len) => {
+            let file = File::open(path).map_err(|e| read_error(path, e))?;
+            let name = path.to_string_lossy();
+            let reader = crate::progress::wrap(file, *len, &name, quiet);
+            let opened = open_threaded(reader, opts.input_type).map_err(|e| read_error(path, e))?;
+            read_opened(opened, path, opts, keep, out, true)
+        }
+    }
 }
 
 /// Reads one recognised input; `top` makes an unknown one an error rather
@@ -325,8 +393,36 @@ fn read_opened(
 }
 
 /// Peeks at `raw` (as many reads as it takes) and recognises it, looking
-/// through one layer of gzip or zstd.
+/// through one layer of gzip or zstd (decompressed on this thread).
 fn open<'a, R: Read + 'a>(raw: R, forced: Option<InputType>) -> io::Result<Opened<'a>> {
+    open_with(raw, forced, |compressed, kind| {
+        let inflated = Inflated::new(compressed, kind)?;
+        let bomb = inflated.bomb_flag();
+        Ok((Box::new(BufReader::with_capacity(1 << 20, inflated)), bomb))
+    })
+}
+
+/// [`open`], decompressing on a thread of its own (see
+/// [`Inflated::spawn`]): a file or stdin, whose reader can move there.
+fn open_threaded<R: Read + Send + 'static>(
+    raw: R,
+    forced: Option<InputType>,
+) -> io::Result<Opened<'static>> {
+    open_with(raw, forced, |compressed, kind| {
+        let piped = Inflated::spawn(compressed, kind);
+        let bomb = piped.bomb_flag();
+        Ok((Box::new(piped), bomb))
+    })
+}
+
+/// A decompressed stream and its bomb flag.
+type Decompressed<'a> = (Box<dyn BufRead + 'a>, Arc<AtomicBool>);
+
+fn open_with<'a, R: Read + 'a>(
+    raw: R,
+    forced: Option<InputType>,
+    inflate: impl FnOnce(io::Chain<Cursor<Vec<u8>>, R>, Compression) -> io::Result<Decompressed<'a>>,
+) -> io::Result<Opened<'a>> {
     let mut raw = raw;
     let head = peek(&mut raw)?;
     let Some(compression) = Compression::of(&head) else {
@@ -343,14 +439,11 @@ fn open<'a, R: Read + 'a>(raw: R, forced: Option<InputType>) -> io::Result<Opene
             bomb: None,
         });
     };
-    let mut inflated = Inflated::new(Cursor::new(head).chain(raw), compression)?;
-    let bomb = inflated.bomb_flag();
+    let (mut inflated, bomb) = inflate(Cursor::new(head).chain(raw), compression)?;
     let inner = peek(&mut inflated)?;
     let kind = classify(&inner, forced);
-    let reader = Box::new(BufReader::with_capacity(
-        1 << 20,
-        Cursor::new(inner.clone()).chain(inflated),
-    ));
+    // Already buffered: the decompressor's own buffers, read in place.
+    let reader = Box::new(Cursor::new(inner.clone()).chain(inflated));
     Ok(Opened {
         reader,
         kind,
@@ -459,8 +552,8 @@ fn looks_like(head: &[u8]) -> String {
     )
 }
 
-fn note_bomb(bomb: Option<&std::cell::Cell<bool>>, source: &str, out: &mut Collected) {
-    if bomb.is_some_and(|b| b.get()) {
+fn note_bomb(bomb: Option<&AtomicBool>, source: &str, out: &mut Collected) {
+    if bomb.is_some_and(|b| b.load(Ordering::Acquire)) {
         out.diagnostics.add(
             DiagnosticKind::SkippedInput,
             source,
@@ -601,19 +694,18 @@ fn log_options(opts: &ReadOptions) -> LogOptions {
     }
 }
 
-/// A directory: every file in it (recursively) recognised by content; its
+/// A directory's files ([`walk`]): each recognised by content; its
 /// captures read as one rotation set, its logs one by one.
 fn read_directory(
     dir: &Path,
+    files: &[PathBuf],
     opts: &ReadOptions,
     keep: bool,
-    seen: &mut Seen,
     out: &mut Collected,
 ) -> Result<()> {
-    let files = walk(dir, seen, &mut out.diagnostics);
     let mut captures = Vec::new();
-    for path in files {
-        let opened = match File::open(&path).and_then(|f| open(f, opts.input_type)) {
+    for path in files.iter().cloned() {
+        let opened = match File::open(&path).and_then(|f| open_threaded(f, opts.input_type)) {
             Ok(o) => o,
             Err(e) => {
                 skip(out, &path, format!("cannot read: {e}"));
@@ -637,7 +729,7 @@ fn read_directory(
     let mut run = CaptureRun::new(opts, keep, out, source);
     for (_, path) in &captures {
         let name: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
-        let opened = match File::open(path).and_then(|f| open(f, opts.input_type)) {
+        let opened = match File::open(path).and_then(|f| open_threaded(f, opts.input_type)) {
             Ok(o) => o,
             Err(e) => {
                 skip(out, path, format!("cannot read: {e}"));
@@ -1090,6 +1182,36 @@ mod tests {
         let mut s = String::new();
         r.read_to_string(&mut s).unwrap();
         assert_eq!((s.as_str(), r.skipped, r.runs), ("abcde", 4, 2));
+    }
+
+    #[test]
+    fn inputs_read_apart_give_what_reading_them_in_order_gives() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let paths: Vec<PathBuf> = [
+            "lab/ck_killed.pcap",
+            "kafka/ak4_java_killed.server.log",
+            "kafka/ak4_java_killed.pcap",
+            "lab/ck_killed.pcap",
+            "lab/kp_clean_leave.pcap",
+        ]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
+        let read = |apart| {
+            let mut c =
+                read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart).unwrap();
+            assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
+            // The order of a Fetch's partitions comes from a hash map's
+            // (it differs between two runs in order too); nothing reads it.
+            for d in &mut c.data {
+                if let crate::event::DataKind::FetchRequest { partitions, .. } = &mut d.kind {
+                    partitions
+                        .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
+                }
+            }
+            format!("{c:?}")
+        };
+        assert!(read(true) == read(false));
     }
 
     #[test]

@@ -18,7 +18,9 @@
 //!   [`kafka::Exchange`]s.
 //! - [`normalize`] turns exchanges into [`event::GroupEvent`]s.
 //! - [`logs`] turns broker and client log lines into the same events.
-//! - [`input`] drives all of the above for each input path.
+//! - [`input`] drives all of the above for each input path: several inputs
+//!   on separate threads (joined in the order named), a compressed one
+//!   inflated on a thread of its own ([`decompress`]).
 //! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.

@@ -13,12 +13,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub const THRESHOLD: u64 = 50 * 1024 * 1024;
 
 /// Wraps `reader` in a progress bar when it is worth showing.
-pub fn wrap<'a, R: Read + 'a>(
+pub fn wrap<'a, R: Read + Send + 'a>(
     reader: R,
     len: Option<u64>,
     label: &str,
     quiet: bool,
-) -> Box<dyn Read + 'a> {
+) -> Box<dyn Read + Send + 'a> {
     match len {
         Some(len) if !quiet && len >= THRESHOLD && io::stderr().is_terminal() => {
             let bar = ProgressBar::new(len);

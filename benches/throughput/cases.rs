@@ -21,14 +21,15 @@ use kgtrace::Diagnostics;
 
 use crate::measure::{sample, Sample, Work};
 
-/// One timed run of case `kind` on `path`.
-pub fn run(kind: &str, path: &Path) -> Sample {
+/// One timed run of case `kind` on `paths` (the stages read the first).
+pub fn run(kind: &str, paths: &[&Path]) -> Sample {
+    let path = paths[0];
     match kind {
         "tcp" => sample(|| stage_tcp(path)),
         "kafka" => sample(|| stage_kafka(path)),
         "logread" => sample(|| stage_log_read(path)),
-        "decode" => sample(|| analyse(path, View::Decode)),
-        _ => sample(|| analyse(path, View::Rebalances)),
+        "decode" => sample(|| analyse(paths, View::Decode)),
+        _ => sample(|| analyse(paths, View::Rebalances)),
     }
 }
 
@@ -47,21 +48,28 @@ pub fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-/// `kgtrace::analyse` on one input, the report dropped as `kgtrace` does
-/// at exit. Bytes: the file's size or, for a `.gz`, the unzipped bytes;
-/// records: packets or lines; found: rebalances (exchanges for `decode`).
-fn analyse(path: &Path, view: View) -> Work {
-    let opts = Options::analyse(vec![path.to_path_buf()], view, Format::Table);
+/// `kgtrace::analyse` on the inputs (read as `kgtrace` reads them: apart
+/// when several), the report dropped as `kgtrace` does at exit. Bytes: the
+/// files' sizes or, for a `.gz`, the unzipped bytes; records: packets or
+/// lines; found: rebalances (exchanges for `decode`).
+fn analyse(paths: &[&Path], view: View) -> Work {
+    let inputs = paths.iter().map(|p| p.to_path_buf()).collect();
+    let opts = Options::analyse(inputs, view, Format::Table);
     let (report, _, _) = kgtrace::analyse(&opts).expect("analyse reads the bench input");
-    let input = &report.inputs[0];
     let found = if view == View::Decode {
         report.exchanges.len()
     } else {
         report.rebalances.len()
     };
+    let on_disk: u64 = paths.iter().map(|p| file_len(p)).sum();
     Work {
-        bytes: input.bytes.max(file_len(path)),
-        records: input.records,
+        bytes: report
+            .inputs
+            .iter()
+            .map(|i| i.bytes)
+            .sum::<u64>()
+            .max(on_disk),
+        records: report.inputs.iter().map(|i| i.records).sum(),
         found: found as u64,
     }
 }

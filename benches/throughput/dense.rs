@@ -1,6 +1,8 @@
 //! The benchmark's heavy inputs for issue 12: a dense coordinator capture
 //! (mostly group traffic), its 256 MB prefix, and a realistic 1 GB
-//! `server.log` with about 2 % group-coordinator lines.
+//! `server.log` with about 2 % group-coordinator lines; for the
+//! `parallel` cases, the capture's next 256 MB as a second input and the
+//! realistic log gzipped.
 //!
 //! Takes: the generators ([`crate::scenario`], [`crate::serverlog`]) and
 //! [`crate::inputs`]' cache. Gives: the files' paths and facts, generated
@@ -12,12 +14,15 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
 use crate::cases::file_len;
-use crate::in_child;
 use crate::inputs::{capture, ensure, warm, Input};
 use crate::measure::{best_of, cpu_secs, Measured, Sample, Work};
 use crate::scenario::Plan;
 use crate::serverlog::write_realistic_log;
+use crate::{in_child, in_child_many};
 
 /// The dense coordinator capture: 300 groups of 5 to 20 consumers
 /// (heartbeats every 3 s, commits every 5 s, Fetch long-polls), a
@@ -48,15 +53,43 @@ pub fn dense_prefix(full: &Path) -> io::Result<Input> {
     ensure("dense-256mb.pcap", |tmp| {
         let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
         let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
-        let packets = copy_prefix(&mut input, &mut out, PREFIX_BYTES)?;
+        let packets = copy_prefix(&mut input, &mut out, 0, PREFIX_BYTES)?;
         out.flush()?;
         Ok(format!("first {packets} packets of dense.pcap"))
     })
 }
 
-/// Copies the pcap global header and whole records while under `limit`
-/// bytes; returns the records copied.
-fn copy_prefix(r: &mut impl Read, w: &mut impl Write, limit: u64) -> io::Result<u64> {
+/// The [`PREFIX_BYTES`] of `full` after the prefix's, cut at packet
+/// boundaries: a second capture of the same coordinator (its connections
+/// already open when it starts), for reading two inputs at once.
+pub fn dense_second(full: &Path) -> io::Result<Input> {
+    ensure("dense-256mb-b.pcap", |tmp| {
+        let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+        let packets = copy_prefix(&mut input, &mut out, PREFIX_BYTES, PREFIX_BYTES)?;
+        out.flush()?;
+        Ok(format!(
+            "{packets} packets of dense.pcap after its first 256 MB"
+        ))
+    })
+}
+
+/// `log` gzipped whole (flate2's default level, one member).
+pub fn gzipped(log: &Path, name: &str) -> io::Result<Input> {
+    ensure(name, |tmp| {
+        let mut input = BufReader::with_capacity(1 << 20, File::open(log)?);
+        let out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+        let mut gz = GzEncoder::new(out, Compression::default());
+        let bytes = io::copy(&mut input, &mut gz)?;
+        gz.finish()?.flush()?;
+        Ok(format!("{bytes} bytes gzipped"))
+    })
+}
+
+/// Copies the pcap global header, then whole records: those starting at
+/// or after `skip` bytes of records, while under `limit` bytes written;
+/// returns the records copied.
+fn copy_prefix(r: &mut impl Read, w: &mut impl Write, skip: u64, limit: u64) -> io::Result<u64> {
     let mut head = [0u8; 24];
     r.read_exact(&mut head)?;
     let little = match head[..4] {
@@ -65,7 +98,7 @@ fn copy_prefix(r: &mut impl Read, w: &mut impl Write, limit: u64) -> io::Result<
         _ => return Err(io::Error::other("not a pcap file")),
     };
     w.write_all(&head)?;
-    let (mut written, mut packets) = (24u64, 0u64);
+    let (mut written, mut packets, mut skipped) = (24u64, 0u64, 0u64);
     let mut data = Vec::new();
     loop {
         let mut rec = [0u8; 16];
@@ -81,11 +114,15 @@ fn copy_prefix(r: &mut impl Read, w: &mut impl Write, limit: u64) -> io::Result<
         if len > 1 << 18 {
             return Err(io::Error::other("pcap record too long"));
         }
-        if written + 16 + len as u64 > limit {
+        if skipped >= skip && written + 16 + len as u64 > limit {
             return Ok(packets);
         }
         data.resize(len, 0);
         r.read_exact(&mut data)?;
+        if skipped < skip {
+            skipped += 16 + len as u64;
+            continue;
+        }
         w.write_all(&rec)?;
         w.write_all(&data)?;
         written += 16 + len as u64;
@@ -128,6 +165,9 @@ pub fn heavy_cases(
             rows.push(in_child(name, "rebalances", &input.path, "pkts", runs));
         }
     }
+    if picked("parallel") {
+        parallel_cases(runs, rows)?;
+    }
     if picked("realog") {
         let log = realistic_log()?;
         println!("realistic log: {}\n  {}", log.path.display(), log.facts);
@@ -150,6 +190,130 @@ pub fn heavy_cases(
         rows.extend(rg_case(path, runs));
     }
     Ok(())
+}
+
+/// Issue 12's parallel inputs: the dense prefix and the capture's next
+/// 256 MB each alone and both in one run (one thread each), with the
+/// speed-up of the pair over the two alone; the realistic log gzipped
+/// (inflated on its own thread) beside `gzip -dc` of the same file.
+fn parallel_cases(runs: usize, rows: &mut Vec<Measured>) -> io::Result<()> {
+    let full = dense()?;
+    let first = dense_prefix(&full.path)?;
+    let second = dense_second(&full.path)?;
+    println!(
+        "dense second: {}\n  {}",
+        second.path.display(),
+        second.facts
+    );
+    warm(&first.path)?;
+    warm(&second.path)?;
+    let a = in_child(
+        "dense prefix alone",
+        "rebalances",
+        &first.path,
+        "pkts",
+        runs,
+    );
+    let b = in_child(
+        "dense next 256 MB alone",
+        "rebalances",
+        &second.path,
+        "pkts",
+        runs,
+    );
+    let both = [first.path.as_path(), second.path.as_path()];
+    let ab = in_child_many("both in one run", "rebalances", &both, "pkts", runs);
+    println!(
+        "two inputs: {:.2}x the wall time of one after the other ({:.2} + {:.2} s alone, {:.2} s together; cpu {:.2} + {:.2} s alone, {:.2} s together)",
+        (a.wall + b.wall) / ab.wall,
+        a.wall,
+        b.wall,
+        ab.wall,
+        a.cpu,
+        b.cpu,
+        ab.cpu
+    );
+    rows.extend([a, b, ab]);
+    let log = realistic_log()?;
+    let gz = gzipped(&log.path, "realistic-server.log.gz")?;
+    let mb = file_len(&gz.path) / 1_000_000;
+    println!(
+        "realistic gz: {} ({mb} MB)\n  {}",
+        gz.path.display(),
+        gz.facts
+    );
+    warm(&gz.path)?;
+    warm(&log.path)?;
+    rows.push(in_child(
+        "realistic log (rebalances)",
+        "rebalances",
+        &log.path,
+        "lines",
+        runs,
+    ));
+    let z = in_child(
+        "realistic .gz log (rebalances)",
+        "rebalances",
+        &gz.path,
+        "lines",
+        runs,
+    );
+    let name = "realistic .gz log: gzip -dc > /dev/null";
+    if let Some(g) = tool_case(name, "gzip", &["-dc"], &gz.path, z.work.bytes, runs) {
+        println!(
+            "gz: kgtrace takes {:.2}x the wall time of gzip -dc ({:.2} s vs {:.2} s; cpu {:.2} s vs {:.2} s)",
+            z.wall / g.wall,
+            z.wall,
+            g.wall,
+            z.cpu,
+            g.cpu
+        );
+        rows.extend([z, g]);
+    } else {
+        rows.push(z);
+    }
+    Ok(())
+}
+
+/// `tool ARGS FILE` with its output thrown away, `bytes` counted as its
+/// work; `None` when the tool is not installed.
+fn tool_case(
+    name: &str,
+    tool: &str,
+    args: &[&str],
+    path: &Path,
+    bytes: u64,
+    runs: usize,
+) -> Option<Measured> {
+    if Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
+        println!("{tool} not installed: comparison skipped");
+        return None;
+    }
+    Some(best_of(name, "lines", "-", runs, || {
+        let (cpu0, t0) = (cpu_secs().1, Instant::now());
+        Command::new(tool)
+            .args(args)
+            .arg(path)
+            .stdout(Stdio::null())
+            .status()
+            .expect("the tool runs");
+        Sample {
+            work: Work {
+                bytes,
+                records: 0,
+                found: 0,
+            },
+            wall: t0.elapsed().as_secs_f64(),
+            cpu: cpu_secs().1 - cpu0,
+            peak_mb: None,
+        }
+    }))
 }
 
 /// `rg -c GroupCoordinator FILE` (found: its count); `None` without rg.

@@ -7,7 +7,12 @@
 //! circular buffer: `next` parses a block in place (zero-copy), `consume`
 //! releases it, `Incomplete` asks for a `refill`, `BufferTooSmall` for a
 //! bigger buffer (grown here up to [`MAX_BUFFER`], so a corrupt length cannot
-//! make us allocate without bound).
+//! make us allocate without bound). Blocks are released without moving the
+//! bytes after them (`consume_noshift`): only a `refill` moves the unread
+//! tail (at most one partial record) to the front, then reads a whole
+//! buffer's worth at once, straight from the file when the caller's
+//! `BufReader` is smaller than that (it then passes large reads through
+//! instead of copying them).
 
 use std::io::{self, Cursor, Read};
 use std::path::PathBuf;
@@ -27,8 +32,10 @@ use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
 use crate::time::Timestamp;
 
-/// Starting size of the read buffer: large enough that refills are rare.
-const INITIAL_BUFFER: usize = 256 << 10;
+/// Starting size of the read buffer: large enough that refills are rare and
+/// that each refill asks for more than the input's 1 MiB `BufReader` holds,
+/// so the bytes are read straight into this buffer, not copied through it.
+const INITIAL_BUFFER: usize = 4 << 20;
 pub(super) fn read<R: Read>(
     reader: R,
     source: &str,
@@ -142,7 +149,9 @@ impl<'s, F: FnMut(Segment<'_>)> Walk<'s, F> {
             let step = match reader.next() {
                 Ok((len, block)) => {
                     self.block(block, offset)?;
-                    reader.consume(len);
+                    // Not `consume`: past half the buffer it moves every
+                    // unread byte to the front, block after block.
+                    reader.consume_noshift(len);
                     Step::Again
                 }
                 Err(PcapError::Eof) => Step::Stop,

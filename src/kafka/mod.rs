@@ -52,6 +52,7 @@ mod rules;
 use std::sync::Arc;
 
 pub use apis::api_name;
+pub(crate) use consumer_protocol::MAX_KEPT_PER_MESSAGE;
 pub use errors::error_name;
 pub use exchange::{ClosedConnection, Exchange};
 
