@@ -818,7 +818,10 @@ fn apache_kafka_captures_cut_by_a_snap_length_give_every_truth_rebalance_with_it
         .collect();
     assert_eq!(
         snapped,
-        ["ak4_java_session_timeout_s128", "ak4_java_session_timeout_s200"]
+        [
+            "ak4_java_session_timeout_s128",
+            "ak4_java_session_timeout_s200"
+        ]
     );
     let mut problems = Vec::new();
     for name in snapped {

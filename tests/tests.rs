@@ -39,3 +39,5 @@ mod log_layouts;
 
 // Only one member's connections captured: the member that vanished from its answers is named.
 mod one_host;
+
+mod snap_fields;
