@@ -194,13 +194,16 @@ fn first_flexible(api: i16) -> i16 {
         8 => 8,
         9 => 6,
         11 => 6,
-        12 | 13 | 14 => 4,
+        12..=14 => 4,
         _ => i16::MAX,
     }
 }
 
+/// Walked fields: (name, value) in wire order.
+type Fields = Vec<(String, String)>;
+
 /// The fields of a cut request whose bytes are whole, in wire order.
-fn walk_request(body: &[u8]) -> Option<(i16, i16, i32, Vec<(String, String)>)> {
+fn walk_request(body: &[u8]) -> Option<(i16, i16, i32, Fields)> {
     let mut w = Walk {
         b: body,
         at: 0,
