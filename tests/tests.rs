@@ -41,3 +41,6 @@ mod log_layouts;
 mod one_host;
 
 mod snap_fields;
+
+// An input whose group events make no rebalance says what it holds and why.
+mod no_rebalance;
