@@ -117,3 +117,61 @@ fn named<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
     }
     s.join(", ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found<'a>(events: u64, joins: u64, groups: &[&'a str], kinds: &[&str]) -> Found<'a> {
+        Found {
+            events,
+            joins,
+            groups: groups.iter().copied().collect(),
+            kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn events_naming_no_group_are_said_to_name_none() {
+        let w = warning("capture", &found(1, 0, &[], &["FindCoordinator"]));
+        assert_eq!(
+            w,
+            "1 group event (FindCoordinator) but none names a group, so no rebalance can be told"
+        );
+    }
+
+    #[test]
+    fn a_log_without_a_join_says_it_holds_no_joining_line() {
+        let w = warning("log", &found(3, 0, &["g"], &["MemberLeft"]));
+        assert!(
+            w.starts_with(
+                "3 group events (MemberLeft) of group g but no rebalance: the log holds no join \
+                 (no line of a member joining)"
+            ),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn joins_that_make_no_round_are_counted_and_many_groups_are_cut_at_four() {
+        let w = warning(
+            "capture",
+            &found(9, 2, &["a", "b", "c", "d", "e"], &["JoinGroup"]),
+        );
+        assert!(
+            w.starts_with("9 group events (JoinGroup) of groups a, b, c, d, +1 more"),
+            "{w}"
+        );
+        assert!(
+            w.ends_with("its 2 join events make no round kgtrace can tell from what was recorded"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn api_of_drops_the_direction_only() {
+        assert_eq!(api_of("SyncGroup request"), "SyncGroup");
+        assert_eq!(api_of("Heartbeat response"), "Heartbeat");
+        assert_eq!(api_of("Preparing to rebalance"), "Preparing to rebalance");
+    }
+}
