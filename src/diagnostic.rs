@@ -51,8 +51,9 @@ pub enum DiagnosticKind {
     Reconstruction,
     /// A log ended in a read error (a cut `.gz`); the lines before were read.
     TruncatedLog,
-    /// An input, or a file in a directory, skipped, read in part, or giving
-    /// no event: named, with what it looked like (also a warning on stderr).
+    /// An input, or a file in a directory, skipped, read in part, giving
+    /// no event, or giving events of no rebalance: named, with what it
+    /// looked like (also a warning on stderr).
     SkippedInput,
 }
 

@@ -26,6 +26,7 @@
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
+//! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
 
@@ -44,6 +45,7 @@ pub mod group;
 pub mod input;
 pub mod kafka;
 pub mod logs;
+pub mod no_rebalance;
 pub mod normalize;
 pub mod options;
 pub mod progress;
@@ -202,6 +204,12 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
             ),
         );
     }
+    no_rebalance::explain(
+        &mut collected.inputs,
+        &timeline.events,
+        &histories,
+        &mut collected.diagnostics,
+    );
     stops::apply(&mut histories, &timeline.events, &collected.data);
     let (report, matched) = assemble::assemble(
         collected.inputs,

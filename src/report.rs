@@ -182,8 +182,8 @@ pub struct InputSummary {
     /// milliseconds (log time + offset = capture time); null when not
     /// estimated.
     pub clock_offset_ms: Option<f64>,
-    /// Why this input gave no event (also said on stderr); null when it gave
-    /// some.
+    /// Why this input gave no event, or no rebalance from its events (also
+    /// said on stderr); null when it gave some.
     pub warning: Option<String>,
 }
 

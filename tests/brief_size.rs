@@ -19,7 +19,7 @@ use crate::util::run;
 /// The benchmark's frames module, whose own `mod records;` resolves beside it.
 #[allow(dead_code, unused_imports)]
 #[path = "../benches/throughput"]
-mod bench {
+pub(crate) mod bench {
     pub mod frames;
 }
 

@@ -39,3 +39,8 @@ mod log_layouts;
 
 // Only one member's connections captured: the member that vanished from its answers is named.
 mod one_host;
+
+mod snap_fields;
+
+// An input whose group events make no rebalance says what it holds and why.
+mod no_rebalance;

@@ -133,11 +133,10 @@ fn consumer_protocol_refused(evs: &[&GroupEvent]) -> Option<(Timestamp, String)>
                 broker_offers: Some(false),
                 ..
             } => "its ApiVersions answer lists no ConsumerGroupHeartbeat, API key 68",
-            EventKind::Client(ClientLine::HeartbeatFailed { error })
-                if error.contains("does not support the new CONSUMER group protocol") =>
-            {
-                "the client logged \"The cluster does not support the new CONSUMER group protocol\""
-            }
+            EventKind::Client(ClientLine::HeartbeatFailed { error }) => match java_refusal(error) {
+                Some(how) => how,
+                None => continue,
+            },
             EventKind::ConsumerGroupHeartbeatResponse { error: None, .. } => return None,
             _ => continue,
         };
@@ -162,6 +161,31 @@ fn consumer_protocol_refused(evs: &[&GroupEvent]) -> Option<(Timestamp, String)>
         ),
     };
     Some((first.ts, text))
+}
+
+/// What a Java consumer logs when the broker refuses the consumer protocol
+/// ("ConsumerGroupHeartbeatRequest failed due to …", the text after "due
+/// to"), in words for the note; `None` for other heartbeat failures.
+/// kafka-clients 4.4 (ConsumerHeartbeatRequestManager
+/// `handleSpecificExceptionInResponse` / `handleSpecificFailure`): "unsupported
+/// version response on broker side: The cluster does not support the new
+/// CONSUMER group protocol. …" when the broker answers UNSUPPORTED_VERSION,
+/// "unsupported version while sending request: The node does not support
+/// CONSUMER_GROUP_HEARTBEAT…" when its ApiVersions answer lacks the API
+/// (NodeApiVersions). 3.7–4.0 (AbstractHeartbeatRequestManager
+/// `onErrorResponse` / `onFailure`): "UNSUPPORTED_VERSION: <the broker's
+/// message>" and "fatal error: The node does not support
+/// CONSUMER_GROUP_HEARTBEAT…".
+fn java_refusal(error: &str) -> Option<&'static str> {
+    if error.contains("does not support the new CONSUMER group protocol") {
+        Some("the client logged \"The cluster does not support the new CONSUMER group protocol\"")
+    } else if error.starts_with("UNSUPPORTED_VERSION") {
+        Some("the client logged its heartbeat answered UNSUPPORTED_VERSION")
+    } else if error.contains("does not support CONSUMER_GROUP_HEARTBEAT") {
+        Some("the client logged \"The node does not support CONSUMER_GROUP_HEARTBEAT\": its ApiVersions answer lists no API key 68")
+    } else {
+        None
+    }
 }
 
 /// Puts a refused KIP-848 attempt in the group's notes and in the first

@@ -4,8 +4,10 @@
 //! ConsumerGroupHeartbeat (member epoch 0: a join), Apache Kafka answers
 //! UNSUPPORTED_VERSION (KafkaApis `handleConsumerGroupHeartbeat` when its
 //! coordinator does not run the consumer protocol), and the client then
-//! joins with the classic JoinGroup. Gives: the group read as classic, with
-//! the refusal said in words in its notes and in the rebalance after it.
+//! joins with the classic JoinGroup; and a Java consumer's log of the same
+//! story, written here from the lines kafka-clients logs (3.7-4.0 and 4.4).
+//! Gives: the group read as classic, with the refusal said in words in its
+//! notes and in the rebalance after it.
 
 use kafka_protocol::messages::{
     api_versions_response, ApiVersionsRequest, ApiVersionsResponse, ConsumerGroupHeartbeatRequest,
@@ -196,4 +198,82 @@ fn a_consumer_group_heartbeat_the_broker_offers_is_no_refusal() {
         .flat_map(|g| g.notes.iter().cloned())
         .collect();
     assert!(!said.contains("does not offer it"), "{said}");
+}
+
+/// A Java consumer's own log of a refused KIP-848 attempt, in the lab's
+/// log4j2 layout (`[%d{ISO8601}] %p %m (%c)`): the heartbeat failure
+/// `failure` (the text after "ConsumerGroupHeartbeatRequest failed due
+/// to"), then, 8 s later, the consumer restarted with
+/// group.protocol=classic joining generation 1.
+fn java_log(failure: &str) -> String {
+    let c = "[Consumer clientId=g1-c1, groupId=g1]";
+    let coordinator = "(org.apache.kafka.clients.consumer.internals.ConsumerCoordinator)";
+    let member = "g1-c1-5a0c2b54-0b3e-4a7f-9d4e-0d52f6b0c2a1";
+    [
+        format!("[2026-12-03T08:20:34,120] INFO {c} Subscribed to topic(s): lab (org.apache.kafka.clients.consumer.internals.AsyncKafkaConsumer)"),
+        format!("[2026-12-03T08:20:34,512] ERROR {c} ConsumerGroupHeartbeatRequest failed due to {failure} (org.apache.kafka.clients.consumer.internals.ConsumerHeartbeatRequestManager)"),
+        format!("[2026-12-03T08:20:42,401] INFO {c} (Re-)joining group {coordinator}"),
+        format!("[2026-12-03T08:20:42,433] INFO {c} Request joining group due to: need to re-join with the given member-id: {member} {coordinator}"),
+        format!("[2026-12-03T08:20:42,434] INFO {c} (Re-)joining group {coordinator}"),
+        format!("[2026-12-03T08:20:45,440] INFO {c} Successfully joined group with generation Generation{{generationId=1, memberId='{member}', protocol='range'}} {coordinator}"),
+        format!("[2026-12-03T08:20:45,452] INFO {c} Successfully synced group in generation Generation{{generationId=1, memberId='{member}', protocol='range'}} {coordinator}"),
+    ]
+    .join("\n")
+        + "\n"
+}
+
+fn notes_of_log(text: &str) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g1-c1.log");
+    std::fs::write(&path, text).unwrap();
+    let opts = Options::analyse(vec![path], View::Report, Format::Json);
+    let report = crate::analyse(&opts).expect("the log is read").0;
+    let g = report
+        .groups
+        .iter()
+        .find(|g| g.group == "g1")
+        .expect("group g1");
+    (g.protocol.clone(), g.notes.join("\n"))
+}
+
+#[test]
+fn a_java_consumer_log_of_the_refused_consumer_protocol_is_said_in_words() {
+    // kafka-clients 4.4 (ConsumerHeartbeatRequestManager), broker answered
+    // UNSUPPORTED_VERSION; the same client when the broker's ApiVersions
+    // lacks the API; 3.7-4.0 (AbstractHeartbeatRequestManager) for both.
+    for (failure, how) in [
+        (
+            "unsupported version response on broker side: The cluster does not support the new CONSUMER group protocol. Set group.protocol=classic on the consumer configs to revert to the CLASSIC protocol until the cluster is upgraded.",
+            "the client logged \"The cluster does not support the new CONSUMER group protocol\"",
+        ),
+        (
+            "unsupported version while sending request: The node does not support CONSUMER_GROUP_HEARTBEAT",
+            "the client logged \"The node does not support CONSUMER_GROUP_HEARTBEAT\"",
+        ),
+        (
+            "UNSUPPORTED_VERSION: The new group coordinator is not enabled. Please enable it to use the consumer group protocol.",
+            "the client logged its heartbeat answered UNSUPPORTED_VERSION",
+        ),
+        (
+            "fatal error: The node does not support CONSUMER_GROUP_HEARTBEAT",
+            "the client logged \"The node does not support CONSUMER_GROUP_HEARTBEAT\"",
+        ),
+    ] {
+        let (protocol, said) = notes_of_log(&java_log(failure));
+        assert_eq!(protocol, "classic", "{failure}");
+        assert!(
+            said.contains("g1-c1 asked for the consumer protocol")
+                && said.contains(how)
+                && said.contains("it fell back to classic (JoinGroup 7.9 s later)"),
+            "{failure}:\n{said}"
+        );
+    }
+}
+
+#[test]
+fn a_java_consumer_log_of_another_heartbeat_failure_is_no_refusal() {
+    let (_, said) = notes_of_log(&java_log(
+        "FENCED_MEMBER_EPOCH: The member epoch is fenced by the group coordinator.",
+    ));
+    assert!(!said.contains("consumer protocol"), "{said}");
 }

@@ -110,14 +110,22 @@ pub(crate) fn is_group_api(api_key: i16) -> bool {
     )
 }
 
+/// ApiVersions v5, sent by Apache Kafka 4.x's Java clients and answered by
+/// its brokers (fixtures/kafka/ak4_*), past kafka-protocol 0.18's v0-4:
+/// its request is read by hand ([`super::decode`]: the KIP-511 client
+/// software name and version lead every v3+ body; v5 appends fields after
+/// them), its answer as v4, whose layout it keeps (ApiVersionsResponse.json
+/// lists `validVersions` 0-5 with no field versioned 5+).
+pub(crate) const API_VERSIONS_BY_HAND: i16 = 5;
+
 /// Whether kgtrace can decode this group API version: the versions
 /// kafka-protocol has, plus those [`super::legacy`] covers (OffsetCommit
-/// v0/v1, OffsetFetch v0).
+/// v0/v1, OffsetFetch v0) and ApiVersions v5 ([`API_VERSIONS_BY_HAND`]).
 pub(crate) fn decodable(api_key: i16, version: i16) -> bool {
     let legacy = matches!(
         (api_key, version),
         (key::OFFSET_COMMIT, 0 | 1) | (key::OFFSET_FETCH, 0)
-    );
+    ) || (api_key == key::API_VERSIONS && version == API_VERSIONS_BY_HAND);
     let known = ApiKey::try_from(api_key).is_ok_and(|k| {
         let range = k.valid_versions();
         (range.min..=range.max).contains(&version)

@@ -167,6 +167,7 @@ fn request_body(
             }
         }
         key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(&mut buf, v)?, e, b),
+        key::API_VERSIONS if v == apis::API_VERSIONS_BY_HAND => api_versions_v5(&buf)?,
         key::API_VERSIONS => api_versions(decode(&mut buf, v)?, v),
         // ListGroups requests carry only filters.
         _ => Decoded::default(),
@@ -443,6 +444,40 @@ fn api_versions(r: ApiVersionsRequest, v: i16) -> Decoded {
     }
 }
 
+/// ApiVersions v5 by hand (kafka-protocol 0.18 stops at v4): the body
+/// starts, as from v3 (ApiVersionsRequest.json, flexible), with
+/// `ClientSoftwareName` and `ClientSoftwareVersion` as compact strings;
+/// what v5 appends after them is not read. The strings are sliced from
+/// the body, never allocated by their length.
+fn api_versions_v5(body: &[u8]) -> Result<Decoded, String> {
+    let mut at = 0;
+    let mut compact_string = || -> Result<String, String> {
+        let mut len = 0u64;
+        for shift in (0..35).step_by(7) {
+            let byte = *body.get(at).ok_or("ApiVersions v5: cut short")?;
+            at += 1;
+            len |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        let len = usize::try_from(len.checked_sub(1).ok_or("ApiVersions v5: null name")?)
+            .map_err(|_| "ApiVersions v5: bad length")?;
+        let s = at
+            .checked_add(len)
+            .and_then(|end| body.get(at..end))
+            .ok_or("ApiVersions v5: name past the end")?;
+        at += len;
+        Ok(String::from_utf8_lossy(s).into_owned())
+    };
+    let name = compact_string()?;
+    let version = compact_string()?;
+    Ok(Decoded {
+        software: (!name.is_empty()).then(|| format!("{name}/{version}")),
+        ..Decoded::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
@@ -540,5 +575,37 @@ mod tests {
             3,
         );
         assert_eq!(d.software.as_deref(), Some("apache-kafka-java/3.7.0"));
+    }
+
+    /// ApiVersions v5 as Apache Kafka 4.4's Java client sends it
+    /// (fixtures/kafka/ak4_java_killed.pcap frame 415, after the size).
+    const API_VERSIONS_V5: &str = "00120005000000010005673\
+        12d63310012617061636865\
+        2d6b61666b612d6a61766106342e342e3000ffffffff00";
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.split_whitespace().collect();
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+            .collect()
+    }
+
+    #[test]
+    fn reads_the_client_software_from_api_versions_v5_by_hand() {
+        let body = hex(API_VERSIONS_V5);
+        let d = request(body.clone(), key::API_VERSIONS, 5, 1).expect("v5 decodes");
+        assert_eq!(d.software.as_deref(), Some("apache-kafka-java/4.4.0"));
+        assert!(apis::why_undecodable(key::API_VERSIONS, 5).is_none());
+        // Cut anywhere inside the two names: an error, never a panic or a
+        // wrong name.
+        for cut in 0..body.len() - 6 {
+            if let Ok(d) = request(body[..cut].to_vec(), key::API_VERSIONS, 5, 1) {
+                panic!("cut at {cut} decoded {:?}", d.software);
+            }
+        }
+        let mut huge = body[..20].to_vec();
+        huge.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        assert!(request(huge, key::API_VERSIONS, 5, 1).is_err());
     }
 }

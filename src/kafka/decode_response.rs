@@ -113,7 +113,8 @@ fn body_within(
         key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(buf, v)?, e, b),
         key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e, b),
         key::API_VERSIONS => {
-            let r: ApiVersionsResponse = decode(buf, v)?;
+            // v5 is read as v4, whose layout it keeps (apis::API_VERSIONS_BY_HAND).
+            let r: ApiVersionsResponse = decode(buf, v.min(apis::API_VERSIONS_BY_HAND - 1))?;
             // A refusal (UNSUPPORTED_VERSION) lists at most ApiVersions
             // itself (KIP-511): it says nothing of what the broker offers.
             let offered = (r.error_code == 0).then(|| OfferedApis {

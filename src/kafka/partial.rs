@@ -201,11 +201,15 @@ fn join_group_request(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> Op
     d.kind = Some(kind.clone());
     let protocol_type = c.string()?;
     let count = c.array()?;
-    // Only names: a cut subscription is not decoded as an empty one.
+    // Only names: a cut subscription is not decoded as an empty one (the
+    // event is `truncated`, so its empty topic lists prove nothing). A name
+    // that is whole is kept even when its metadata was cut.
     let protocols = entries(c, count, |c| {
         let name = c.string()?;
-        c.bytes()?;
-        c.tags()?;
+        rest_or_end(c, |c| {
+            c.bytes()?;
+            c.tags()
+        });
         Some(OfferedProtocol {
             name,
             ..OfferedProtocol::default()
@@ -516,6 +520,20 @@ mod tests {
                 panic!("v{version}: no join event from 60 bytes");
             };
             assert!(protocols.is_empty(), "the cut protocol is not invented");
+            // Cut inside the 300 bytes of metadata: the name is whole and
+            // kept, its subscription is not read.
+            let d = request(&body[..body.len() - 100], key::JOIN_GROUP, version, 1).unwrap();
+            let Some(EventKind::JoinGroupRequest { protocols, .. }) = d.kind else {
+                panic!("v{version}: no join event");
+            };
+            assert_eq!(
+                protocols,
+                [OfferedProtocol {
+                    name: "range".into(),
+                    ..OfferedProtocol::default()
+                }],
+                "v{version}"
+            );
         }
     }
 

@@ -11,7 +11,7 @@ use crate::util::{json, kgtrace, lab, rows, run, run_command, run_with_stdin};
 
 use super::{fixture_bytes, SERVER_LOG};
 
-fn rebalances_of(args: &[&str]) -> Vec<(String, Option<i64>)> {
+fn rebalances_of(args: &[&str]) -> Vec<serde_json::Value> {
     let mut all = vec!["rebalances", "--format", "json"];
     all.extend_from_slice(args);
     let out = run(&all);
@@ -19,15 +19,24 @@ fn rebalances_of(args: &[&str]) -> Vec<(String, Option<i64>)> {
     kinds_and_generations(&json(&out.stdout))
 }
 
-/// Each rebalance of a JSON report as (trigger kind, generation).
-fn kinds_and_generations(report: &serde_json::Value) -> Vec<(String, Option<i64>)> {
+/// Each rebalance of a JSON report as what tells it apart: group,
+/// generations before and after, start, trigger kind, member and client,
+/// and the members after it (so "the same rebalances" means the same
+/// story, not only as many rows).
+fn kinds_and_generations(report: &serde_json::Value) -> Vec<serde_json::Value> {
     rows(report, "rebalances")
         .iter()
         .map(|r| {
-            (
-                r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
-                r["generation"].as_i64(),
-            )
+            serde_json::json!([
+                r["group"],
+                r["previous_generation"],
+                r["generation"],
+                r["started_at"],
+                r["trigger"]["kind"],
+                r["trigger"]["member_id"],
+                r["trigger"]["client_id"],
+                r["members_after"],
+            ])
         })
         .collect()
 }
@@ -111,8 +120,21 @@ fn a_rotation_set_in_a_directory_beside_a_log_is_read_as_one_capture_in_time_ord
     let report = json(&out.stdout);
     assert_eq!(kinds_and_generations(&report), plain);
     assert_eq!(rows(&report, "inputs").len(), 3);
-    // Beside a log: both are read.
+    // Beside a log: both are read, and the capture's groups keep their
+    // rebalances (the log's are of other groups, orders and billing).
     std::fs::write(dir.path().join("server.log"), SERVER_LOG).unwrap();
+    let out = run(&[
+        "rebalances",
+        "--format",
+        "json",
+        dir.path().to_str().unwrap(),
+    ]);
+    let both = kinds_and_generations(&json(&out.stdout));
+    let (logged, captured): (Vec<_>, Vec<_>) = both
+        .into_iter()
+        .partition(|r| r[0] == "orders" || r[0] == "billing");
+    assert_eq!(captured, plain);
+    assert!(!logged.is_empty(), "the log's rebalances are read too");
     let out = run(&["groups", "--format", "json", dir.path().to_str().unwrap()]).expect_code(0);
     let kinds: Vec<_> = rows(&json(&out.stdout), "inputs")
         .iter()
@@ -243,10 +265,10 @@ fn a_capture_on_stdin_delivered_slowly_is_read_whole() {
     let bytes = fixture_bytes(&lab(KILLED));
     let plain = rebalances_of(&[&lab(KILLED)]);
     let out = run_with_stdin(&["rebalances", "--format", "json", "-"], &bytes).expect_code(0);
-    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), plain.len());
+    assert_eq!(kinds_and_generations(&json(&out.stdout)), plain);
     // `/dev/stdin` as a path (a pipe): nothing lost to detection.
     let out = run_with_stdin(&["rebalances", "--format", "json", "/dev/stdin"], &bytes);
-    assert_eq!(rows(&json(&out.stdout), "rebalances").len(), plain.len());
+    assert_eq!(kinds_and_generations(&json(&out.stdout)), plain);
 }
 
 #[test]

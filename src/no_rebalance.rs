@@ -1,0 +1,177 @@
+//! Inputs whose group events make no rebalance: said, never silent.
+//!
+//! Takes: the per-input accounting, the merged events and the rebuilt
+//! histories. Gives: for each input that gave group events of which no group
+//! has a rebalance, a warning on that input (`--format json`'s `inputs`) and a
+//! `skipped_input` diagnostic (a warning on stderr) saying, from counts, what
+//! was found and why no round could be told: events naming no group, or no
+//! join (a JoinGroup, a ConsumerGroupHeartbeat at epoch 0, a joining log
+//! line) among them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::describe::describe;
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::event::GroupEvent;
+use crate::group::GroupHistory;
+use crate::report::InputSummary;
+
+/// Groups and kinds named in a warning; the rest are counted.
+const NAMED: usize = 4;
+
+/// What one input's events hold.
+#[derive(Default)]
+struct Found<'a> {
+    events: u64,
+    joins: u64,
+    groups: BTreeSet<&'a str>,
+    kinds: BTreeSet<String>,
+}
+
+/// Warns about every input with events but no rebalance in any of its groups.
+pub fn explain(
+    inputs: &mut [InputSummary],
+    events: &[GroupEvent],
+    histories: &[GroupHistory],
+    diags: &mut Diagnostics,
+) {
+    let rebalanced: BTreeSet<&str> = histories
+        .iter()
+        .filter(|h| !h.rebalances.is_empty())
+        .map(|h| h.summary.group.as_str())
+        .collect();
+    let mut found: BTreeMap<&str, Found> = BTreeMap::new();
+    for ev in events {
+        let f = found.entry(&ev.evidence.source).or_default();
+        let said = describe(ev);
+        f.events += 1;
+        f.joins += u64::from(said.mark == "join");
+        f.groups.extend(ev.group.as_deref());
+        f.kinds.insert(api_of(&said.kind).to_string());
+    }
+    for input in inputs.iter_mut().filter(|i| i.warning.is_none()) {
+        let Some(f) = found.get(input.path.as_str()) else {
+            continue;
+        };
+        if f.groups.iter().any(|g| rebalanced.contains(g)) {
+            continue;
+        }
+        let w = warning(&input.kind, f);
+        diags.add(
+            DiagnosticKind::SkippedInput,
+            &input.path,
+            "input",
+            w.clone(),
+        );
+        input.warning = Some(w);
+    }
+}
+
+/// `SyncGroup` from `SyncGroup request`: the API, not the direction.
+fn api_of(kind: &str) -> &str {
+    kind.strip_suffix(" request")
+        .or_else(|| kind.strip_suffix(" response"))
+        .unwrap_or(kind)
+}
+
+/// The warning's words, from the counts alone.
+fn warning(input_kind: &str, f: &Found) -> String {
+    let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let kinds = named(f.kinds.iter().map(String::as_str), f.kinds.len());
+    let what = plural(f.events, "group event");
+    if f.groups.is_empty() {
+        return format!("{what} ({kinds}) but none names a group, so no rebalance can be told");
+    }
+    let groups = named(f.groups.iter().copied(), f.groups.len());
+    let of = if f.groups.len() == 1 {
+        "group"
+    } else {
+        "groups"
+    };
+    let why = if f.joins == 0 {
+        let none = if input_kind == "capture" {
+            "no JoinGroup, no ConsumerGroupHeartbeat at epoch 0"
+        } else {
+            "no line of a member joining"
+        };
+        format!(
+            "the {input_kind} holds no join ({none}): no group rebalanced while it was \
+             recorded, or the {input_kind} starts mid-generation"
+        )
+    } else {
+        format!(
+            "its {} make no round kgtrace can tell from what was recorded",
+            plural(f.joins, "join event")
+        )
+    };
+    format!("{what} ({kinds}) of {of} {groups} but no rebalance: {why}")
+}
+
+/// The first [`NAMED`] items, then how many more.
+fn named<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
+    let mut s: Vec<&str> = items.take(NAMED).collect();
+    let more = total.saturating_sub(NAMED);
+    let tail = format!("+{more} more");
+    if more > 0 {
+        s.push(&tail);
+    }
+    s.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found<'a>(events: u64, joins: u64, groups: &[&'a str], kinds: &[&str]) -> Found<'a> {
+        Found {
+            events,
+            joins,
+            groups: groups.iter().copied().collect(),
+            kinds: kinds.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn events_naming_no_group_are_said_to_name_none() {
+        let w = warning("capture", &found(1, 0, &[], &["FindCoordinator"]));
+        assert_eq!(
+            w,
+            "1 group event (FindCoordinator) but none names a group, so no rebalance can be told"
+        );
+    }
+
+    #[test]
+    fn a_log_without_a_join_says_it_holds_no_joining_line() {
+        let w = warning("log", &found(3, 0, &["g"], &["MemberLeft"]));
+        assert!(
+            w.starts_with(
+                "3 group events (MemberLeft) of group g but no rebalance: the log holds no join \
+                 (no line of a member joining)"
+            ),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn joins_that_make_no_round_are_counted_and_many_groups_are_cut_at_four() {
+        let w = warning(
+            "capture",
+            &found(9, 2, &["a", "b", "c", "d", "e"], &["JoinGroup"]),
+        );
+        assert!(
+            w.starts_with("9 group events (JoinGroup) of groups a, b, c, d, +1 more"),
+            "{w}"
+        );
+        assert!(
+            w.ends_with("its 2 join events make no round kgtrace can tell from what was recorded"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn api_of_drops_the_direction_only() {
+        assert_eq!(api_of("SyncGroup request"), "SyncGroup");
+        assert_eq!(api_of("Heartbeat response"), "Heartbeat");
+        assert_eq!(api_of("Preparing to rebalance"), "Preparing to rebalance");
+    }
+}

@@ -1,0 +1,109 @@
+//! An input whose group events make no rebalance is never a silent empty
+//! answer (issue 11): stderr and `--format json`'s `inputs` say, per input,
+//! how many group events of which kinds and groups it gave and why no round
+//! could be told. Captures are written here with
+//! [`kgtrace::capture::synth`] and the benchmark's Kafka frames.
+
+use kgtrace::capture::synth::{Link, PcapOptions, PcapWriter, TcpConversation};
+
+use crate::brief_size::bench::frames::{self, Who, OLD_CLIENT};
+use crate::util::{json, run};
+
+fn who<'a>(group: &'a str, member_id: &'a str) -> Who<'a> {
+    Who {
+        client: "consumer-1",
+        group,
+        member_id,
+        versions: &OLD_CLIENT,
+    }
+}
+
+/// One connection: `member` of `group` heartbeats twice in generation 7
+/// and commits once; with `join`, it first joins and syncs generation 7.
+fn capture(group: &str, member: &str, join: bool) -> Vec<u8> {
+    let w = who(group, member);
+    let mut c = TcpConversation::new("10.0.1.20:50000", "10.0.0.9:9092");
+    c.handshake();
+    if join {
+        let metadata = frames::subscription("orders", &[]);
+        c.client_sends(&frames::join_request(&w, 1, metadata.clone()));
+        c.server_sends(&frames::join_response(
+            &w,
+            1,
+            0,
+            7,
+            member,
+            &[(member.to_string(), metadata)],
+        ));
+        let mine = frames::assignment("orders", &[0]);
+        let (req, resp) = frames::sync_group(&w, 2, 7, &[(member.to_string(), mine.clone())], mine);
+        c.client_sends(&req).server_sends(&resp);
+    }
+    for corr in 3..5 {
+        let (req, resp) = frames::heartbeat(&w, corr, 7, 0);
+        c.client_sends(&req).server_sends(&resp);
+    }
+    let (req, resp) = frames::offset_commit(&w, 5, 7, "orders", &[0], 42, 0);
+    c.client_sends(&req).server_sends(&resp);
+    let mut pcap = PcapWriter::new(Vec::new(), Link::Ethernet, PcapOptions::default()).unwrap();
+    c.write_to(&mut pcap).unwrap();
+    pcap.into_inner()
+}
+
+const MEMBER: &str = "consumer-1-0f4c2a9e-77b1-4d0e-a3c5-1b2d3e4f5a6b";
+
+#[test]
+fn a_capture_of_heartbeats_and_commits_without_a_join_names_its_group_and_says_why_there_is_no_rebalance(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mid.pcap");
+    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
+    let p = path.to_str().unwrap();
+    let out = run(&["rebalances", p]).expect_code(1);
+    let said = format!(
+        "{p}: 6 group events (Heartbeat, OffsetCommit) of group orders but no rebalance: \
+         the capture holds no join (no JoinGroup, no ConsumerGroupHeartbeat at epoch 0)"
+    );
+    assert!(out.stderr.contains(&said), "{}", out.stderr);
+    let report = json(
+        &run(&["rebalances", "--format", "json", p])
+            .expect_code(1)
+            .stdout,
+    );
+    let warning = report["inputs"][0]["warning"].as_str().unwrap_or_default();
+    assert!(format!("{p}: {warning}").starts_with(&said), "{warning}");
+}
+
+#[test]
+fn a_capture_with_a_rebalance_gets_no_warning_while_one_beside_it_without_gets_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let joined = dir.path().join("joined.pcap");
+    let quiet = dir.path().join("quiet.pcap");
+    std::fs::write(&joined, capture("orders", MEMBER, true)).unwrap();
+    std::fs::write(&quiet, capture("billing", MEMBER, false)).unwrap();
+    let (j, q) = (joined.to_str().unwrap(), quiet.to_str().unwrap());
+    let out = run(&["rebalances", "--format", "json", j, q]).expect_code(0);
+    let report = json(&out.stdout);
+    let inputs = report["inputs"].as_array().unwrap();
+    let warning_of = |path: &str| {
+        inputs
+            .iter()
+            .find(|i| i["path"] == path)
+            .map(|i| i["warning"].clone())
+            .unwrap()
+    };
+    assert!(warning_of(j).is_null(), "{inputs:#?}");
+    let quiet_warning = warning_of(q);
+    assert!(
+        quiet_warning
+            .as_str()
+            .is_some_and(|w| w.contains("of group billing but no rebalance")),
+        "{inputs:#?}"
+    );
+    assert!(
+        out.stderr.contains(&format!("{q}: 6 group events")),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains(&format!("{j}:")), "{}", out.stderr);
+}
