@@ -227,9 +227,8 @@ fn header_min(header: &str) -> usize {
 /// A column with nothing in any row (an `error` column when nothing
 /// failed), other than the group or trigger.
 fn empty_column(grid: &Grid) -> Option<usize> {
-    (0..grid.headers.len()).find(|i| {
-        !KEPT.contains(&grid.headers[*i]) && cells(grid, *i).all(|c| c.trim().is_empty())
-    })
+    (0..grid.headers.len())
+        .find(|i| !KEPT.contains(&grid.headers[*i]) && cells(grid, *i).all(|c| c.trim().is_empty()))
 }
 
 /// The column to leave out when nothing else fits: the rightmost that is
@@ -328,9 +327,7 @@ pub(super) fn pieces(text: &str) -> Vec<&str> {
             '_' | ',' | '=' | ';' => true,
             '/' => next != Some(' '),
             '-' => prev.is_some_and(char::is_alphanumeric) && next.is_some_and(char::is_alphabetic),
-            '.' => {
-                prev.is_some_and(char::is_alphabetic) && next.is_some_and(char::is_alphabetic)
-            }
+            '.' => prev.is_some_and(char::is_alphabetic) && next.is_some_and(char::is_alphabetic),
             _ => false,
         };
         if breaks {
@@ -349,10 +346,7 @@ pub(super) fn pieces(text: &str) -> Vec<&str> {
 /// `758 ms`, `212 records` does not count: only units).
 fn unit_follows(prev: Option<char>, rest: &str) -> bool {
     const UNITS: [&str; 9] = ["s", "ms", "µs", "min", "h", "B", "kB", "MB", "GB"];
-    let word = rest
-        .split(|c: char| c == ' ' || c == ',' || c == ')')
-        .next()
-        .unwrap_or("");
+    let word = rest.split([' ', ',', ')']).next().unwrap_or("");
     prev.is_some_and(|p| p.is_ascii_digit()) && UNITS.contains(&word)
 }
 
@@ -514,8 +508,16 @@ mod tests {
     #[test]
     fn notes_wrap_at_spaces() {
         assert_eq!(
-            note_lines("(hidden to fit 20 columns: a, b; --wide shows everything)", 20),
-            ["(hidden to fit 20", "columns: a, b;", "--wide shows", "everything)"]
+            note_lines(
+                "(hidden to fit 20 columns: a, b; --wide shows everything)",
+                20
+            ),
+            [
+                "(hidden to fit 20",
+                "columns: a, b;",
+                "--wide shows",
+                "everything)"
+            ]
         );
     }
 

@@ -14,9 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::report::{
-    Owner, PartitionStop, Rebalance, Report, StopWithoutRebalance, TimelineEntry,
-};
+use crate::report::{Owner, PartitionStop, Rebalance, Report, StopWithoutRebalance, TimelineEntry};
 use crate::time::Timestamp;
 
 use super::glyph;
