@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 use kgtrace::render::render_html;
 use kgtrace::report::{
     EvidenceLine, GroupSummary, InputSummary, MemberJoin, MemberSummary, Owner, PartitionStop,
-    Rebalance, RemovedMember, Report, StopWithoutRebalance, TimelineEntry, Trigger,
-    FORMAT_VERSION,
+    Rebalance, RemovedMember, Report, StopWithoutRebalance, TimelineEntry, Trigger, FORMAT_VERSION,
 };
 use kgtrace::time::Timestamp;
 

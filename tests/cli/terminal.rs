@@ -107,7 +107,8 @@ fn timeline_evidence_never_wraps_inside_a_frame_number_at_80_columns() {
     // The file is named in the cell, or once under the table for `…`.
     assert!(
         text.contains("ck_max_poll.pcapng#")
-            || (text.contains("…#") && text.contains("(evidence: … stands for ck_max_poll.pcapng)")),
+            || (text.contains("…#")
+                && text.contains("(evidence: … stands for ck_max_poll.pcapng)")),
         "{text}"
     );
     evidence_whole(&text);
@@ -147,7 +148,11 @@ fn width_inputs() -> Vec<Vec<String>> {
         kafka("ak4_k848_slow_revoke", &["server.log"]),
         kafka(
             "ak4_java_failover",
-            &["broker1.server.log", "broker2.server.log", "broker3.server.log"],
+            &[
+                "broker1.server.log",
+                "broker2.server.log",
+                "broker3.server.log",
+            ],
         ),
     ]
 }
@@ -216,8 +221,14 @@ fn every_view_fits_80_100_and_200_columns_keeping_group_trigger_and_frame_number
                 if matches!(view[0], "rebalances" | "report") {
                     for (trigger, group) in &rounds {
                         // Whole, with the padding of a cell on each side.
-                        assert!(text.contains(&format!(" {trigger} ")), "{what}: {trigger}\n{text}");
-                        assert!(text.contains(&format!(" {group} ")), "{what}: {group}\n{text}");
+                        assert!(
+                            text.contains(&format!(" {trigger} ")),
+                            "{what}: {trigger}\n{text}"
+                        );
+                        assert!(
+                            text.contains(&format!(" {group} ")),
+                            "{what}: {group}\n{text}"
+                        );
                     }
                 }
             }
