@@ -111,9 +111,9 @@ pub struct Common {
     /// Print only the number of matching rows.
     #[arg(short = 'c', long)]
     pub count: bool,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    pub format: FormatArg,
+    /// Output format [default: table; for report: markdown].
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
     /// When to use colour (NO_COLOR is respected).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub color: ColorArg,
@@ -201,9 +201,10 @@ impl Cli {
             CliCommand::Man => return Ok(Options::only(Command::Man)),
         };
         let format = match (common.format, view) {
-            // A report is Markdown unless asked otherwise.
-            (FormatArg::Table, View::Report) => Format::Markdown,
-            (f, _) => format_of(f),
+            // A report is Markdown unless asked otherwise; `--format table`
+            // gets the report as terminal text (story first, then tables).
+            (None, View::Report) => Format::Markdown,
+            (f, _) => format_of(f.unwrap_or(FormatArg::Table)),
         };
         let color = match common.color {
             ColorArg::Always => true,

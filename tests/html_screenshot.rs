@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use kgtrace::render::render_html;
 use kgtrace::report::{
     EvidenceLine, GroupSummary, InputSummary, MemberJoin, MemberSummary, Owner, PartitionStop,
-    Rebalance, RemovedMember, Report, TimelineEntry, Trigger, FORMAT_VERSION,
+    Rebalance, RemovedMember, Report, StopWithoutRebalance, TimelineEntry, Trigger, FORMAT_VERSION,
 };
 use kgtrace::time::Timestamp;
 
@@ -224,6 +224,15 @@ fn report() -> Report {
         }],
         rebalances: vec![joined, left],
         timeline: timeline(),
+        // A static member restarted within its session timeout: its
+        // partition waited 5 s with no rebalance.
+        stops_without_rebalance: vec![StopWithoutRebalance {
+            group: "checkout".into(),
+            generation: Some(4),
+            cause: "static_member_restarted".into(),
+            group_instance_id: Some("checkout-static-1".into()),
+            partitions: vec![stop("checkout-1", 0, 0, 100_000, Some(105_000))],
+        }],
         ..Report::default()
     }
 }
@@ -344,4 +353,11 @@ fn html_report_draws_a_bar_per_partition_stop_numbered_per_group() {
         "<title>Rebalance 2: checkout-5 still stopped at the end of the input (revoked)"
     ));
     assert!(html.contains("dashed with ▸: still stopped at the end"));
+    // The static member's restart: a bar with no rebalance's number.
+    assert!(html.contains("stopped checkout-1</text>"));
+    assert!(html.contains(
+        "<title>Static member checkout-static-1 restarted, no rebalance: checkout-1 stopped 5.00 s (revoked)"
+    ));
+    assert!(html.contains(">restart 5.00 s</text>"), "{html}");
+    assert!(html.contains("restart: a static member restarted, no rebalance"));
 }

@@ -21,6 +21,7 @@ mod coordinator;
 mod csv;
 mod doc;
 mod escape;
+mod fit;
 mod grids;
 mod html;
 mod human;

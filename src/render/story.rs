@@ -265,6 +265,14 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
     line
 }
 
+/// Triggers whose member went quiet before the round started: its
+/// partitions stopped then, not at the round's start
+/// (`session_timeout`: no heartbeat for session.timeout.ms;
+/// `poll_timeout`: no poll for max.poll.interval.ms).
+fn silent_before_the_round(kind: &str) -> bool {
+    matches!(kind, "session_timeout" | "poll_timeout")
+}
+
 /// What the round cost, from its `partitions` (else its group-level
 /// `stop`): `; partitions orders-3..5 stopped for up to 11.4 s and 212
 /// records will be read twice` (the `reprocessed` counts summed; `skipped`
@@ -274,6 +282,15 @@ fn cost(r: &Rebalance) -> Line {
         return Vec::new();
     };
     if r.partitions.is_empty() {
+        if silent_before_the_round(&r.trigger.kind) {
+            // The group-level `stop` is the round's own length: the silent
+            // member's partitions stopped earlier, when it went quiet, and
+            // without assignments in the input neither which nor since
+            // when is known (the record's note says so too).
+            return vec![Span::plain(
+                "; its partitions had stopped before the round, when it went quiet (which ones, and since when, is not in the input)",
+            )];
+        }
         return match stop.stopped_ms {
             Some(ms) => vec![Span::plain(format!(
                 "; consumption stopped for {} (which partitions is not known)",
@@ -584,6 +601,25 @@ mod tests {
         let text = story(&report, "orders-service");
         assert!(
             text.contains("partitions orders-3..5 stopped for up to 11.40 s and 212 records will be read twice."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_silent_member_without_known_partitions_is_not_given_the_rounds_length() {
+        use crate::report::RebalanceStop;
+        let mut report = sample::incident();
+        for r in &mut report.rebalances {
+            r.stop = Some(RebalanceStop {
+                stopped_ms: Some(189.0),
+                ..RebalanceStop::default()
+            });
+            r.partitions.clear();
+        }
+        let text = story(&report, "orders-service");
+        assert!(!text.contains("consumption stopped for 189 ms"), "{text}");
+        assert!(
+            text.contains("its partitions had stopped before the round, when it went quiet"),
             "{text}"
         );
     }

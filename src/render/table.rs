@@ -11,11 +11,12 @@
 use std::io::{self, Write};
 
 use comfy_table::presets::{ASCII_FULL_CONDENSED, UTF8_FULL_CONDENSED};
-use comfy_table::{Attribute, Cell, Color, ColumnConstraint, ContentArrangement, Table};
+use comfy_table::{Attribute, Cell, Color, ContentArrangement, Table};
 
 use crate::report::Report;
 
 use super::doc::{Grid, Span, Style, Tone, TriggerClass};
+use super::fit::{fit, note_lines};
 use super::grids;
 use super::human::TimeStyle;
 use super::{RenderOptions, View};
@@ -45,122 +46,35 @@ pub(super) fn write(
     Ok(())
 }
 
-/// Columns a narrow terminal never hides or wraps: without them two
-/// groups' rows, or two causes, cannot be told apart.
-const KEPT: [&str; 2] = ["group", "trigger"];
-
-/// Columns kept whole when a width is set: a time or a `file#frame` cut
-/// over two lines reads as another value.
-const WHOLE: [&str; 4] = ["group", "trigger", "evidence", "time"];
-
 /// A grid laid out as a table, without a trailing newline. On a terminal
-/// too narrow for it, cells are shortened first (times to milliseconds,
-/// evidence to its file name), then the grid's droppable columns are
-/// hidden, never the group or the trigger, and a last line says which.
+/// too narrow for it, the grid is fitted first (see [`super::fit`]: cells
+/// shortened, droppable columns hidden, never the group or the trigger,
+/// cells wrapped at word boundaries) and the notes follow the table.
 pub(super) fn grid_text(grid: &Grid, opts: &RenderOptions) -> String {
     let Some(width) = opts.width else {
-        return layout(grid, opts);
+        let headers: Vec<String> = grid.headers.iter().map(|h| h.to_string()).collect();
+        return layout(grid, &headers, opts);
     };
-    let (fitted, hidden) = fit(grid, width);
-    let mut text = layout(&fitted, opts);
-    if !hidden.is_empty() {
-        text.push_str(&format!(
-            "\n(hidden to fit {width} columns: {}; --wide shows everything)",
-            hidden.join(", ")
-        ));
+    let fitted = fit(grid, width);
+    let mut text = layout(&fitted.grid, &fitted.headers, opts);
+    for line in fitted.notes.iter().flat_map(|n| note_lines(n, width)) {
+        text.push('\n');
+        text.push_str(&line);
     }
     text
 }
 
-/// Columns the grid needs: long columns count as [`WRAPPED`] wide, since
-/// wrapping them over two or three lines is better than hiding a column.
-fn needed(g: &Grid) -> usize {
-    const WRAPPED: usize = 24;
-    let cells: usize = (0..g.headers.len())
-        .map(|i| {
-            let w = column_width(g, i);
-            if WHOLE.contains(&g.headers[i]) {
-                w
-            } else {
-                w.min(WRAPPED)
-            }
-        })
-        .sum();
-    cells + 3 * g.headers.len() + 1
-}
-
-/// The grid shortened, then without as many droppable columns as it takes
-/// to fit `width`.
-fn fit(grid: &Grid, width: u16) -> (Grid, Vec<&'static str>) {
-    let width = usize::from(width);
-    if needed(grid) <= width {
-        return (grid.clone(), Vec::new());
-    }
-    let mut fitted = shortened(grid);
-    let mut hidden = Vec::new();
-    for name in grid.droppable.iter().filter(|n| !KEPT.contains(n)) {
-        if needed(&fitted) <= width {
-            break;
-        }
-        if let Some(index) = fitted.headers.iter().position(|h| h == name) {
-            fitted = fitted.without(index);
-            hidden.push(*name);
-        }
-    }
-    (fitted, hidden)
-}
-
-/// Cells cut to what a reader needs at a glance: `16:34:40.886995` to
-/// `16:34:40.887`, `fixtures/lab/a.pcapng#12` to `a.pcapng#12`.
-fn shortened(grid: &Grid) -> Grid {
-    let mut short = grid.clone();
-    for header in short.headers.iter_mut() {
-        *header = match *header {
-            "generation" => "gen",
-            "duration" => "took",
-            other => other,
-        };
-    }
-    for (i, header) in grid.headers.iter().enumerate() {
-        let cut: fn(&str) -> Option<String> = match *header {
-            "time" | "started" => millis,
-            "evidence" => file_name,
-            _ => continue,
-        };
-        for row in &mut short.rows {
-            if let Some(cell) = row.get_mut(i) {
-                if let Some(text) = cut(&cell.text) {
-                    cell.text = text;
-                }
-            }
-        }
-    }
-    short
-}
-
-/// `…12:00:03.123456` to `…12:00:03.123` (rounded down).
-fn millis(text: &str) -> Option<String> {
-    let (head, fraction) = text.rsplit_once('.')?;
-    (fraction.len() == 6 && fraction.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| format!("{head}.{}", &fraction[..3]))
-}
-
-/// `dir/file#12` to `file#12`.
-fn file_name(text: &str) -> Option<String> {
-    let (_, name) = text.rsplit_once('/')?;
-    (!name.is_empty()).then(|| name.to_string())
-}
-
-fn layout(grid: &Grid, opts: &RenderOptions) -> String {
+fn layout(grid: &Grid, headers: &[String], opts: &RenderOptions) -> String {
     let mut table = Table::new();
     // Never let comfy-table look at stdout itself: what we write to may not
     // be stdout, and the caller already decided on width and colour.
     table.force_no_tty();
     match opts.width {
         Some(width) => {
+            // The cells are already wrapped to fit (see `fit`).
             table
                 .load_style(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_content_arrangement(ContentArrangement::Disabled)
                 .set_width(width);
         }
         None => {
@@ -172,76 +86,11 @@ fn layout(grid: &Grid, opts: &RenderOptions) -> String {
     if opts.color {
         table.enforce_styling();
     }
-    table.set_header(grid.headers.iter().map(|h| header_cell(h, opts.color)));
+    table.set_header(headers.iter().map(|h| header_cell(h, opts.color)));
     for row in &grid.rows {
         table.add_row(row.iter().map(|span| cell(span, opts.color)));
     }
-    if let Some(width) = opts.width {
-        keep_short_columns_whole(&mut table, grid, width);
-    }
     table.to_string()
-}
-
-/// The group, trigger, time and evidence columns are kept whole, then
-/// short columns (generations, durations, counts), narrowest first, as long
-/// as the long ones (members, details) keep at least [`LONG_MIN`] columns
-/// each; the rest share what is left. Without this comfy-table gives every
-/// column an equal share and splits `member_joined` over two lines while a
-/// member id gets one letter per line.
-fn keep_short_columns_whole(table: &mut Table, grid: &Grid, width: u16) {
-    const SHORT: usize = 16;
-    const LONG_MIN: usize = 12;
-    let widths: Vec<usize> = (0..grid.headers.len())
-        .map(|i| column_width(grid, i))
-        .collect();
-    let whole = |i: usize| WHOLE.contains(&grid.headers[i]) || grid.headers[i] == "started";
-    // Each column costs its padding and one border.
-    let borders = 3 * widths.len() + 1;
-    let mut budget = usize::from(width).saturating_sub(borders);
-    let long = |min: usize| -> usize {
-        (0..widths.len())
-            .filter(|i| !whole(*i) && widths[*i] > SHORT)
-            .map(|i| widths[i].min(min))
-            .sum()
-    };
-    // First the columns that must not wrap, leaving the long ones a few
-    // letters each; then short ones, leaving the long ones [`LONG_MIN`].
-    let mut keep = |i: usize, budget: &mut usize, reserve: usize| -> bool {
-        if widths[i] + reserve > *budget {
-            return false;
-        }
-        *budget -= widths[i];
-        if let Some(column) = table.column_mut(i) {
-            column.set_constraint(ColumnConstraint::ContentWidth);
-        }
-        true
-    };
-    let mut first: Vec<usize> = (0..widths.len()).filter(|i| whole(*i)).collect();
-    first.sort_by_key(|i| (widths[*i], *i));
-    let reserve = long(4);
-    for i in first {
-        keep(i, &mut budget, reserve);
-    }
-    let mut short: Vec<usize> = (0..widths.len())
-        .filter(|i| !whole(*i) && widths[*i] <= SHORT)
-        .collect();
-    short.sort_by_key(|i| (widths[*i], *i));
-    let reserve = long(LONG_MIN);
-    for i in short {
-        if !keep(i, &mut budget, reserve) {
-            break;
-        }
-    }
-}
-
-fn column_width(grid: &Grid, i: usize) -> usize {
-    grid.rows
-        .iter()
-        .filter_map(|row| row.get(i))
-        .map(|span| span.text.chars().count())
-        .chain(std::iter::once(grid.headers[i].chars().count()))
-        .max()
-        .unwrap_or(0)
 }
 
 fn header_cell(text: &str, color: bool) -> Cell {
@@ -377,13 +226,6 @@ mod tests {
                 .unwrap();
             assert!(widest <= usize::from(width), "{widest} > {width}: {text}");
         }
-    }
-
-    #[test]
-    fn cells_are_shortened_before_columns_are_hidden() {
-        assert_eq!(millis("12:00:03.123456").as_deref(), Some("12:00:03.123"));
-        assert_eq!(millis("12:00:03").as_deref(), None);
-        assert_eq!(file_name("lab/x.pcap#12").as_deref(), Some("x.pcap#12"));
     }
 
     #[test]

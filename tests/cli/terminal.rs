@@ -102,25 +102,138 @@ fn timeline_evidence_never_wraps_inside_a_frame_number_at_80_columns() {
     let Some(text) = in_a_terminal(80, &["timeline", "-q", capture, "--kind", "leave"]) else {
         return;
     };
-    assert!(text.contains("ck_max_poll.pcapng#"), "{text}");
-    for line in text.lines().filter(|l| l.contains(".pcapng#")) {
-        let cell = line.rsplit('┆').next().unwrap_or("");
-        let number = cell.trim().trim_end_matches('│').trim();
-        assert!(
-            number
-                .rsplit('#')
-                .next()
-                .unwrap()
-                .chars()
-                .all(|c| c.is_ascii_digit()),
-            "{line}"
-        );
-    }
-    // No line starts a cell with the tail of a frame number.
+    let header = text.lines().nth(1).unwrap_or("");
+    assert!(header.contains("evidence"), "{text}");
+    // The file is named in the cell, or once under the table for `…`.
     assert!(
-        !text.lines().any(|l| l.trim_end().ends_with(".pcapng#")),
+        text.contains("ck_max_poll.pcapng#")
+            || (text.contains("…#")
+                && text.contains("(evidence: … stands for ck_max_poll.pcapng)")),
         "{text}"
     );
+    evidence_whole(&text);
+}
+
+/// Every `#` in a table is followed by its whole frame number, and no cell
+/// ends in `#` or in a file name's `:` (a number cut off its file).
+fn evidence_whole(text: &str) {
+    for line in text.lines().filter(|l| l.starts_with('│')) {
+        for cell in line.trim_matches('│').split('┆') {
+            let cell = cell.trim();
+            assert!(!cell.ends_with('#'), "{line}\n{text}");
+            if let Some((_, after)) = cell.rsplit_once('#') {
+                assert!(
+                    after.chars().all(|c| c.is_ascii_digit()) && !after.is_empty(),
+                    "{line}\n{text}"
+                );
+            }
+            for ext in [".log:", ".pcap:", ".pcapng:"] {
+                assert!(!cell.ends_with(ext), "{line}\n{text}");
+            }
+        }
+    }
+}
+
+/// Inputs to measure the terminal tables on: the largest lab capture, a
+/// capture with its broker log, a KIP-848 group, and three brokers' logs.
+fn width_inputs() -> Vec<Vec<String>> {
+    let kafka = |name: &str, logs: &[&str]| -> Vec<String> {
+        std::iter::once(format!("fixtures/kafka/{name}.pcap"))
+            .chain(logs.iter().map(|l| format!("fixtures/kafka/{name}.{l}")))
+            .collect()
+    };
+    vec![
+        vec![largest_capture()],
+        kafka("ak4_java_max_poll", &["server.log"]),
+        kafka("ak4_k848_slow_revoke", &["server.log"]),
+        kafka(
+            "ak4_java_failover",
+            &[
+                "broker1.server.log",
+                "broker2.server.log",
+                "broker3.server.log",
+            ],
+        ),
+    ]
+}
+
+/// Trigger kinds and group names of the rebalances `inputs` give.
+fn triggers_and_groups(inputs: &[String]) -> Vec<(String, String)> {
+    let mut args = vec!["rebalances", "-q", "--format", "json"];
+    args.extend(inputs.iter().map(String::as_str));
+    let doc = crate::util::json(&run(&args).stdout);
+    doc["rebalances"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|r| {
+                    (
+                        r["trigger"]["kind"].as_str().unwrap_or("").to_string(),
+                        r["group"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_view_fits_80_100_and_200_columns_keeping_group_trigger_and_frame_numbers_whole() {
+    let views: [&[&str]; 5] = [
+        &["rebalances"],
+        &["timeline"],
+        &["groups"],
+        &["decode"],
+        &["report", "--format", "table"],
+    ];
+    for inputs in width_inputs() {
+        let rounds = triggers_and_groups(&inputs);
+        for view in views {
+            for cols in [80u16, 100, 200] {
+                let mut args: Vec<&str> = view.to_vec();
+                args.push("-q");
+                args.extend(inputs.iter().map(String::as_str));
+                let Some(text) = in_a_terminal(cols, &args) else {
+                    return;
+                };
+                let what = format!("{} at {cols}: {}", view.join(" "), inputs.join(" "));
+                for line in text.lines() {
+                    let boxed = line.starts_with(['┌', '│', '╞', '└']);
+                    let note = line.starts_with('(');
+                    if boxed || note {
+                        assert!(
+                            line.chars().count() <= usize::from(cols),
+                            "{what}: {line}\n{text}"
+                        );
+                    }
+                }
+                evidence_whole(&text);
+                let headers: Vec<&str> = text
+                    .lines()
+                    .zip(text.lines().skip(1))
+                    .filter(|(above, _)| above.starts_with('┌'))
+                    .map(|(_, header)| header)
+                    .collect();
+                if view[0] != "report" {
+                    let first = headers.first().copied().unwrap_or("");
+                    assert!(first.contains(" group "), "{what}\n{text}");
+                }
+                if matches!(view[0], "rebalances" | "report") {
+                    for (trigger, group) in &rounds {
+                        // Whole, with the padding of a cell on each side.
+                        assert!(
+                            text.contains(&format!(" {trigger} ")),
+                            "{what}: {trigger}\n{text}"
+                        );
+                        assert!(
+                            text.contains(&format!(" {group} ")),
+                            "{what}: {group}\n{text}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]

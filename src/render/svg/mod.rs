@@ -214,12 +214,15 @@ fn legend(svg: &mut String, picture: &Picture, y: f64) -> f64 {
                 glyph::STOP_BAR
             )
         };
-        let text = if picture.stops.iter().any(|s| s.open) {
-            "partition stopped (#N: its rebalance; dashed with ▸: still stopped at the end)"
-        } else {
-            "partition stopped (#N: its rebalance)"
-        };
-        legend_item(svg, &mut at, &bar, text);
+        let mut text = "partition stopped (#N: its rebalance".to_string();
+        if picture.stops.iter().any(|s| s.round == 0) {
+            text.push_str("; restart: a static member restarted, no rebalance");
+        }
+        if picture.stops.iter().any(|s| s.open) {
+            text.push_str("; dashed with ▸: still stopped at the end");
+        }
+        text.push(')');
+        legend_item(svg, &mut at, &bar, &text);
     }
     let mut at = (GUTTER, at.1 + LEGEND_ROW);
     svg.push_str(&format!(

@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::report::{Owner, PartitionStop, Rebalance, Report, TimelineEntry};
+use crate::report::{Owner, PartitionStop, Rebalance, Report, StopWithoutRebalance, TimelineEntry};
 use crate::time::Timestamp;
 
 use super::glyph;
@@ -55,9 +55,10 @@ pub(crate) struct StopBar {
     pub(crate) end: i64,
     /// Still stopped at the end of the input: drawn open-ended.
     pub(crate) open: bool,
-    /// The group's number of the rebalance that stopped it ("Rebalance N").
+    /// The group's number of the rebalance that stopped it ("Rebalance N");
+    /// 0 when no rebalance did (a static member's restart).
     pub(crate) round: usize,
-    /// Short label beside the bar: `#N 11.4 s`.
+    /// Short label beside the bar: `#N 11.4 s`, or `restart 5.1 s`.
     pub(crate) label: String,
     /// Tooltip: round, partition, owners, why and how long.
     pub(crate) title: String,
@@ -132,6 +133,9 @@ pub(crate) struct Index<'a> {
     by_host: HashMap<&'a str, Vec<(usize, &'a TimelineEntry)>>,
     /// Each group's rebalances with their number in the report (0-based).
     rounds: HashMap<&'a str, Vec<(usize, &'a Rebalance)>>,
+    /// Each group's partition stops without a rebalance (a static member
+    /// restarted within its session timeout).
+    restarts: HashMap<&'a str, Vec<&'a StopWithoutRebalance>>,
     /// [`human::span`] of the report.
     span: Option<(Timestamp, Timestamp)>,
 }
@@ -145,8 +149,12 @@ impl<'a> Index<'a> {
             by_client: HashMap::new(),
             by_host: HashMap::new(),
             rounds: HashMap::new(),
+            restarts: HashMap::new(),
             span: human::span(report),
         };
+        for s in &report.stops_without_rebalance {
+            index.restarts.entry(s.group.as_str()).or_default().push(s);
+        }
         for (i, e) in report.timeline.iter().enumerate() {
             let (member, client) = (non_empty(&e.member_id), non_empty(&e.client_id));
             let list = match (
@@ -207,7 +215,8 @@ pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
             window(r, n + 1, next, end)
         })
         .collect();
-    let (stops, stops_left_out) = stop_bars(&rounds, end);
+    let restarts: &[&StopWithoutRebalance] = index.restarts.get(group).map_or(&[], Vec::as_slice);
+    let (stops, stops_left_out) = stop_bars(&rounds, restarts, end);
     Picture {
         lanes,
         windows,
@@ -218,16 +227,29 @@ pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
 }
 
 /// The stops to draw, bounded: each round's [`STOPS_PER_ROUND`] longest
-/// with a plausible start, in round order, until [`MAX_STOP_BARS`] bars or
+/// with a plausible start, in round order, then the stops no rebalance
+/// explains (a static member's restart), until [`MAX_STOP_BARS`] bars or
 /// [`MAX_STOP_ROWS`] partitions; and how many were left out. Sorted by
 /// partition (topic, then number), then start.
-fn stop_bars(rounds: &[&Rebalance], end: i64) -> (Vec<StopBar>, usize) {
+fn stop_bars(
+    rounds: &[&Rebalance],
+    restarts: &[&StopWithoutRebalance],
+    end: i64,
+) -> (Vec<StopBar>, usize) {
     let mut bars = Vec::new();
     let mut rows: HashSet<&str> = HashSet::new();
     let mut left_out = 0;
-    for (n, r) in rounds.iter().enumerate() {
+    let causes = rounds
+        .iter()
+        .enumerate()
+        .map(|(n, r)| (Cause::Round(n + 1), r.partitions.as_slice()))
+        .chain(restarts.iter().map(|s| {
+            let who = s.group_instance_id.as_deref().unwrap_or("?");
+            (Cause::Restart(who), s.partitions.as_slice())
+        }));
+    for (cause, partitions) in causes {
         let mut taken = 0;
-        for p in &r.partitions {
+        for p in partitions {
             let new_row = !rows.contains(p.partition.as_str());
             let fits = taken < STOPS_PER_ROUND
                 && bars.len() < MAX_STOP_BARS
@@ -238,7 +260,7 @@ fn stop_bars(rounds: &[&Rebalance], end: i64) -> (Vec<StopBar>, usize) {
                 continue;
             }
             rows.insert(&p.partition);
-            bars.push(stop_bar(p, n + 1, end));
+            bars.push(stop_bar(p, cause, end));
             taken += 1;
         }
     }
@@ -248,6 +270,14 @@ fn stop_bars(rounds: &[&Rebalance], end: i64) -> (Vec<StopBar>, usize) {
             .then(a.start.cmp(&b.start))
     });
     (bars, left_out)
+}
+
+/// What stopped a partition: the group's rebalance number N, or a static
+/// member (its `group.instance.id`) restarting with no rebalance.
+#[derive(Clone, Copy, Debug)]
+enum Cause<'a> {
+    Round(usize),
+    Restart(&'a str),
 }
 
 /// `orders-10` sorts after `orders-9`: (topic, number), else the name.
@@ -261,7 +291,7 @@ fn partition_key(name: &str) -> (&str, Option<u64>, &str) {
     }
 }
 
-fn stop_bar(p: &PartitionStop, round: usize, picture_end: i64) -> StopBar {
+fn stop_bar(p: &PartitionStop, cause: Cause<'_>, picture_end: i64) -> StopBar {
     let resumed = p.resumed_at.filter(|t| t.is_plausible()).map(|t| t.0);
     let open = resumed.is_none();
     let end = resumed.unwrap_or(picture_end).max(p.stopped_at.0);
@@ -287,8 +317,19 @@ fn stop_bar(p: &PartitionStop, round: usize, picture_end: i64) -> StopBar {
             format!("since {}", human::clock(p.stopped_at)),
         ),
     };
+    let (round, tag, heading) = match cause {
+        Cause::Round(n) => (n, format!("#{n}"), format!("Rebalance {n}")),
+        Cause::Restart(who) => (
+            0,
+            "restart".to_string(),
+            format!(
+                "Static member {} restarted, no rebalance",
+                human::one_line(who)
+            ),
+        ),
+    };
     let title = format!(
-        "Rebalance {round}: {} {what} ({})\n{} → {}\n{when}",
+        "{heading}: {} {what} ({})\n{} → {}\n{when}",
         human::one_line(&p.partition),
         human::one_line(&p.why_stopped),
         owner(p.from.as_ref()),
@@ -300,7 +341,7 @@ fn stop_bar(p: &PartitionStop, round: usize, picture_end: i64) -> StopBar {
         end,
         open,
         round,
-        label: format!("#{round} {how_long}"),
+        label: format!("{tag} {how_long}"),
         title,
     }
 }
@@ -636,6 +677,32 @@ mod tests {
             sample::at(270_000).0,
             "the capture ends at 12:04:30"
         );
+    }
+
+    #[test]
+    fn a_static_members_restart_is_drawn_as_a_stop_with_no_rebalance() {
+        let mut report = sample::incident();
+        let mut stop = report.rebalances[1].partitions[0].clone();
+        stop.partition = "orders-9".into();
+        report.stops_without_rebalance.push(StopWithoutRebalance {
+            group: "orders-service".into(),
+            generation: Some(7),
+            cause: "static_member_restarted".into(),
+            group_instance_id: Some("orders-static-1".into()),
+            partitions: vec![stop],
+        });
+        let p = picture(&report, "orders-service");
+        let bar = p.stops.iter().find(|s| s.partition == "orders-9").unwrap();
+        assert_eq!(bar.round, 0, "no rebalance's number");
+        assert!(bar.label.starts_with("restart "), "{}", bar.label);
+        assert!(
+            bar.title
+                .starts_with("Static member orders-static-1 restarted, no rebalance: orders-9"),
+            "{}",
+            bar.title
+        );
+        let other = picture(&report, "billing-ledger");
+        assert!(other.stops.iter().all(|s| s.round > 0));
     }
 
     #[test]
