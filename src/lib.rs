@@ -52,6 +52,7 @@ pub mod tcp;
 pub mod terminal;
 pub mod time;
 pub mod timeline;
+pub mod watch;
 
 use std::io::Write;
 
@@ -89,6 +90,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
                 ..Outcome::default()
             });
         }
+        Command::Watch { follow } => return watch::run(opts, *follow, out),
         _ => {}
     }
     let (report, matched, diagnostics) = analyse(opts)?;

@@ -39,3 +39,6 @@ mod log_layouts;
 
 // Only one member's connections captured: the member that vanished from its answers is named.
 mod one_host;
+
+// `watch` against `rebalances` on every fixture; live pipes, follow, Ctrl-C.
+mod watch;
