@@ -9,6 +9,16 @@
 //! server.log / client log / kafka-request.log ──────────────── logs ───────────────────────┘
 //! ```
 //!
+//! `kgtrace watch` streams the same stages: the readers hand each packet's
+//! and each line's events on through an [`input::Tap`] as they are read,
+//! and instead of one sorted time line the [`watch`] engine keeps per
+//! group a bounded window of events (in the time line's order) and runs
+//! `group` and `stops` over it whenever something may have changed a round:
+//!
+//! ```text
+//! input (reader threads) ─ Tap ─▶ Flow ─ channel ─▶ watch::engine: per-group windows ─ group + stops ─▶ started / completed / revised / withdrawn records ─ watch::line ─▶ io::Write (flushed per record)
+//! ```
+//!
 //! - [`capture`] reads pcap and pcapng (pcap-parser) and slices packets
 //!   (etherparse) into TCP [`capture::Segment`]s.
 //! - [`tcp`] reassembles each connection and direction into contiguous
@@ -18,7 +28,8 @@
 //!   [`kafka::Exchange`]s.
 //! - [`normalize`] turns exchanges into [`event::GroupEvent`]s.
 //! - [`logs`] turns broker and client log lines into the same events.
-//! - [`input`] drives all of the above for each input path.
+//! - [`input`] drives all of the above for each input path, into vectors
+//!   (batch) or through a [`input::Tap`] (streaming).
 //! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
@@ -26,6 +37,8 @@
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
+//! - [`watch`] is `kgtrace watch`: reader threads, the streaming engine
+//!   (memory bounded by its windows), `tail -F` following, Ctrl-C.
 
 pub mod assemble;
 pub mod capture;

@@ -213,6 +213,151 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+/// A broker log of `hours` in which 50 classic groups rebalance in turn
+/// (GroupCoordinator.scala's 3.x wordings, as the benchmark's realistic log
+/// writes them): longer than the engine's windows, so they are trimmed.
+fn long_log(hours: u64) -> String {
+    use std::fmt::Write as _;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut stories = [(0u64, 0u8, 0u64); 50];
+    let mut text = String::new();
+    let mut ms = 0u64;
+    let post = "(kafka.coordinator.group.GroupCoordinator)";
+    while ms < hours * 3_600_000 {
+        ms += 1 + next() % 300;
+        let g = (next() % 50) as usize;
+        let (h, m, sec, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+        let pre =
+            format!("[2024-05-01 {h:02}:{m:02}:{sec:02},{milli:03}] INFO [GroupCoordinator 1]:");
+        let (gen, step, member) = &mut stories[g];
+        let id = |n: u64| format!("consumer-billing-{g}-{}-{:08x}", n % 20, n as u32);
+        let _ = match *step {
+            0 => {
+                *member = next();
+                writeln!(text, "{pre} Dynamic member with unknown member id joins group billing-{g} in Stable state. Created a new member id {} and request the member to rejoin with this id. {post}", id(*member))
+            }
+            1 => writeln!(text, "{pre} Preparing to rebalance group billing-{g} in state PreparingRebalance with old generation {gen} (__consumer_offsets-{g}) (reason: Adding new member {} with group instance id None; client reason: need to re-join with the given member-id: {}) {post}", id(*member), id(*member)),
+            2 => {
+                *gen += 1;
+                writeln!(text, "{pre} Stabilized group billing-{g} generation {gen} (__consumer_offsets-{g}) with 3 members {post}")
+            }
+            3 => writeln!(text, "{pre} Assignment received from leader {} for group billing-{g} for generation {gen}. The group has 3 members, 0 of which are static. {post}", id(*member)),
+            4 => writeln!(text, "{pre} Member {} in group billing-{g} has failed, removing it from the group {post}", id(*member)),
+            _ => writeln!(text, "{pre} Preparing to rebalance group billing-{g} in state PreparingRebalance with old generation {gen} (__consumer_offsets-{g}) (reason: removing member {} on heartbeat expiration) {post}", id(*member)),
+        };
+        *step = match *step {
+            3 if *gen % 2 == 0 => 0,
+            5 => 2,
+            n => n + 1,
+        };
+    }
+    text
+}
+
+#[test]
+fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_records() {
+    use kgtrace::input::Flow;
+    use kgtrace::watch::engine::{serde_json_line, Engine, Output};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("server.log");
+    std::fs::write(&path, long_log(1)).expect("write");
+    let want = batch_records(&path);
+    assert!(
+        want.len() > 1000,
+        "the log holds rebalances ({})",
+        want.len()
+    );
+    let mut engine = Engine::new(Default::default(), Default::default());
+    let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
+    let (mut pushed, mut held_most, mut held_at_hour) = (0usize, 0usize, Vec::new());
+    let mut keep = |told: Vec<Output>| {
+        for o in told.iter().filter(|o| !matches!(o, Output::Started(_))) {
+            let v: Value = serde_json::from_str(&serde_json_line(o.rebalance())).expect("json");
+            let key = (
+                v["started_at"].as_str().unwrap_or_default().to_string(),
+                v["group"].as_str().unwrap_or_default().to_string(),
+            );
+            if matches!(o, Output::Withdrawn(_)) {
+                last.remove(&key);
+            } else {
+                last.insert(key, v);
+            }
+        }
+    };
+    for (i, flow) in flows(&path).into_iter().enumerate() {
+        if let Flow::Logged(evs) = flow {
+            pushed += evs.len();
+            evs.into_iter().for_each(|e| engine.push(e));
+        }
+        if i % 200 == 0 {
+            keep(engine.evaluate(false));
+            let held = engine.held().0;
+            held_most = held_most.max(held);
+            if i % 5_000 == 0 {
+                held_at_hour.push(held);
+            }
+        }
+    }
+    keep(engine.finish());
+    let got: Vec<Value> = last.into_values().collect();
+    assert_eq!(got.len(), want.len(), "as many records as rebalances lists");
+    assert!(got == want, "{}", first_difference(&got, &want));
+    // An hour of events; the windows hold about 15 minutes of them.
+    assert!(
+        held_most * 2 < pushed,
+        "held at most {held_most} of {pushed} events (samples {held_at_hour:?})"
+    );
+}
+
+/// Fixtures whose records differ from `rebalances`' when the engine's
+/// windows are cut to seconds ([`SMALL`]), with why. Real inputs meet the
+/// default windows (10 min of events, 5 min of hindsight); these cuts
+/// show what a window too short for a cause costs.
+const DIFFER_WITH_SMALL_WINDOWS: &[(&str, &str)] = &[];
+
+/// Windows of seconds: most fixtures span more than this.
+const SMALL: kgtrace::watch::engine::Bounds = kgtrace::watch::engine::Bounds {
+    retain_ns: 60_000_000_000,
+    hindsight_ns: 40_000_000_000,
+};
+
+#[test]
+fn the_engine_with_windows_of_seconds_differs_only_where_listed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut differ = Vec::new();
+    for path in fixtures() {
+        let full = root.join(&path);
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let (got, want) = (engine_records(&full, SMALL), batch_records(&full));
+        let same = got == want;
+        let known = DIFFER_WITH_SMALL_WINDOWS.iter().any(|(f, _)| *f == name);
+        if same == known {
+            let what = if same {
+                "agrees".to_string()
+            } else {
+                first_difference(&got, &want)
+            };
+            differ.push(format!("{name}: listed {known}: {what}"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// A value cut to a readable length for a failure message.
+fn short(v: &Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
 fn first_difference(got: &[Value], want: &[Value]) -> String {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         if g != w {
@@ -221,7 +366,13 @@ fn first_difference(got: &[Value], want: &[Value]) -> String {
                 .into_iter()
                 .flatten()
                 .filter(|(k, v)| w.get(k.as_str()) != Some(v))
-                .map(|(k, v)| format!("{k}: watch {v} / rebalances {}", w[k.as_str()]))
+                .map(|(k, v)| {
+                    format!(
+                        "{k}: watch {} / rebalances {}",
+                        short(v),
+                        short(&w[k.as_str()])
+                    )
+                })
                 .collect::<Vec<_>>();
             return format!("record {i} ({}): {}", w["started_at"], fields.join("; "));
         }

@@ -41,16 +41,22 @@ use crate::timeline::order_key;
 const SECOND_NS: i64 = 1_000_000_000;
 
 /// Event time a group's window keeps behind its newest event: the storm
-/// window (10 min, `group::STORM_WINDOW_NS`) and Kafka's default
-/// `max.poll.interval.ms` (5 min) fit in it, so a storm and a poll timeout
-/// are judged with everything they look at.
-pub const RETAIN_NS: i64 = 10 * 60 * SECOND_NS;
+/// window (10 min, `group::STORM_WINDOW_NS`) plus Kafka's default
+/// `max.poll.interval.ms` (5 min), so a storm and a poll timeout are judged
+/// with everything they look at.
+pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
 
-/// Event time after its completion during which a record may still change
-/// (a LeaveGroup judged by what the member did next, the first Fetch after
-/// the assignment that ends a partition's stop): Kafka's default
-/// `max.poll.interval.ms`. After it the record is final.
-pub const HINDSIGHT_NS: i64 = 5 * 60 * SECOND_NS;
+/// Event time after its completion during which a record may still change:
+/// a storm is named when its fifth round comes, up to 10 min after the
+/// first (`group::STORM_WINDOW_NS`); a LeaveGroup is judged by what the
+/// member did next, within `max.poll.interval.ms` (5 min by default); a
+/// partition's stop ends with the first Fetch after the assignment. After
+/// it the record is final.
+pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
+
+/// Records that may still change are rebuilt on every this many
+/// evaluations (with [`super::TICK`], once a second).
+pub const REVISE_EVERY: u64 = 5;
 
 /// What the engine tells.
 #[derive(Clone, Debug)]
@@ -107,6 +113,8 @@ struct Window {
     events: Vec<GroupEvent>,
     /// An event that may change a round arrived since the last evaluation.
     dirty: bool,
+    /// Any event arrived since the last evaluation.
+    touched: bool,
     /// Start times of rounds told as started.
     announced: Vec<Timestamp>,
     /// Records told and still able to change: start time → (completion,
@@ -156,6 +164,10 @@ pub struct Engine {
     newest: Timestamp,
     /// What was told.
     pub counts: Counts,
+    /// Data events arrived since the last revising evaluation.
+    new_data: bool,
+    /// Evaluations so far.
+    calls: u64,
 }
 
 impl Engine {
@@ -169,6 +181,8 @@ impl Engine {
             first: None,
             newest: Timestamp::default(),
             counts: Counts::default(),
+            new_data: false,
+            calls: 0,
         }
     }
 
@@ -190,6 +204,7 @@ impl Engine {
             return;
         };
         w.dirty |= may_change_a_round(&ev);
+        w.touched = true;
         w.newest = w.newest.max(ev.ts);
         // Events come almost in order: the place is found from the end.
         let key = order_key(&ev);
@@ -205,22 +220,35 @@ impl Engine {
     pub fn push_data(&mut self, ev: DataEvent) {
         self.newest = self.newest.max(ev.ts);
         self.data.push_back(ev);
+        self.new_data = true;
     }
 
     /// Whether some group waits for an evaluation.
     pub fn has_work(&self) -> bool {
-        self.groups.values().any(|w| w.dirty || !w.told.is_empty())
+        self.groups.values().any(|w| w.dirty || w.touched)
     }
 
     /// Rebuilds the groups that changed (every group when `all`) and tells
-    /// what is new; then drops what no later decision needs.
+    /// what is new; then drops what no later decision needs. A group is
+    /// rebuilt when an event that may change a round arrived; one with
+    /// records that may still change (a revision) also when anything of
+    /// its own or on the data path arrived, but only every
+    /// [`REVISE_EVERY`]th call (a revision is not urgent; a completion is).
     pub fn evaluate(&mut self, all: bool) -> Vec<Output> {
+        self.calls += 1;
+        let revise = all || self.calls % REVISE_EVERY == 0;
+        let new_data = self.new_data;
         let names: Vec<String> = self
             .groups
             .iter()
-            .filter(|(_, w)| all || w.dirty || !w.told.is_empty())
+            .filter(|(_, w)| {
+                all || w.dirty || (revise && !w.told.is_empty() && (w.touched || new_data))
+            })
             .map(|(g, _)| g.clone())
             .collect();
+        if revise {
+            self.new_data = false;
+        }
         let mut out = Vec::new();
         if !names.is_empty() {
             let mut events = Vec::new();
@@ -228,6 +256,7 @@ impl Engine {
                 if let Some(w) = self.groups.get_mut(g) {
                     events.extend(w.events.iter().cloned());
                     w.dirty = false;
+                    w.touched = false;
                 }
             }
             let mut histories = crate::group::reconstruct(&events);
