@@ -354,7 +354,10 @@ impl Window {
             } else if let Some(done) = r.completed_at.or(Some(r.started_at)) {
                 self.last_round = Some((r.started_at, done));
             }
-            if r.started_at < self.final_before || !filter.rebalance(&r, first) {
+            // Before `final_before`: a final record, or what is left of one
+            // whose first events were trimmed (never told again).
+            let told = self.told.contains_key(&r.started_at);
+            if (r.started_at < self.final_before && !told) || !filter.rebalance(&r, first) {
                 continue;
             }
             if r.status == "in_progress" {
@@ -393,18 +396,20 @@ impl Window {
     }
 
     /// Records past their hindsight become final: forgotten, and nothing
-    /// that started before them is told again.
+    /// that started before they completed is told again (once the window
+    /// is trimmed, the events of a final round that are left could look
+    /// like a round of their own).
     fn settle(&mut self, newest: Timestamp, hindsight: i64) {
         let limit = newest.offset_by(-hindsight);
-        let settled: Vec<Timestamp> = self
+        let settled: Vec<(Timestamp, Timestamp)> = self
             .told
             .iter()
             .filter(|(_, (done, _))| *done < limit)
-            .map(|(start, _)| *start)
+            .map(|(start, (done, _))| (*start, *done))
             .collect();
-        for start in settled {
+        for (start, done) in settled {
             self.told.remove(&start);
-            self.final_before = self.final_before.max(start.offset_by(1));
+            self.final_before = self.final_before.max(done.offset_by(1));
         }
         let final_before = self.final_before;
         self.announced.retain(|s| *s >= final_before);
