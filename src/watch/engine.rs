@@ -236,7 +236,7 @@ impl Engine {
     /// [`REVISE_EVERY`]th call (a revision is not urgent; a completion is).
     pub fn evaluate(&mut self, all: bool) -> Vec<Output> {
         self.calls += 1;
-        let revise = all || self.calls % REVISE_EVERY == 0;
+        let revise = all || self.calls.is_multiple_of(REVISE_EVERY);
         let new_data = self.new_data;
         let names: Vec<String> = self
             .groups
