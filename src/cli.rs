@@ -54,6 +54,15 @@ pub enum CliCommand {
     },
     /// Raw Kafka request/response exchanges, one row each.
     Decode(Common),
+    /// Live: a line when a rebalance starts, its record when it completes (`tcpdump -U -w - | kgtrace watch -`; `--follow` for logs); `--format ndjson` for machines; Ctrl-C prints the summary so far.
+    Watch {
+        /// Inputs and filters (`--format table` or `ndjson`).
+        #[command(flatten)]
+        common: Common,
+        /// Follow each file as `tail -F` does: wait for more at its end, reopen it when it is rotated or truncated; end with Ctrl-C.
+        #[arg(long)]
+        follow: bool,
+    },
     /// The `__consumer_offsets` partition (and broker, if the inputs show it) that coordinates GROUP.
     // Inputs are optional here only: the partition needs no traffic.
     #[command(mut_arg("inputs", |a| a.required(false)))]
@@ -181,6 +190,9 @@ impl Cli {
             CliCommand::Timeline(c) => (Command::Analyse, c, View::Timeline),
             CliCommand::Groups(c) => (Command::Analyse, c, View::Groups),
             CliCommand::Decode(c) => (Command::Analyse, c, View::Decode),
+            CliCommand::Watch { common, follow } => {
+                (Command::Watch { follow }, common, View::Rebalances)
+            }
             CliCommand::Report {
                 common,
                 html,

@@ -53,6 +53,27 @@ const FIRST_PACKET_WINDOW: u64 = 1 << 20;
 /// Directory entries visited in one walk.
 const MAX_WALK_ENTRIES: usize = 100_000;
 
+/// Events as a reader hands them on, in the order it found them (the
+/// streaming API: [`Collected::tap`]).
+#[derive(Debug)]
+pub enum Flow {
+    /// Group events from a capture (in exchange completion order).
+    Captured(Vec<GroupEvent>),
+    /// Group events from a log (in line order).
+    Logged(Vec<GroupEvent>),
+    /// Data-path events from a capture.
+    Data(Vec<DataEvent>),
+}
+
+/// Where a streaming run's events go instead of [`Collected`]'s vectors.
+pub struct Tap(pub Box<dyn FnMut(Flow) + Send>);
+
+impl std::fmt::Debug for Tap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tap")
+    }
+}
+
 /// What reading every input produced.
 #[derive(Debug, Default)]
 pub struct Collected {
@@ -74,6 +95,35 @@ pub struct Collected {
     /// Bytes of decoded Kafka lists kept so far, against
     /// [`crate::kafka::MAX_KEPT_PER_RUN`] over all captures.
     pub kept_bytes: usize,
+    /// Streaming (`kgtrace watch`): every event is handed to the tap as
+    /// soon as its reader has it (a capture after each packet, a log after
+    /// each line) and `captured`, `logged` and `data` stay empty. Batch
+    /// runs leave it `None` and the same readers append to the vectors:
+    /// both paths share every reader, only the destination differs.
+    pub tap: Option<Tap>,
+}
+
+impl Collected {
+    /// Hands `flow` on: to the tap when streaming, else onto the vectors.
+    fn deliver(&mut self, flow: Flow) {
+        if let Some(tap) = &mut self.tap {
+            return (tap.0)(flow);
+        }
+        match flow {
+            Flow::Captured(mut v) => move_all(&mut self.captured, &mut v),
+            // Moving the first input's events in costs nothing; extending
+            // an empty vector would copy them all (a 1 GB log holds
+            // millions).
+            Flow::Logged(v) if self.logged.is_empty() => self.logged = v,
+            Flow::Logged(v) => self.logged.extend(v),
+            Flow::Data(mut v) => move_all(&mut self.data, &mut v),
+        }
+    }
+
+    /// Whether events are handed on as they are read.
+    fn streaming(&self) -> bool {
+        self.tap.is_some()
+    }
 }
 
 /// What an input was recognised as.
@@ -225,6 +275,24 @@ pub fn read_inputs(
     read_inputs_apart(paths, opts, keep_exchanges, quiet, true)
 }
 
+/// [`read_inputs`] one input after the other into `out`, whose
+/// [`Collected::tap`] (if any) receives the events as they are read
+/// (`kgtrace watch`: a tap is one destination, so no threads here).
+pub fn read_inputs_into(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    keep_exchanges: bool,
+    quiet: bool,
+    out: &mut Collected,
+) -> Result<()> {
+    let mut seen = Seen::default();
+    for path in paths {
+        let unit = plan(path, &mut seen)?;
+        read_unit(&unit, opts, keep_exchanges, quiet, out)?;
+    }
+    Ok(())
+}
+
 /// [`read_inputs`]; `apart` false reads one input after the other.
 fn read_inputs_apart(
     paths: &[PathBuf],
@@ -261,10 +329,20 @@ fn read_inputs_apart(
 /// for the fuzz targets and tests.
 pub fn read_stream<R: Read>(reader: R, name: &str, opts: &ReadOptions) -> Result<Collected> {
     let mut out = Collected::default();
+    read_stream_into(reader, name, opts, &mut out)?;
+    Ok(out)
+}
+
+/// [`read_stream`] into `out` (a followed file, for `kgtrace watch`).
+pub fn read_stream_into<R: Read>(
+    reader: R,
+    name: &str,
+    opts: &ReadOptions,
+    out: &mut Collected,
+) -> Result<()> {
     let path = Path::new(name);
     let opened = open(reader, opts.input_type).map_err(|e| read_error(path, e))?;
-    read_opened(opened, path, opts, false, &mut out, true)?;
-    Ok(out)
+    read_opened(opened, path, opts, false, out, true)
 }
 
 fn read_error(path: &Path, source: io::Error) -> Error {
@@ -614,13 +692,24 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
         in_run: false,
     };
     let mut events = Vec::new();
-    let result = logs::read_log(
+    let mut seen = SeenEvents::default();
+    let streaming = out.streaming();
+    let mut diagnostics = std::mem::take(&mut out.diagnostics);
+    let result = logs::read_log_streaming(
         BufReader::with_capacity(256 << 10, &mut nuls),
         source.clone(),
         &log_options(opts),
-        &mut out.diagnostics,
+        &mut diagnostics,
         &mut events,
+        &mut |evs| {
+            if streaming {
+                seen.count(evs);
+                out.deliver(Flow::Logged(std::mem::take(evs)));
+            }
+        },
     );
+    out.diagnostics = diagnostics;
+    seen.count(&events);
     note_bomb(bomb.as_deref(), &source, out);
     if nuls.skipped > 0 {
         out.diagnostics.add(
@@ -645,7 +734,7 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
             logs::LogSummary::default()
         }
     };
-    let warning = events.is_empty().then(|| {
+    let warning = (seen.events == 0).then(|| {
         if summary.lines == 0 {
             "an empty input: nothing read".to_string()
         } else if let Some(f) = foreign {
@@ -673,18 +762,30 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
         records: summary.lines,
         not_understood: summary.unknown_group_lines,
         bytes: summary.bytes,
-        events: events.len() as u64,
-        first_ts: events.iter().map(|e| e.ts).min(),
-        last_ts: events.iter().map(|e| e.ts).max(),
+        events: seen.events,
+        first_ts: seen.first_ts,
+        last_ts: seen.last_ts,
         clock_offset_ms: None,
         warning,
     });
-    // Moving the first input's events in costs nothing; extending an
-    // empty vector would copy them all (a 1 GB log holds millions).
-    if out.logged.is_empty() {
-        out.logged = events;
-    } else {
-        out.logged.extend(events);
+    out.deliver(Flow::Logged(events));
+}
+
+/// What a log's events were, counted as they pass.
+#[derive(Default)]
+struct SeenEvents {
+    events: u64,
+    first_ts: Option<crate::time::Timestamp>,
+    last_ts: Option<crate::time::Timestamp>,
+}
+
+impl SeenEvents {
+    fn count(&mut self, evs: &[GroupEvent]) {
+        self.events += evs.len() as u64;
+        for e in evs {
+            self.first_ts = Some(self.first_ts.map_or(e.ts, |t| t.min(e.ts)));
+            self.last_ts = Some(self.last_ts.map_or(e.ts, |t| t.max(e.ts)));
+        }
     }
 }
 
@@ -943,6 +1044,7 @@ impl CaptureRun {
                 source,
                 keep,
                 events: Vec::new(),
+                count: 0,
                 data: Vec::new(),
                 clients: Default::default(),
                 rows: Vec::new(),
@@ -959,7 +1061,7 @@ impl CaptureRun {
         read_as: String,
         out: &mut Collected,
     ) -> Result<()> {
-        let before = self.sink.events.len();
+        let before = self.sink.count;
         let CaptureRun {
             reassembler,
             decoder,
@@ -968,15 +1070,24 @@ impl CaptureRun {
             ..
         } = self;
         let [d_capture, d_tcp, d_kafka] = diags;
+        // Streaming hands each packet's events on at once (a live reader
+        // waits for nothing); batch drains in batches of 256 exchanges.
+        let streaming = out.streaming();
         let summary = capture::read_capture(reader, source, d_capture, |segment| {
             reassembler.push(&segment, d_tcp, &mut |ev| {
                 decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
             });
-            if sink.pending.len() >= 256 {
+            if streaming {
+                sink.drain(decoder);
+                sink.hand_on(out);
+            } else if sink.pending.len() >= 256 {
                 sink.drain(decoder);
             }
         })?;
         sink.drain(decoder);
+        if streaming {
+            sink.hand_on(out);
+        }
         if summary.cut_packets > 0 {
             let cut = &mut self.cut;
             cut.source.get_or_insert_with(|| source.clone());
@@ -990,7 +1101,7 @@ impl CaptureRun {
             records: summary.frames,
             not_understood: summary.frames.saturating_sub(summary.tcp_segments),
             bytes: summary.bytes,
-            events: (self.sink.events.len() - before) as u64,
+            events: self.sink.count - before,
             first_ts: summary.first_ts,
             last_ts: summary.last_ts,
             clock_offset_ms: None,
@@ -1011,14 +1122,14 @@ impl CaptureRun {
             ..
         } = &mut self;
         let [_, d_tcp, d_kafka] = diags;
-        let before = sink.events.len();
+        let before = sink.count;
         reassembler.finish(d_tcp, &mut |ev| {
             decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
         });
         decoder.finish(d_kafka, &mut sink.pending);
         sink.drain(decoder);
         note_snap_length(cut, decoder.cut_frames(), d_kafka);
-        let late = (sink.events.len() - before) as u64;
+        let late = sink.count - before;
         out.last_exchange_id = decoder.last_exchange_id();
         out.kept_bytes = decoder.kept_bytes();
         for d in std::mem::take(diags) {
@@ -1048,8 +1159,7 @@ impl CaptureRun {
                 input.warning = Some(w);
             }
         }
-        move_all(&mut out.captured, &mut self.sink.events);
-        move_all(&mut out.data, &mut self.sink.data);
+        self.sink.hand_on(out);
         move_all(&mut out.exchanges, &mut self.sink.rows);
     }
 }
@@ -1089,6 +1199,8 @@ struct ExchangeSink {
     source: Arc<str>,
     keep: bool,
     events: Vec<GroupEvent>,
+    /// Events made so far (handed on or not).
+    count: u64,
     data: Vec<DataEvent>,
     clients: normalize::ClientCache,
     rows: Vec<ExchangeRow>,
@@ -1096,7 +1208,18 @@ struct ExchangeSink {
 }
 
 impl ExchangeSink {
+    /// Hands the events made so far on to `out`.
+    fn hand_on(&mut self, out: &mut Collected) {
+        if !self.events.is_empty() {
+            out.deliver(Flow::Captured(std::mem::take(&mut self.events)));
+        }
+        if !self.data.is_empty() {
+            out.deliver(Flow::Data(std::mem::take(&mut self.data)));
+        }
+    }
+
     fn drain(&mut self, decoder: &mut KafkaDecoder) {
+        let before = self.events.len();
         for closed in decoder.take_closed() {
             self.events
                 .push(normalize::events_from_close(&closed, &self.source));
@@ -1117,6 +1240,7 @@ impl ExchangeSink {
                 self.rows.push(row_of(&ex));
             }
         }
+        self.count += (self.events.len() - before) as u64;
     }
 }
 

@@ -9,6 +9,16 @@
 //! server.log / client log / kafka-request.log ──────────────── logs ───────────────────────┘
 //! ```
 //!
+//! `kgtrace watch` streams the same stages: the readers hand each packet's
+//! and each line's events on through an [`input::Tap`] as they are read,
+//! and instead of one sorted time line the [`watch`] engine keeps per
+//! group a bounded window of events (in the time line's order) and runs
+//! `group` and `stops` over it whenever something may have changed a round:
+//!
+//! ```text
+//! input (reader threads) ─ Tap ─▶ Flow ─ channel ─▶ watch::engine: per-group windows ─ group + stops ─▶ started / completed / revised / withdrawn records ─ watch::line ─▶ io::Write (flushed per record)
+//! ```
+//!
 //! - [`capture`] reads pcap and pcapng (pcap-parser) and slices packets
 //!   (etherparse) into TCP [`capture::Segment`]s.
 //! - [`tcp`] reassembles each connection and direction into contiguous
@@ -18,9 +28,10 @@
 //!   [`kafka::Exchange`]s.
 //! - [`normalize`] turns exchanges into [`event::GroupEvent`]s.
 //! - [`logs`] turns broker and client log lines into the same events.
-//! - [`input`] drives all of the above for each input path: several inputs
-//!   on separate threads (joined in the order named), a compressed one
-//!   inflated on a thread of its own ([`decompress`]).
+//! - [`input`] drives all of the above for each input path, into vectors
+//!   (batch: several inputs on separate threads, joined in the order named;
+//!   a compressed one inflated on a thread of its own, [`decompress`]) or
+//!   through an [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
@@ -29,6 +40,8 @@
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
+//! - [`watch`] is `kgtrace watch`: reader threads, the streaming engine
+//!   (memory bounded by its windows), `tail -F` following, Ctrl-C.
 
 pub mod assemble;
 pub mod capture;
@@ -56,6 +69,7 @@ pub mod tcp;
 pub mod terminal;
 pub mod time;
 pub mod timeline;
+pub mod watch;
 
 use std::io::Write;
 
@@ -93,6 +107,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
                 ..Outcome::default()
             });
         }
+        Command::Watch { follow } => return watch::run(opts, *follow, out),
         _ => {}
     }
     let (report, matched, diagnostics) = analyse(opts)?;

@@ -22,6 +22,11 @@ pub enum Command {
         /// `--brief`.
         brief: bool,
     },
+    /// Tell rebalances as the inputs are read (`watch`).
+    Watch {
+        /// `--follow`: follow files as `tail -F` does.
+        follow: bool,
+    },
     /// Which partition and broker coordinate a group.
     Coordinator {
         /// The group id.

@@ -47,7 +47,8 @@ pub fn merge(captured: Vec<GroupEvent>, mut logged: Vec<GroupEvent>) -> Timeline
     }
 }
 
-fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
+/// The time line's order: time, captures before logs, source, position.
+pub fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
     let (rank, pos) = match ev.evidence.at {
         Location::Frame { frame } => (0, frame),
         Location::Line { line } => (1, line),

@@ -44,3 +44,6 @@ mod snap_fields;
 
 // An input whose group events make no rebalance says what it holds and why.
 mod no_rebalance;
+
+// `watch` against `rebalances` on every fixture; live pipes, follow, Ctrl-C.
+mod watch;

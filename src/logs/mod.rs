@@ -102,11 +102,26 @@ pub fn looks_like_log(first_bytes: &[u8]) -> bool {
 /// A read error before the first line is fatal; after it, the lines read so
 /// far are kept and the cut is a [`DiagnosticKind::TruncatedLog`].
 pub fn read_log<R: BufRead>(
+    reader: R,
+    source: Arc<str>,
+    opts: &LogOptions,
+    diags: &mut Diagnostics,
+    out: &mut Vec<GroupEvent>,
+) -> Result<LogSummary> {
+    read_log_streaming(reader, source, opts, diags, out, &mut |_| {})
+}
+
+/// [`read_log`] that hands on events as they are read: `on_events` is
+/// called with `out` after every line that added events (it may drain
+/// them), so `kgtrace watch` sees a line's events before the next line is
+/// read.
+pub fn read_log_streaming<R: BufRead>(
     mut reader: R,
     source: Arc<str>,
     opts: &LogOptions,
     diags: &mut Diagnostics,
     out: &mut Vec<GroupEvent>,
+    on_events: &mut dyn FnMut(&mut Vec<GroupEvent>),
 ) -> Result<LogSummary> {
     let mut lines = reader::LineReader::new(source.clone(), &opts.zone);
     let mut buf = Vec::with_capacity(1024);
@@ -122,6 +137,9 @@ pub fn read_log<R: BufRead>(
                 no += 1;
                 lines.summary.bytes += consumed as u64;
                 lines.line(no, &buf, diags, out);
+                if !out.is_empty() {
+                    on_events(out);
+                }
             }
             Err(e) if no == 0 => {
                 return Err(Error::Read {
@@ -141,6 +159,9 @@ pub fn read_log<R: BufRead>(
         }
     }
     lines.finish(diags, out);
+    if !out.is_empty() {
+        on_events(out);
+    }
     Ok(lines.summary)
 }
 

@@ -1,0 +1,468 @@
+//! The streaming engine: group events in, rebalance records out as they
+//! start, complete and settle.
+//!
+//! Takes: [`GroupEvent`]s and [`DataEvent`]s in the order readers find
+//! them (a capture's events in exchange completion order, a log's in line
+//! order, several inputs interleaved). Gives: [`Output`]s: a round that
+//! started, a record that completed, a record that hindsight changed, and
+//! at the end of the input the rounds still open.
+//!
+//! It does not rewrite the reconstructor: it keeps per group a bounded
+//! window of events in the time line's order ([`crate::timeline::order_key`])
+//! and drives [`crate::group::reconstruct`] and [`crate::stops::apply`]
+//! over it, the very code `rebalances` runs over the whole input. Since
+//! both stages judge each group from its own events alone (plus the data
+//! path), a window that holds everything a round's judgment looks at gives
+//! the batch record.
+//!
+//! Memory is bounded by these windows (the constants below):
+//! - per group, the events of the last [`RETAIN_NS`] of event time, plus
+//!   the span of the group's last completed round (who was a member, with
+//!   what assignment: what the next round is compared with) and of any
+//!   round still open; events in between are dropped;
+//! - the data path (Fetch, ListOffsets, topic ids): the last [`RETAIN_NS`];
+//! - per emitted record, one rendered line while it can still change
+//!   ([`HINDSIGHT_NS`] after it completed), then only the time before which
+//!   nothing is emitted again;
+//! - a group with no event for [`RETAIN_NS`] and no open round is evicted
+//!   whole.
+//!
+//! Connections live in the readers (`tcp`, `kafka`), which already evict
+//! closed and idle ones.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::event::{DataEvent, EventKind, GroupEvent};
+use crate::filter::Filter;
+use crate::report::Rebalance;
+use crate::time::Timestamp;
+use crate::timeline::order_key;
+
+const SECOND_NS: i64 = 1_000_000_000;
+
+/// Event time a group's window keeps behind its newest event: the storm
+/// window (10 min, `group::STORM_WINDOW_NS`) plus Kafka's default
+/// `max.poll.interval.ms` (5 min), so a storm and a poll timeout are judged
+/// with everything they look at.
+pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
+
+/// Event time after its completion during which a record may still change:
+/// a storm is named when its fifth round comes, up to 10 min after the
+/// first (`group::STORM_WINDOW_NS`); a LeaveGroup is judged by what the
+/// member did next, within `max.poll.interval.ms` (5 min by default); a
+/// partition's stop ends with the first Fetch after the assignment. After
+/// it the record is final.
+pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
+
+/// Records that may still change are rebuilt on every this many
+/// evaluations (with [`super::TICK`], once a second).
+pub const REVISE_EVERY: u64 = 5;
+
+/// What the engine tells.
+#[derive(Clone, Debug)]
+pub enum Output {
+    /// A round began (its record is `in_progress`).
+    Started(Rebalance),
+    /// A round completed or was superseded: its record.
+    Completed(Rebalance),
+    /// A record already told, changed by what came after it.
+    Revised(Rebalance),
+    /// A record already told that no longer stands: events that arrived
+    /// later but happened earlier (a parked JoinGroup request is seen only
+    /// with its answer, seconds on) put its evidence in another round.
+    Withdrawn(Rebalance),
+    /// The input ended inside this round.
+    Unfinished(Rebalance),
+}
+
+impl Output {
+    /// The record told.
+    pub fn rebalance(&self) -> &Rebalance {
+        match self {
+            Output::Started(r)
+            | Output::Completed(r)
+            | Output::Revised(r)
+            | Output::Withdrawn(r)
+            | Output::Unfinished(r) => r,
+        }
+    }
+}
+
+/// Bounds of the windows (the constants above; tests shrink them).
+#[derive(Clone, Copy, Debug)]
+pub struct Bounds {
+    /// [`RETAIN_NS`].
+    pub retain_ns: i64,
+    /// [`HINDSIGHT_NS`].
+    pub hindsight_ns: i64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            retain_ns: RETAIN_NS,
+            hindsight_ns: HINDSIGHT_NS,
+        }
+    }
+}
+
+/// One group's live state.
+#[derive(Default)]
+struct Window {
+    /// Its events in the time line's order.
+    events: Vec<GroupEvent>,
+    /// An event that may change a round arrived since the last evaluation.
+    dirty: bool,
+    /// Any event arrived since the last evaluation.
+    touched: bool,
+    /// Start times of rounds told as started.
+    announced: Vec<Timestamp>,
+    /// Records told and still able to change: start time → (completion,
+    /// the record as last told).
+    told: BTreeMap<Timestamp, (Timestamp, Rebalance)>,
+    /// Records that started before this are final or forgotten: never told
+    /// again.
+    final_before: Timestamp,
+    /// The last completed round's span and the earliest open round's start
+    /// (from the last evaluation): kept by [`Window::trim`].
+    last_round: Option<(Timestamp, Timestamp)>,
+    open_since: Option<Timestamp>,
+    /// The open rounds' records as last rebuilt (selected by the filter).
+    open: Vec<Rebalance>,
+    /// Its newest event.
+    newest: Timestamp,
+}
+
+/// Counts for the summary line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Rounds told as started.
+    pub started: u64,
+    /// Records told as completed (or superseded).
+    pub completed: u64,
+    /// Records told again, changed.
+    pub revised: u64,
+    /// Records withdrawn.
+    pub withdrawn: u64,
+    /// Rounds open when the input ended (or was stopped).
+    pub unfinished: u64,
+    /// Groups seen.
+    pub groups: u64,
+    /// Groups evicted for silence.
+    pub evicted: u64,
+}
+
+/// The streaming engine.
+pub struct Engine {
+    groups: BTreeMap<String, Window>,
+    data: VecDeque<DataEvent>,
+    filter: Filter,
+    bounds: Bounds,
+    /// The first event's time (relative `--since`/`--until`).
+    first: Option<Timestamp>,
+    /// The newest event time seen on any input.
+    newest: Timestamp,
+    /// What was told.
+    pub counts: Counts,
+    /// Data events arrived since the last revising evaluation.
+    new_data: bool,
+    /// Evaluations so far.
+    calls: u64,
+}
+
+impl Engine {
+    /// An engine selecting records with `filter`.
+    pub fn new(filter: Filter, bounds: Bounds) -> Engine {
+        Engine {
+            groups: BTreeMap::new(),
+            data: VecDeque::new(),
+            filter,
+            bounds,
+            first: None,
+            newest: Timestamp::default(),
+            counts: Counts::default(),
+            new_data: false,
+            calls: 0,
+        }
+    }
+
+    /// Takes one group event. An event naming no group is dropped: no
+    /// record is built from it (the reconstructor reads grouped events
+    /// only; a groupless static-member line gives a group note, never a
+    /// record).
+    pub fn push(&mut self, ev: GroupEvent) {
+        self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
+        self.newest = self.newest.max(ev.ts);
+        let Some(group) = ev.group.as_deref() else {
+            return;
+        };
+        if !self.groups.contains_key(group) {
+            self.counts.groups += 1;
+            self.groups.insert(group.to_string(), Window::default());
+        }
+        let Some(w) = self.groups.get_mut(group) else {
+            return;
+        };
+        w.dirty |= may_change_a_round(&ev);
+        w.touched = true;
+        w.newest = w.newest.max(ev.ts);
+        // Events come almost in order: the place is found from the end.
+        let key = order_key(&ev);
+        let at = w
+            .events
+            .iter()
+            .rposition(|e| order_key(e) <= key)
+            .map_or(0, |i| i + 1);
+        w.events.insert(at, ev);
+    }
+
+    /// Takes one data-path event.
+    pub fn push_data(&mut self, ev: DataEvent) {
+        self.newest = self.newest.max(ev.ts);
+        self.data.push_back(ev);
+        self.new_data = true;
+    }
+
+    /// Whether some group waits for an evaluation.
+    pub fn has_work(&self) -> bool {
+        self.groups.values().any(|w| w.dirty || w.touched)
+    }
+
+    /// Rebuilds the groups that changed (every group when `all`) and tells
+    /// what is new; then drops what no later decision needs. A group is
+    /// rebuilt when an event that may change a round arrived; one with
+    /// records that may still change (a revision) also when anything of
+    /// its own or on the data path arrived, but only every
+    /// [`REVISE_EVERY`]th call (a revision is not urgent; a completion is).
+    pub fn evaluate(&mut self, all: bool) -> Vec<Output> {
+        self.calls += 1;
+        let revise = all || self.calls.is_multiple_of(REVISE_EVERY);
+        let new_data = self.new_data;
+        let names: Vec<String> = self
+            .groups
+            .iter()
+            .filter(|(_, w)| {
+                all || w.dirty || (revise && !w.told.is_empty() && (w.touched || new_data))
+            })
+            .map(|(g, _)| g.clone())
+            .collect();
+        if revise {
+            self.new_data = false;
+        }
+        let mut out = Vec::new();
+        if !names.is_empty() {
+            let mut events = Vec::new();
+            for g in &names {
+                if let Some(w) = self.groups.get_mut(g) {
+                    events.extend(w.events.iter().cloned());
+                    w.dirty = false;
+                    w.touched = false;
+                }
+            }
+            let mut histories = crate::group::reconstruct(&events);
+            crate::stops::apply(&mut histories, &events, self.data.make_contiguous());
+            drop(events);
+            for h in histories {
+                if let Some(w) = self.groups.get_mut(&h.summary.group) {
+                    w.tell(h.rebalances, &self.filter, self.first, &mut out);
+                }
+            }
+        }
+        // Told in the order things happened, not group by group.
+        out.sort_by_key(|o| {
+            let r = o.rebalance();
+            match o {
+                Output::Completed(_) | Output::Revised(_) => r.completed_at.unwrap_or(r.started_at),
+                _ => r.started_at,
+            }
+        });
+        self.count(&out);
+        self.trim();
+        out
+    }
+
+    /// The end of the input (or a stop): every group rebuilt, and the
+    /// rounds still open told as unfinished, as `rebalances` shows them.
+    pub fn finish(&mut self) -> Vec<Output> {
+        let mut out = self.evaluate(true);
+        let unfinished: Vec<Output> = self
+            .groups
+            .values_mut()
+            .flat_map(|w| std::mem::take(&mut w.open))
+            .map(Output::Unfinished)
+            .collect();
+        self.count(&unfinished);
+        out.extend(unfinished);
+        out
+    }
+
+    fn count(&mut self, out: &[Output]) {
+        for o in out {
+            match o {
+                Output::Started(_) => self.counts.started += 1,
+                Output::Completed(_) => self.counts.completed += 1,
+                Output::Revised(_) => self.counts.revised += 1,
+                Output::Withdrawn(_) => self.counts.withdrawn += 1,
+                Output::Unfinished(_) => self.counts.unfinished += 1,
+            }
+        }
+    }
+
+    /// Drops what no later decision needs (the windows of the module
+    /// documentation).
+    fn trim(&mut self) {
+        let cut = self.newest.offset_by(-self.bounds.retain_ns);
+        let hindsight = self.bounds.hindsight_ns;
+        let newest = self.newest;
+        let before = self.groups.len();
+        self.groups.retain(|_, w| {
+            w.settle(newest, hindsight);
+            w.trim(cut);
+            // Silent for the whole window, nothing open, nothing to revise.
+            !(w.newest < cut && w.open_since.is_none() && w.told.is_empty() && !w.dirty)
+        });
+        self.counts.evicted += (before - self.groups.len()) as u64;
+        while self.data.front().is_some_and(|d| d.ts < cut) {
+            self.data.pop_front();
+        }
+    }
+
+    /// Events and data events held now (for tests and the memory figures).
+    pub fn held(&self) -> (usize, usize) {
+        let events = self.groups.values().map(|w| w.events.len()).sum();
+        (events, self.data.len())
+    }
+}
+
+impl Window {
+    /// Compares the rebuilt records with what was told and tells the
+    /// difference.
+    fn tell(
+        &mut self,
+        rebalances: Vec<Rebalance>,
+        filter: &Filter,
+        first: Option<Timestamp>,
+        out: &mut Vec<Output>,
+    ) {
+        self.last_round = None;
+        self.open_since = None;
+        self.open.clear();
+        let mut standing = Vec::new();
+        for r in rebalances {
+            if r.status == "in_progress" {
+                self.open_since.get_or_insert(r.started_at);
+            } else if let Some(done) = r.completed_at.or(Some(r.started_at)) {
+                self.last_round = Some((r.started_at, done));
+            }
+            // Before `final_before`: a final record, or what is left of one
+            // whose first events were trimmed (never told again).
+            let told = self.told.contains_key(&r.started_at);
+            if (r.started_at < self.final_before && !told) || !filter.rebalance(&r, first) {
+                continue;
+            }
+            if r.status == "in_progress" {
+                if !self.announced.contains(&r.started_at) {
+                    self.announced.push(r.started_at);
+                    out.push(Output::Started(r.clone()));
+                }
+                self.open.push(r);
+                continue;
+            }
+            let done = r.completed_at.unwrap_or(r.started_at);
+            standing.push(r.started_at);
+            match self.told.get_mut(&r.started_at) {
+                None => {
+                    self.told.insert(r.started_at, (done, r.clone()));
+                    out.push(Output::Completed(r));
+                }
+                Some((_, old)) if !same_record(old, &r) => {
+                    *old = r.clone();
+                    out.push(Output::Revised(r));
+                }
+                Some(_) => {}
+            }
+        }
+        let gone: Vec<Timestamp> = self
+            .told
+            .keys()
+            .filter(|k| !standing.contains(k))
+            .copied()
+            .collect();
+        for k in gone {
+            if let Some((_, r)) = self.told.remove(&k) {
+                out.push(Output::Withdrawn(r));
+            }
+        }
+    }
+
+    /// Records past their hindsight become final: forgotten, and nothing
+    /// that started before they completed is told again (once the window
+    /// is trimmed, the events of a final round that are left could look
+    /// like a round of their own).
+    fn settle(&mut self, newest: Timestamp, hindsight: i64) {
+        let limit = newest.offset_by(-hindsight);
+        let settled: Vec<(Timestamp, Timestamp)> = self
+            .told
+            .iter()
+            .filter(|(_, (done, _))| *done < limit)
+            .map(|(start, (done, _))| (*start, *done))
+            .collect();
+        for (start, done) in settled {
+            self.told.remove(&start);
+            self.final_before = self.final_before.max(done.offset_by(1));
+        }
+        let final_before = self.final_before;
+        self.announced.retain(|s| *s >= final_before);
+    }
+
+    /// Drops the events older than `cut` that neither the last completed
+    /// round nor an open round spans.
+    fn trim(&mut self, cut: Timestamp) {
+        if self.events.first().is_none_or(|e| e.ts >= cut) {
+            return;
+        }
+        let (round_from, round_to) = self.last_round.unwrap_or((cut, cut));
+        let open = self.open_since.unwrap_or(cut);
+        let told_from = self.told.keys().next().copied().unwrap_or(cut);
+        let keep_from = cut.min(open).min(told_from);
+        self.events
+            .retain(|e| e.ts >= keep_from || (e.ts >= round_from && e.ts <= round_to));
+    }
+}
+
+/// Whether two renderings of a record say the same.
+fn same_record(a: &Rebalance, b: &Rebalance) -> bool {
+    let json = |r: &Rebalance| serde_json_line(r);
+    json(a) == json(b)
+}
+
+/// A record as its NDJSON line (what `--format ndjson` prints).
+pub fn serde_json_line(r: &Rebalance) -> String {
+    let report = crate::report::Report {
+        rebalances: vec![r.clone()],
+        ..crate::report::Report::default()
+    };
+    let mut buf = Vec::new();
+    let _ = crate::render::render(
+        &report,
+        crate::render::View::Rebalances,
+        crate::render::Format::Ndjson,
+        &crate::render::RenderOptions::default(),
+        &mut buf,
+    );
+    String::from_utf8_lossy(&buf).trim_end().to_string()
+}
+
+/// Whether an event may start, move or end a round. Plain successful
+/// heartbeats and commits (the bulk of a stable group's traffic) do not:
+/// they wait for the next evaluation that something else asks for.
+fn may_change_a_round(ev: &GroupEvent) -> bool {
+    !matches!(
+        &ev.kind,
+        EventKind::HeartbeatRequest { .. }
+            | EventKind::HeartbeatResponse { error: None, .. }
+            | EventKind::OffsetCommitRequest { .. }
+            | EventKind::OffsetCommitResponse { error: None, .. }
+            | EventKind::OffsetFetch { error: None, .. }
+    )
+}
