@@ -74,13 +74,21 @@ pub struct WorstStop {
     pub previous_generation: Option<i32>,
     /// The rebalance's generation after.
     pub generation: Option<i32>,
-    /// `topic-N`; null for a group-level stop (logs alone).
+    /// `topic-N`; null for a group-level stop (the members' partitions
+    /// are not in the input: logs alone, or a capture cut by its snap
+    /// length).
     pub partition: Option<String>,
     /// How long it stopped, ms (when still stopped at the end of the
     /// input: until the input's last event).
     pub stopped_ms: f64,
-    /// Why it stopped (see [`PartitionStop::why_stopped`]).
+    /// Why it stopped (see [`PartitionStop::why_stopped`]); `group
+    /// (partitions unknown)` for a group-level stop.
     pub why_stopped: String,
+    /// The stop is one of [`Report::stops_without_rebalance`] (a static
+    /// member restarted within its session timeout): no round, so
+    /// `previous_generation` equals `generation`. Present only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub without_rebalance: bool,
 }
 
 /// How long consumption stopped in one rebalance: from the first partition

@@ -5,7 +5,7 @@
 //! Takes: the [`Report`]'s `worst_stop` and each [`Rebalance`]'s `status`,
 //! `stop` and `partitions`. Gives: summary fields, a facts line and a grid.
 
-use crate::report::{Owner, PartitionStop, Rebalance, Report};
+use crate::report::{Owner, PartitionStop, Rebalance, Report, WorstStop};
 
 use super::doc::{Grid, Line, Span, Tone};
 use super::human::{self, TimeStyle};
@@ -24,7 +24,7 @@ pub(crate) fn worst_stop(report: &Report) -> Line {
     line.push(Span::code(human::one_line(&w.group)));
     line.push(Span::plain(format!(
         ", {} ({})",
-        human::generation_step(w.previous_generation, w.generation),
+        where_in_history(w),
         human::one_line(&w.why_stopped)
     )));
     line
@@ -41,9 +41,22 @@ pub(crate) fn worst_stop_text(report: &Report) -> Option<String> {
         "worst stop: {}{on} in {}, {} ({})",
         human::duration(w.stopped_ms),
         human::one_line(&w.group),
-        human::generation_step(w.previous_generation, w.generation),
+        where_in_history(w),
         human::one_line(&w.why_stopped)
     ))
+}
+
+/// The rebalance the worst stop belongs to (`2 → 3`), or, for a static
+/// member's restart that opened no round, the generation it happened in:
+/// never an `N → N` that reads like a rebalance row.
+fn where_in_history(w: &WorstStop) -> String {
+    if w.without_rebalance {
+        return match w.generation {
+            Some(g) => format!("no rebalance (static member restarted in generation {g})"),
+            None => "no rebalance (static member restarted)".into(),
+        };
+    }
+    human::generation_step(w.previous_generation, w.generation)
 }
 
 /// The rebalances table's `stopped` cell: first partition stopped to last resumed.

@@ -167,6 +167,7 @@ pub(crate) fn incident() -> Report {
             partition: Some("orders-3".into()),
             stopped_ms: 45_810.0,
             why_stopped: "owner_silent".into(),
+            without_rebalance: false,
         }),
         stops_without_rebalance: Vec::new(),
         diagnostic_counts: vec![

@@ -321,6 +321,7 @@ pub fn worst_stop(
             partition,
             stopped_ms: 0.0,
             why_stopped: why.to_string(),
+            without_rebalance: false,
         };
         for p in &r.partitions {
             let at = p.stopped_at;
@@ -331,7 +332,11 @@ pub fn worst_stop(
             );
         }
         if let (true, Some(s)) = (r.partitions.is_empty(), &r.stop) {
-            consider(w(None, "group (logs alone)"), s.stopped_ms, s.started_at);
+            consider(
+                w(None, "group (partitions unknown)"),
+                s.stopped_ms,
+                s.started_at,
+            );
         }
     }
     for s in without {
@@ -343,6 +348,7 @@ pub fn worst_stop(
                 partition: Some(p.partition.clone()),
                 stopped_ms: 0.0,
                 why_stopped: p.why_stopped.clone(),
+                without_rebalance: true,
             };
             consider(w, p.stopped_ms, p.stopped_at);
         }
