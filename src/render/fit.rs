@@ -225,8 +225,13 @@ fn header_min(header: &str) -> usize {
 }
 
 /// A column with nothing in any row (an `error` column when nothing
-/// failed), other than the group or trigger.
+/// failed), other than the group or trigger. A table with no rows has no
+/// empty column: its headers are all it says, and every one "(empty)"
+/// would be noise.
 fn empty_column(grid: &Grid) -> Option<usize> {
+    if grid.rows.is_empty() {
+        return None;
+    }
     (0..grid.headers.len())
         .find(|i| !KEPT.contains(&grid.headers[*i]) && cells(grid, *i).all(|c| c.trim().is_empty()))
 }
@@ -502,6 +507,22 @@ mod tests {
         assert_eq!(
             pieces("consumer-orders-2 / 8a7b6c5d…"),
             ["consumer-", "orders-2 / ", "8a7b6c5d…"]
+        );
+    }
+
+    #[test]
+    fn a_table_with_no_rows_calls_no_column_empty() {
+        let g = grid(
+            vec![
+                "started", "group", "gen", "took", "trigger", "member", "evidence",
+            ],
+            &[],
+        );
+        let f = fit(&g, 20);
+        assert!(
+            f.notes.iter().all(|n| !n.contains("(empty)")),
+            "{:?}",
+            f.notes
         );
     }
 
