@@ -251,14 +251,16 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
+/// A file's device and inode (the same file under any name), where the
+/// platform has them: directory walks and `watch --follow` use it.
 #[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
     Some((meta.dev(), meta.ino()))
 }
 
 #[cfg(not(unix))]
-fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
+pub(crate) fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
     None
 }
 

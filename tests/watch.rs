@@ -146,26 +146,10 @@ fn flows(path: &Path) -> Vec<kgtrace::input::Flow> {
 /// whose input trickles in), with `bounds`: its final records as JSON.
 fn engine_records(path: &Path, bounds: kgtrace::watch::engine::Bounds) -> Vec<Value> {
     use kgtrace::input::Flow;
-    use kgtrace::watch::engine::{serde_json_line, Engine, Output};
+    use kgtrace::watch::engine::{Engine, Output};
     let mut engine = Engine::new(Default::default(), bounds);
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
-    let mut keep = |told: Vec<Output>| {
-        for o in told {
-            if matches!(o, Output::Started(_)) {
-                continue;
-            }
-            let v: Value = serde_json::from_str(&serde_json_line(o.rebalance())).expect("json");
-            let key = (
-                v["started_at"].as_str().unwrap_or_default().to_string(),
-                v["group"].as_str().unwrap_or_default().to_string(),
-            );
-            if matches!(o, Output::Withdrawn(_)) {
-                last.remove(&key);
-            } else {
-                last.insert(key, v);
-            }
-        }
-    };
+    let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
     for flow in flows(path) {
         match flow {
             Flow::Captured(evs) | Flow::Logged(evs) => evs.into_iter().for_each(|e| engine.push(e)),
@@ -263,7 +247,7 @@ fn long_log(hours: u64) -> String {
 #[test]
 fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_records() {
     use kgtrace::input::Flow;
-    use kgtrace::watch::engine::{serde_json_line, Engine, Output};
+    use kgtrace::watch::engine::{Engine, Output};
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("server.log");
     std::fs::write(&path, long_log(1)).expect("write");
@@ -276,20 +260,7 @@ fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_r
     let mut engine = Engine::new(Default::default(), Default::default());
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
     let (mut pushed, mut held_most, mut held_at_hour) = (0usize, 0usize, Vec::new());
-    let mut keep = |told: Vec<Output>| {
-        for o in told.iter().filter(|o| !matches!(o, Output::Started(_))) {
-            let v: Value = serde_json::from_str(&serde_json_line(o.rebalance())).expect("json");
-            let key = (
-                v["started_at"].as_str().unwrap_or_default().to_string(),
-                v["group"].as_str().unwrap_or_default().to_string(),
-            );
-            if matches!(o, Output::Withdrawn(_)) {
-                last.remove(&key);
-            } else {
-                last.insert(key, v);
-            }
-        }
-    };
+    let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
     for (i, flow) in flows(&path).into_iter().enumerate() {
         if let Flow::Logged(evs) = flow {
             pushed += evs.len();
@@ -558,4 +529,25 @@ fn watch_in_text_says_when_a_rebalance_completes() {
         .last()
         .unwrap_or_default()
         .starts_with("summary: "));
+}
+
+/// Folds what the engine told into the latest record per (start, group):
+/// a revision replaces, a withdrawal removes, a start line is not a record.
+fn fold_told(
+    last: &mut BTreeMap<(String, String), Value>,
+    told: &[kgtrace::watch::engine::Output],
+) {
+    use kgtrace::watch::engine::{serde_json_line, Output};
+    for o in told.iter().filter(|o| !matches!(o, Output::Started(_))) {
+        let v: Value = serde_json::from_str(&serde_json_line(o.rebalance())).expect("json");
+        let key = (
+            v["started_at"].as_str().unwrap_or_default().to_string(),
+            v["group"].as_str().unwrap_or_default().to_string(),
+        );
+        if matches!(o, Output::Withdrawn(_)) {
+            last.remove(&key);
+        } else {
+            last.insert(key, v);
+        }
+    }
 }

@@ -32,7 +32,7 @@ impl Follow {
     /// Follows `path` (which must exist now) until `stop` is raised.
     pub fn open(path: PathBuf, stop: Arc<AtomicBool>) -> io::Result<Follow> {
         let file = File::open(&path)?;
-        let id = identity(&file.metadata()?);
+        let id = crate::input::identity(&file.metadata()?);
         Ok(Follow {
             path,
             file: Some(file),
@@ -50,9 +50,9 @@ impl Follow {
             // Renamed away and not yet created again.
             return Ok(false);
         };
-        if identity(&meta) != self.id {
+        if crate::input::identity(&meta) != self.id {
             let file = File::open(&self.path)?;
-            self.id = identity(&file.metadata()?);
+            self.id = crate::input::identity(&file.metadata()?);
             self.file = Some(file);
             self.pos = 0;
             self.reopened += 1;
@@ -92,17 +92,6 @@ impl Read for Follow {
             }
         }
     }
-}
-
-#[cfg(unix)]
-fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn identity(_: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
 }
 
 #[cfg(test)]
