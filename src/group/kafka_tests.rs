@@ -1081,3 +1081,32 @@ fn a_failure_to_persist_a_static_members_metadata_is_a_note_not_a_round() {
         );
     }
 }
+
+/// The leader's client log names the member a round let in.
+/// ConsumerCoordinator.java `onLeaderElected` logs "Finished assignment
+/// for group at generation N: {M=Assignment(partitions=[…]), …}" with
+/// every member of generation N; a follower's heartbeat answered
+/// REBALANCE_IN_PROGRESS logs "Request joining group due to: group is
+/// already rebalancing" (AbstractCoordinator.java `HeartbeatResponseHandler`).
+/// A member id in generation 2's map and not in generation 1's joined.
+#[test]
+fn a_member_new_in_the_leaders_assignment_map_is_the_join_that_started_the_round() {
+    let (a, b) = (classic_id("c-1"), classic_id("c-2").replace("3aa9", "9f9f"));
+    let log = [
+        client(0.0, "(Re-)joining group"),
+        client(0.05, &format!("Successfully joined group with generation Generation{{generationId=1, memberId='{a}', protocol='range'}}")),
+        client(0.06, &format!("Finished assignment for group at generation 1: {{{a}=Assignment(partitions=[t-0, t-1])}}")),
+        client(0.07, &format!("Successfully synced group in generation Generation{{generationId=1, memberId='{a}', protocol='range'}}")),
+        client(20.0, "Request joining group due to: group is already rebalancing"),
+        client(20.02, "(Re-)joining group"),
+        client(20.03, &format!("Successfully joined group with generation Generation{{generationId=2, memberId='{a}', protocol='range'}}")),
+        client(20.04, &format!("Finished assignment for group at generation 2: {{{b}=Assignment(partitions=[t-1]), {a}=Assignment(partitions=[t-0])}}")),
+        client(20.05, &format!("Successfully synced group in generation Generation{{generationId=2, memberId='{a}', protocol='range'}}")),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let last = h.rebalances.last().expect("the second round");
+    assert_eq!(gens(last), (Some(1), Some(2)));
+    assert_eq!(last.trigger.kind, "member_joined", "{last:#?}");
+    assert_eq!(last.trigger.member_id.as_deref(), Some(b.as_str()));
+}
