@@ -225,7 +225,11 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
         &histories,
         &mut collected.diagnostics,
     );
-    stops::apply(&mut histories, &timeline.events, &collected.data);
+    stops::apply_folded(
+        &mut histories,
+        &timeline.events,
+        std::mem::take(&mut collected.data),
+    );
     let (report, matched) = assemble::assemble(
         collected.inputs,
         collected.exchanges,

@@ -38,8 +38,10 @@ const MAX_IN_FLIGHT: usize = 1024;
 /// guessing cannot dominate the run time.
 const MAX_GUESSES: u32 = 32;
 
-/// A request waiting for its response.
-pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
+/// A request waiting for its response (boxed: a map node holds eleven, and
+/// every connection with one request in flight keeps a node; unboxed, a
+/// coordinator's thousands of connections held 4.8 kB each).
+pub(crate) type InFlight = BTreeMap<i32, Box<RequestSide>>;
 
 /// The last things a connection said about its group member.
 #[derive(Clone, Debug, Default)]
@@ -224,12 +226,12 @@ impl Connection {
             self.push_unanswered(ctx, req);
             return;
         }
-        if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
-            self.unanswered(old, ctx);
+        if let Some(old) = self.in_flight.insert(req.correlation_id, Box::new(req)) {
+            self.unanswered(*old, ctx);
         }
         while self.in_flight.len() > MAX_IN_FLIGHT {
             if let Some((_, oldest)) = self.in_flight.pop_first() {
-                self.unanswered(oldest, ctx);
+                self.unanswered(*oldest, ctx);
             }
         }
     }
@@ -367,6 +369,7 @@ impl Connection {
         let Some(req) = self.in_flight.remove(&corr) else {
             return self.on_unmatched(f, corr, ctx);
         };
+        let req = *req;
         if matches!(
             req.api_key,
             apis::key::SYNC_GROUP | apis::key::CONSUMER_GROUP_HEARTBEAT
@@ -481,7 +484,7 @@ impl Connection {
     /// Emits every request still waiting as unanswered.
     pub(crate) fn flush(&mut self, ctx: &mut Ctx) {
         for (_, req) in std::mem::take(&mut self.in_flight) {
-            self.unanswered(req, ctx);
+            self.unanswered(*req, ctx);
         }
     }
 
