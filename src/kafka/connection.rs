@@ -334,20 +334,21 @@ impl Connection {
         d
     }
 
+    /// Keeps the last ids the connection named (copied only when they
+    /// change: a member's connection names the same ones every request).
     fn remember(&mut self, client_id: &Option<String>, d: &Decoded, api_key: i16) {
-        if client_id.is_some() {
-            self.last.client_id = client_id.clone();
+        fn keep(last: &mut Option<String>, new: &Option<String>) {
+            if new.is_some() && last != new {
+                last.clone_from(new);
+            }
         }
+        keep(&mut self.last.client_id, client_id);
         if apis::is_membership(api_key, d.member_id.is_some()) && d.group_id.is_some() {
             self.last.carried_group_traffic = true;
-            self.last.group_id = d.group_id.clone();
+            keep(&mut self.last.group_id, &d.group_id);
         }
-        if d.member_id.is_some() {
-            self.last.member_id = d.member_id.clone();
-        }
-        if d.group_instance_id.is_some() {
-            self.last.group_instance_id = d.group_instance_id.clone();
-        }
+        keep(&mut self.last.member_id, &d.member_id);
+        keep(&mut self.last.group_instance_id, &d.group_instance_id);
     }
 
     fn on_response(&mut self, f: SplitFrame, ctx: &mut Ctx) {
