@@ -81,9 +81,11 @@ pub struct Collected {
     pub captured: Vec<GroupEvent>,
     /// Events from logs.
     pub logged: Vec<GroupEvent>,
-    /// Data-path events from captures (Fetch, ListOffsets, topic ids), in
-    /// the order their exchanges completed.
-    pub data: Vec<DataEvent>,
+    /// Data-path events from captures (Fetch, ListOffsets, topic ids),
+    /// folded in the order their exchanges completed into what the stops
+    /// stage looks up, as they are read (the events themselves are not
+    /// kept: on a busy capture they grew with its length).
+    pub data: crate::stops::ClientFolder,
     /// Exchanges as `decode` rows (only when asked).
     pub exchanges: Vec<ExchangeRow>,
     /// One summary per input.
@@ -116,7 +118,7 @@ impl Collected {
             // millions).
             Flow::Logged(v) if self.logged.is_empty() => self.logged = v,
             Flow::Logged(v) => self.logged.extend(v),
-            Flow::Data(mut v) => move_all(&mut self.data, &mut v),
+            Flow::Data(v) => v.iter().for_each(|d| self.data.fold(d)),
         }
     }
 
@@ -1084,6 +1086,8 @@ impl CaptureRun {
                 sink.hand_on(out);
             } else if sink.pending.len() >= 256 {
                 sink.drain(decoder);
+                // Folded now, not kept to the end of the input.
+                sink.hand_on_data(out);
             }
         })?;
         sink.drain(decoder);
@@ -1215,8 +1219,17 @@ impl ExchangeSink {
         if !self.events.is_empty() {
             out.deliver(Flow::Captured(std::mem::take(&mut self.events)));
         }
-        if !self.data.is_empty() {
+        self.hand_on_data(out);
+    }
+
+    /// Hands the data-path events made so far on to `out`.
+    fn hand_on_data(&mut self, out: &mut Collected) {
+        if self.data.is_empty() {
+        } else if out.streaming() {
             out.deliver(Flow::Data(std::mem::take(&mut self.data)));
+        } else {
+            // Folded in place: the vector keeps its room for the next batch.
+            self.data.drain(..).for_each(|d| out.data.fold(&d));
         }
     }
 
@@ -1327,15 +1340,9 @@ mod tests {
             let mut c =
                 read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart).unwrap();
             assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
-            // The order of a Fetch's partitions comes from a hash map's
-            // (it differs between two runs in order too); nothing reads it.
-            for d in &mut c.data {
-                if let crate::event::DataKind::FetchRequest { partitions, .. } = &mut d.kind {
-                    partitions
-                        .sort_by(|a, b| (&a.topic, a.partition).cmp(&(&b.topic, b.partition)));
-                }
-            }
-            format!("{c:?}")
+            // The folded data path is made of hash maps: compared in order.
+            let data = std::mem::take(&mut c.data).finish().in_order();
+            format!("{c:?} {data}")
         };
         assert!(read(true) == read(false));
     }

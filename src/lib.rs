@@ -30,8 +30,10 @@
 //! - [`logs`] turns broker and client log lines into the same events.
 //! - [`input`] drives all of the above for each input path, into vectors
 //!   (batch: several inputs on separate threads, joined in the order named;
-//!   a compressed one inflated on a thread of its own, [`decompress`]) or
-//!   through an [`input::Tap`] (streaming, one input after the other).
+//!   a compressed one inflated on a thread of its own, [`decompress`]; the
+//!   data path folded as it is read into the index the stops stage looks
+//!   up, [`stops::ClientFolder`], not kept) or through an [`input::Tap`]
+//!   (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up.
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
@@ -225,7 +227,11 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
         &histories,
         &mut collected.diagnostics,
     );
-    stops::apply(&mut histories, &timeline.events, &collected.data);
+    stops::apply_folded(
+        &mut histories,
+        &timeline.events,
+        std::mem::take(&mut collected.data),
+    );
     let (report, matched) = assemble::assemble(
         collected.inputs,
         collected.exchanges,

@@ -116,17 +116,12 @@ fn join(out: &mut Collected, mut unit: Collected) {
                 *id += base;
             }
         }
-        for event in &mut unit.data {
-            if let Some(id) = event.kind.exchange_mut() {
-                *id += base;
-            }
-        }
     }
     out.last_exchange_id = base + unit.last_exchange_id;
     out.kept_bytes += unit.kept_bytes;
     move_all(&mut out.captured, &mut unit.captured);
     move_all(&mut out.logged, &mut unit.logged);
-    move_all(&mut out.data, &mut unit.data);
+    out.data.append(std::mem::take(&mut unit.data));
     move_all(&mut out.exchanges, &mut unit.exchanges);
     out.inputs.append(&mut unit.inputs);
     out.diagnostics.merge(unit.diagnostics);

@@ -38,8 +38,10 @@ const MAX_IN_FLIGHT: usize = 1024;
 /// guessing cannot dominate the run time.
 const MAX_GUESSES: u32 = 32;
 
-/// A request waiting for its response.
-pub(crate) type InFlight = BTreeMap<i32, RequestSide>;
+/// A request waiting for its response (boxed: a map node holds eleven, and
+/// every connection with one request in flight keeps a node; unboxed, a
+/// coordinator's thousands of connections held 4.8 kB each).
+pub(crate) type InFlight = BTreeMap<i32, Box<RequestSide>>;
 
 /// The last things a connection said about its group member.
 #[derive(Clone, Debug, Default)]
@@ -224,12 +226,12 @@ impl Connection {
             self.push_unanswered(ctx, req);
             return;
         }
-        if let Some(old) = self.in_flight.insert(req.correlation_id, req) {
-            self.unanswered(old, ctx);
+        if let Some(old) = self.in_flight.insert(req.correlation_id, Box::new(req)) {
+            self.unanswered(*old, ctx);
         }
         while self.in_flight.len() > MAX_IN_FLIGHT {
             if let Some((_, oldest)) = self.in_flight.pop_first() {
-                self.unanswered(oldest, ctx);
+                self.unanswered(*oldest, ctx);
             }
         }
     }
@@ -332,20 +334,21 @@ impl Connection {
         d
     }
 
+    /// Keeps the last ids the connection named (copied only when they
+    /// change: a member's connection names the same ones every request).
     fn remember(&mut self, client_id: &Option<String>, d: &Decoded, api_key: i16) {
-        if client_id.is_some() {
-            self.last.client_id = client_id.clone();
+        fn keep(last: &mut Option<String>, new: &Option<String>) {
+            if new.is_some() && last != new {
+                last.clone_from(new);
+            }
         }
+        keep(&mut self.last.client_id, client_id);
         if apis::is_membership(api_key, d.member_id.is_some()) && d.group_id.is_some() {
             self.last.carried_group_traffic = true;
-            self.last.group_id = d.group_id.clone();
+            keep(&mut self.last.group_id, &d.group_id);
         }
-        if d.member_id.is_some() {
-            self.last.member_id = d.member_id.clone();
-        }
-        if d.group_instance_id.is_some() {
-            self.last.group_instance_id = d.group_instance_id.clone();
-        }
+        keep(&mut self.last.member_id, &d.member_id);
+        keep(&mut self.last.group_instance_id, &d.group_instance_id);
     }
 
     fn on_response(&mut self, f: SplitFrame, ctx: &mut Ctx) {
@@ -367,6 +370,7 @@ impl Connection {
         let Some(req) = self.in_flight.remove(&corr) else {
             return self.on_unmatched(f, corr, ctx);
         };
+        let req = *req;
         if matches!(
             req.api_key,
             apis::key::SYNC_GROUP | apis::key::CONSUMER_GROUP_HEARTBEAT
@@ -481,7 +485,7 @@ impl Connection {
     /// Emits every request still waiting as unanswered.
     pub(crate) fn flush(&mut self, ctx: &mut Ctx) {
         for (_, req) in std::mem::take(&mut self.in_flight) {
-            self.unanswered(req, ctx);
+            self.unanswered(*req, ctx);
         }
     }
 

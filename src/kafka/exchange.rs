@@ -181,11 +181,10 @@ pub(crate) struct Ends {
 pub(crate) fn build(
     ends: Ends,
     label: &str,
-    mut req: Option<RequestSide>,
+    req: Option<RequestSide>,
     resp: Option<ResponseSide>,
     unmatched: (i16, i16, i32),
 ) -> Exchange {
-    let request_data = req.as_mut().and_then(|r| r.decoded.data.take());
     let (api_key, api_version, correlation_id) = req
         .as_ref()
         .map_or(unmatched, |r| (r.api_key, r.api_version, r.correlation_id));
@@ -193,66 +192,86 @@ pub(crate) fn build(
         (Some(q), Some(r)) => Some(r.ts.millis_since(q.ts)),
         _ => None,
     };
-    let q = req.as_ref().map(|r| &r.decoded);
-    let r = resp.as_ref().map(|r| &r.decoded);
-    let mut response = r.and_then(|d| d.kind.clone());
-    if let Some(EventKind::JoinGroupResponse { parked_ms, .. }) = response.as_mut() {
-        *parked_ms = latency_ms;
-    }
-    let error_code = r.and_then(|d| d.error_code);
+    let (request_ts, request_frame) = (req.as_ref().map(|r| r.ts), req.as_ref().map(|r| r.frame));
+    let (response_ts, response_frame) =
+        (resp.as_ref().map(|r| r.ts), resp.as_ref().map(|r| r.frame));
+    // Both sides are owned: their fields are moved into the exchange, not
+    // copied (a dense capture builds tens of thousands a second).
+    let (client_id, client_software, q) = match req {
+        Some(r) => (r.client_id, r.software, Some(r.decoded)),
+        None => (None, None, None),
+    };
+    let r = resp.map(|r| r.decoded);
+    let error_code = r.as_ref().and_then(|d| d.error_code);
     // FindCoordinator v4+ answers name their keys; they are groups only
     // when the request asked for group coordinators (key type 0).
     let keys_are_groups = !matches!(
-        q.and_then(|d| d.kind.as_ref()),
+        q.as_ref().and_then(|d| d.kind.as_ref()),
         Some(EventKind::FindCoordinatorRequest { key_type, .. }) if *key_type != 0
     );
+    let (q_group, q_member, q_generation, q_instance, q_truncated, request, request_data) = match q
+    {
+        Some(d) => (
+            d.group_id,
+            d.member_id,
+            d.generation_id,
+            d.group_instance_id,
+            d.truncated,
+            d.kind,
+            d.data,
+        ),
+        None => (None, None, None, None, false, None, None),
+    };
+    let (r_group, r_member, r_generation, r_groups, r_truncated, mut response, response_data) =
+        match r {
+            Some(d) => (
+                d.group_id,
+                d.member_id,
+                d.generation_id,
+                keys_are_groups.then_some(d.groups),
+                d.truncated,
+                d.kind,
+                d.data,
+            ),
+            None => (None, None, None, None, false, None, None),
+        };
+    if let Some(EventKind::JoinGroupResponse { parked_ms, .. }) = response.as_mut() {
+        *parked_ms = latency_ms;
+    }
     Exchange {
-        ts: req
-            .as_ref()
-            .map(|r| r.ts)
-            .or(resp.as_ref().map(|r| r.ts))
-            .unwrap_or_default(),
+        ts: request_ts.or(response_ts).unwrap_or_default(),
         api_key,
         api: super::api_name(api_key),
         api_version,
         correlation_id,
-        client_id: req.as_ref().and_then(|r| r.client_id.clone()),
+        client_id,
         connection: label.to_string(),
-        request_frame: req.as_ref().map(|r| r.frame),
-        response_frame: resp.as_ref().map(|r| r.frame),
+        request_frame,
+        response_frame,
         latency_ms,
-        group_id: q.and_then(|d| d.group_id.clone()).or(r
-            .and_then(|d| d.group_id.clone())
-            .filter(|_| keys_are_groups)),
-        member_id: q
-            .and_then(|d| d.member_id.clone())
-            .or(r.and_then(|d| d.member_id.clone())),
-        generation_id: q
-            .and_then(|d| d.generation_id)
-            .or(r.and_then(|d| d.generation_id)),
+        group_id: q_group.or(r_group.filter(|_| keys_are_groups)),
+        member_id: q_member.clone().or(r_member.clone()),
+        generation_id: q_generation.or(r_generation),
         error_code,
         error: error_code.map(error_name),
-        client_software: req.as_ref().and_then(|r| r.software.clone()),
+        client_software,
         conn: ends.conn,
         client: ends.client,
         server: ends.server,
-        request_ts: req.as_ref().map(|r| r.ts),
-        response_ts: resp.as_ref().map(|r| r.ts),
-        request: q.and_then(|d| d.kind.clone()),
+        request_ts,
+        response_ts,
+        request,
         response,
-        group_instance_id: q.and_then(|d| d.group_instance_id.clone()),
-        request_member_id: q.and_then(|d| d.member_id.clone()),
-        request_generation_id: q.and_then(|d| d.generation_id),
-        response_member_id: r.and_then(|d| d.member_id.clone()),
-        response_generation_id: r.and_then(|d| d.generation_id),
-        response_groups: r
-            .filter(|_| keys_are_groups)
-            .map(|d| d.groups.clone())
-            .unwrap_or_default(),
-        request_truncated: q.is_some_and(|d| d.truncated),
-        response_truncated: r.is_some_and(|d| d.truncated),
+        group_instance_id: q_instance,
+        request_member_id: q_member,
+        request_generation_id: q_generation,
+        response_member_id: r_member,
+        response_generation_id: r_generation,
+        response_groups: r_groups.unwrap_or_default(),
+        request_truncated: q_truncated,
+        response_truncated: r_truncated,
         request_data,
-        response_data: resp.and_then(|r| r.decoded.data),
+        response_data,
     }
 }
 

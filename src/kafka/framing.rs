@@ -230,6 +230,11 @@ impl FrameSplitter {
         if let Some(size) = header::size_at(&self.buf) {
             if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) {
                 self.buf.clear();
+                // Room for the head and a small body at once (a group
+                // API's frame is usually whole in it), instead of growing
+                // the buffer a few bytes at a time; capped, as `size` is
+                // the wire's word.
+                self.buf.reserve(size.min(FIRST_ROOM));
                 let want = size.min(header::REQUEST_FIXED);
                 self.state = State::Head { size, want };
             } else {
@@ -278,6 +283,10 @@ impl FrameSplitter {
                 self.lose_sync();
             }
             Plan::Buffer | Plan::NeedMore(_) if size <= self.max_frame_len => {
+                // The body is buffered whole: its room is taken once (up to
+                // a cap: a frame cut short must not cost its stated size).
+                let room = size.min(BODY_ROOM).saturating_sub(self.buf.len());
+                self.buf.reserve_exact(room);
                 self.state = State::Body { size };
             }
             Plan::Buffer | Plan::NeedMore(_) => {
@@ -430,6 +439,12 @@ impl FrameSplitter {
 
 /// Moves bytes from `data` into `buf` until it holds `want`; returns how
 /// many were used.
+/// Room taken for a frame once its size is read.
+const FIRST_ROOM: usize = 512;
+
+/// Room taken at most for a body to be buffered, before its bytes came.
+const BODY_ROOM: usize = 1 << 20;
+
 fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
     let n = want.saturating_sub(buf.len()).min(data.len());
     buf.extend_from_slice(&data[..n]);

@@ -3,7 +3,8 @@
 //! positions and the watermarks it was answered.
 //!
 //! Takes: one group's events (time order) and every data-path event.
-//! Gives: [`GroupIndex`] and [`ClientIndex`]. Members are tied to their
+//! Gives: [`GroupIndex`] and [`ClientIndex`] (the latter folded as the
+//! data path streams, by [`ClientFolder`]). Members are tied to their
 //! Fetch traffic by client id and host: a consumer fetches from partition
 //! leaders over other connections than its coordinator's, but from the
 //! same host under the same `client.id`.
@@ -11,7 +12,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::event::{DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, PartitionOffset};
+use crate::event::{
+    ClientRef, DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, PartitionOffset,
+};
 use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
@@ -253,15 +256,30 @@ impl GroupIndex {
     }
 }
 
+/// One partition's Fetch traffic from one client, each in time order.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct PartitionTrail {
+    /// Fetch requests: `(ts, fetch_offset)`.
+    pub positions: Vec<(Timestamp, i64)>,
+    /// Fetch answers without error: `(ts, high_watermark)`.
+    pub watermarks: Vec<(Timestamp, i64)>,
+}
+
 /// One client's Fetch traffic.
 #[derive(Debug, Default)]
 pub(crate) struct ClientTrail {
-    /// Fetch requests: `(ts, partition, fetch_offset)` in time order.
-    pub positions: Vec<(Timestamp, Arc<str>, i64)>,
-    /// Fetch answers: `(ts, partition, high_watermark)` in time order.
-    pub watermarks: Vec<(Timestamp, Arc<str>, i64)>,
+    /// Per partition (`topic-N`, topic ids named where a Metadata answer
+    /// named them).
+    pub partitions: FastMap<Arc<str>, PartitionTrail>,
     /// Requests of any kind (Fetch), for "last seen".
     pub fetches: Vec<Timestamp>,
+}
+
+impl ClientTrail {
+    /// The traffic of partition `p`, if the client fetched it.
+    pub(crate) fn partition(&self, p: &str) -> Option<&PartitionTrail> {
+        self.partitions.get(p)
+    }
 }
 
 /// Every client's Fetch traffic, topic ids resolved to names.
@@ -275,85 +293,251 @@ pub(crate) struct ClientIndex {
 }
 
 impl ClientIndex {
-    /// Indexes data events (in any order; sorted here). Each client is
-    /// looked up by its borrowed `(client_id, address)` and each partition's
-    /// `topic-N` written once and shared, so an event costs a hash, not
-    /// allocations.
-    pub(crate) fn build<'a>(data: &'a [DataEvent]) -> ClientIndex {
-        let mut names: FastMap<&str, &str> = FastMap::default();
+    /// Indexes data events (in any order; sorted here).
+    pub(crate) fn build(data: &[DataEvent]) -> ClientIndex {
+        let mut f = ClientFolder::default();
         for d in data {
-            if let DataKind::TopicIds { topics } = &d.kind {
+            f.fold(d);
+        }
+        f.finish()
+    }
+
+    /// Everything indexed, sorted, as text (tests compare two indexes).
+    #[cfg(test)]
+    pub(crate) fn in_order(&self) -> String {
+        let mut clients: Vec<String> = self
+            .clients
+            .iter()
+            .map(|(k, c)| {
+                let mut parts: Vec<String> = c
+                    .partitions
+                    .iter()
+                    .map(|(p, t)| format!("{p}: {t:?}"))
+                    .collect();
+                parts.sort();
+                format!("{k:?} {:?} {parts:?}", c.fetches)
+            })
+            .collect();
+        clients.sort();
+        let mut names: Vec<_> = self.topic_names.iter().collect();
+        names.sort();
+        format!("{clients:?} {names:?} {}", self.unnamed_topic_ids)
+    }
+}
+
+/// One client's traffic while it is folded: partitions by interned
+/// `(topic, partition)` as the wire named them (ids not yet resolved).
+#[derive(Debug, Default)]
+struct FoldTrail {
+    key: ClientKey,
+    /// Whether a Fetch of it was seen (only those are indexed).
+    used: bool,
+    fetches: Vec<Timestamp>,
+    partitions: FastMap<(u32, i32), PartitionTrail>,
+}
+
+/// The [`ClientIndex`] built as the data-path events stream: each event is
+/// folded into its client's per-partition positions and watermarks (16
+/// bytes per partition mentioned) and dropped, instead of every event being
+/// kept whole until the end. Topic ids are resolved at [`Self::finish`], as
+/// a Metadata answer after a Fetch still names the Fetch's topic id.
+///
+/// Takes: [`DataEvent`]s in the order they were made. Gives: the same
+/// [`ClientIndex`] as [`ClientIndex::build`] over all of them.
+#[derive(Debug, Default)]
+pub struct ClientFolder {
+    /// Topic names by topic id, later answers overriding earlier ones.
+    names: FastMap<String, String>,
+    /// Topics as the wire named them (name or id), interned.
+    topics: FastMap<String, u32>,
+    topic_list: Vec<String>,
+    /// Each connection's client (by the address of its shared
+    /// [`ClientRef`], kept alive here so the address is never reused): its
+    /// trail, if it has a client id.
+    slots: FastMap<usize, (Arc<ClientRef>, Option<u32>)>,
+    keys: FastMap<ClientKey, u32>,
+    trails: Vec<FoldTrail>,
+}
+
+impl ClientFolder {
+    /// Folds one data-path event in.
+    pub fn fold(&mut self, d: &DataEvent) {
+        let slot = match &d.kind {
+            DataKind::TopicIds { topics } => {
                 for (name, id) in topics {
-                    names.insert(id.as_str(), name.as_str());
+                    self.names.insert(id.clone(), name.clone());
+                }
+                return;
+            }
+            DataKind::FetchRequest { .. } | DataKind::FetchResponse { .. } => {
+                match self.slot(&d.client) {
+                    Some(s) => s as usize,
+                    None => return,
                 }
             }
+            _ => return,
+        };
+        match &d.kind {
+            DataKind::FetchRequest { partitions, .. } => {
+                self.trails[slot].used = true;
+                self.trails[slot].fetches.push(d.ts);
+                for p in partitions {
+                    let t = self.topic(&p.topic);
+                    self.trails[slot]
+                        .partitions
+                        .entry((t, p.partition))
+                        .or_default()
+                        .positions
+                        .push((d.ts, p.offset));
+                }
+            }
+            DataKind::FetchResponse { partitions, .. } => {
+                self.trails[slot].used = true;
+                for p in partitions.iter().filter(|p| p.error.is_none()) {
+                    let t = self.topic(&p.topic);
+                    self.trails[slot]
+                        .partitions
+                        .entry((t, p.partition))
+                        .or_default()
+                        .watermarks
+                        .push((d.ts, p.high_watermark));
+                }
+            }
+            _ => {}
         }
+    }
+
+    /// Appends what `later` folded, as if its events had been folded after
+    /// this one's (inputs read apart, joined in the order named).
+    pub fn append(&mut self, later: ClientFolder) {
+        let ClientFolder {
+            names,
+            topic_list,
+            trails,
+            ..
+        } = later;
+        self.names.extend(names);
+        let topics: Vec<u32> = topic_list.iter().map(|t| self.topic(t)).collect();
+        for t in trails {
+            let slot = self.trail(t.key) as usize;
+            let mine = &mut self.trails[slot];
+            mine.used |= t.used;
+            mine.fetches.extend(t.fetches);
+            // In the order first made (a hash map's order would change
+            // which of a name's and an id's entries come first on a tie).
+            let mut parts: Vec<_> = t.partitions.into_iter().collect();
+            parts.sort_unstable_by_key(|(k, _)| *k);
+            for ((topic, p), mut pt) in parts {
+                let at = mine
+                    .partitions
+                    .entry((topics[topic as usize], p))
+                    .or_default();
+                at.positions.append(&mut pt.positions);
+                at.watermarks.append(&mut pt.watermarks);
+            }
+        }
+    }
+
+    /// Whether nothing was folded.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.trails.is_empty()
+    }
+
+    /// The index: topic ids named, each list sorted by time (stable, so
+    /// equal times keep the order they were made in).
+    pub(crate) fn finish(self) -> ClientIndex {
+        let ClientFolder {
+            names,
+            topic_list,
+            trails,
+            ..
+        } = self;
         let mut unnamed = FastSet::default();
-        let mut written: FastMap<(&str, i32), Arc<str>> = FastMap::default();
-        let mut name = |topic: &'a str, p: i32| -> Arc<str> {
-            if let Some(tp) = written.get(&(topic, p)) {
-                return tp.clone();
-            }
-            let t = names.get(topic).copied().unwrap_or_else(|| {
-                if looks_like_uuid(topic) {
-                    unnamed.insert(topic.to_string());
-                }
-                topic
-            });
-            let tp: Arc<str> = format!("{t}-{p}").into();
-            written.insert((topic, p), tp.clone());
-            tp
-        };
-        // Per `(client_id, address)` of the events: its trail, if it has a
-        // client id; trails are shared by every address of one host.
-        let mut slots: FastMap<(Option<&str>, Option<&str>), Option<usize>> = FastMap::default();
-        let mut keys: FastMap<ClientKey, usize> = FastMap::default();
-        let mut trails: Vec<(ClientKey, ClientTrail, bool)> = Vec::new();
-        for d in data {
-            let (id, address) = (d.client.client_id.as_deref(), d.client.address.as_deref());
-            let slot = *slots.entry((id, address)).or_insert_with(|| {
-                let key = client_key(id, address)?;
-                Some(*keys.entry(key.clone()).or_insert_with(|| {
-                    trails.push((key, ClientTrail::default(), false));
-                    trails.len() - 1
-                }))
-            });
-            let Some(slot) = slot else { continue };
-            let (_, c, used) = &mut trails[slot];
-            match &d.kind {
-                DataKind::FetchRequest { partitions, .. } => {
-                    *used = true;
-                    c.fetches.push(d.ts);
-                    for p in partitions {
-                        c.positions
-                            .push((d.ts, name(&p.topic, p.partition), p.offset));
-                    }
-                }
-                DataKind::FetchResponse { partitions, .. } => {
-                    *used = true;
-                    for p in partitions.iter().filter(|p| p.error.is_none()) {
-                        c.watermarks
-                            .push((d.ts, name(&p.topic, p.partition), p.high_watermark));
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut idx = ClientIndex {
-            topic_names: names
-                .iter()
-                .map(|(id, n)| (id.to_string(), n.to_string()))
-                .collect(),
-            ..ClientIndex::default()
-        };
-        for (key, mut c, _) in trails.into_iter().filter(|t| t.2) {
-            c.positions.sort_by_key(|x| x.0);
-            c.watermarks.sort_by_key(|x| x.0);
+        let mut written: FastMap<(u32, i32), Arc<str>> = FastMap::default();
+        let mut clients: FastMap<ClientKey, ClientTrail> = FastMap::default();
+        for t in trails.into_iter().filter(|t| t.used) {
+            let mut c = ClientTrail {
+                fetches: t.fetches,
+                ..ClientTrail::default()
+            };
             c.fetches.sort();
-            idx.clients.insert(key, c);
+            // In the order first made (a hash map's order would change
+            // which of a name's and an id's entries come first on a tie).
+            let mut parts: Vec<_> = t.partitions.into_iter().collect();
+            parts.sort_unstable_by_key(|(k, _)| *k);
+            for ((topic, p), mut pt) in parts {
+                let tp = written.entry((topic, p)).or_insert_with(|| {
+                    let raw = topic_list[topic as usize].as_str();
+                    let name = names.get(raw).map_or_else(
+                        || {
+                            if looks_like_uuid(raw) {
+                                unnamed.insert(topic);
+                            }
+                            raw
+                        },
+                        String::as_str,
+                    );
+                    format!("{name}-{p}").into()
+                });
+                // A topic fetched by name and by id lands in one trail.
+                let at = c.partitions.entry(tp.clone()).or_default();
+                if at.positions.is_empty() && at.watermarks.is_empty() {
+                    *at = std::mem::take(&mut pt);
+                } else {
+                    at.positions.append(&mut pt.positions);
+                    at.watermarks.append(&mut pt.watermarks);
+                }
+            }
+            for pt in c.partitions.values_mut() {
+                pt.positions.sort_by_key(|x| x.0);
+                pt.watermarks.sort_by_key(|x| x.0);
+                pt.positions.shrink_to_fit();
+                pt.watermarks.shrink_to_fit();
+            }
+            clients.insert(t.key, c);
         }
-        idx.unnamed_topic_ids = unnamed.len();
-        idx
+        ClientIndex {
+            clients,
+            unnamed_topic_ids: unnamed.len(),
+            topic_names: names,
+        }
+    }
+
+    /// The trail of `client`'s connection, if it has a client id.
+    fn slot(&mut self, client: &Arc<ClientRef>) -> Option<u32> {
+        let at = Arc::as_ptr(client) as usize;
+        if let Some((_, s)) = self.slots.get(&at) {
+            return *s;
+        }
+        let key = client_key(client.client_id.as_deref(), client.address.as_deref());
+        let s = key.map(|k| self.trail(k));
+        self.slots.insert(at, (client.clone(), s));
+        s
+    }
+
+    /// The trail of `key`, made if new.
+    fn trail(&mut self, key: ClientKey) -> u32 {
+        if let Some(s) = self.keys.get(&key) {
+            return *s;
+        }
+        let s = self.trails.len() as u32;
+        self.keys.insert(key.clone(), s);
+        self.trails.push(FoldTrail {
+            key,
+            ..FoldTrail::default()
+        });
+        s
+    }
+
+    /// The interned number of `topic`.
+    fn topic(&mut self, topic: &str) -> u32 {
+        if let Some(t) = self.topics.get(topic) {
+            return *t;
+        }
+        let t = self.topic_list.len() as u32;
+        self.topics.insert(topic.to_string(), t);
+        self.topic_list.push(topic.to_string());
+        t
     }
 }
 

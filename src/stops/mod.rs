@@ -66,6 +66,8 @@ use crate::time::Timestamp;
 
 use index::{ClientIndex, GroupIndex};
 
+pub use index::ClientFolder;
+
 /// What one rebalance cost (the stage's output, written into the record).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Cost {
@@ -83,7 +85,16 @@ pub struct Cost {
 
 /// Fills every rebalance of `histories` with its cost.
 pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[DataEvent]) {
-    let clients = ClientIndex::build(data);
+    apply_index(histories, events, &ClientIndex::build(data));
+}
+
+/// [`apply`] with the data path already folded (batch runs fold it as
+/// they read: [`ClientFolder`]).
+pub fn apply_folded(histories: &mut [GroupHistory], events: &[GroupEvent], data: ClientFolder) {
+    apply_index(histories, events, &data.finish());
+}
+
+fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &ClientIndex) {
     let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
     for ev in events {
         if let Some(g) = ev.group.as_deref() {
@@ -95,8 +106,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             .remove(h.summary.group.as_str())
             .unwrap_or_default();
         let idx = GroupIndex::build(&evs);
-        let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, &clients));
-        let costs = costs(&h.rebalances, &idx, &clients, moves.as_deref());
+        let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, clients));
+        let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());
         for (r, c) in h.rebalances.iter_mut().zip(costs) {
             r.status = c.status;
             r.waiting_for = c.waiting_for;
@@ -105,7 +116,7 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
             r.notes.extend(c.notes);
         }
         h.summary.stops_without_rebalance =
-            restart::static_restarts(&h.summary.group, &h.rebalances, &idx, &clients);
+            restart::static_restarts(&h.summary.group, &h.rebalances, &idx, clients);
         if clients.unnamed_topic_ids > 0 {
             h.summary.notes.push(format!(
                 "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",

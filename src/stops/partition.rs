@@ -375,22 +375,21 @@ fn resume(
 ) {
     let trail = c.idx.members.get(&to.member_id);
     let client = trail.and_then(|t| t.client.as_ref());
-    let ct = client.and_then(|k| c.clients.clients.get(k));
-    let first = ct.and_then(|ct| {
-        // Time order: start at the answer instead of scanning from the start.
-        let from = ct.positions.partition_point(|(ts, _, _)| *ts < to.ts);
-        ct.positions[from..].iter().find(|(_, q, _)| &**q == p)
+    let pt = client
+        .and_then(|k| c.clients.clients.get(k))
+        .and_then(|ct| ct.partition(p));
+    // Time order: start at the answer instead of scanning from the start.
+    let first = pt.and_then(|pt| {
+        let from = pt.positions.partition_point(|(ts, _)| *ts < to.ts);
+        pt.positions.get(from)
     });
     match first {
-        Some((ts, _, offset)) => {
+        Some((ts, offset)) => {
             stop.resumed_at = Some(*ts);
             stop.resume_offset = Some(*offset);
-            stop.lag_at_resume = ct.and_then(|ct| {
-                let from = ct.watermarks.partition_point(|(w, _, _)| *w < *ts);
-                ct.watermarks[from..]
-                    .iter()
-                    .find(|(_, q, _)| &**q == p)
-                    .map(|(_, _, hw)| hw - offset)
+            stop.lag_at_resume = pt.and_then(|pt| {
+                let from = pt.watermarks.partition_point(|(w, _)| *w < *ts);
+                pt.watermarks.get(from).map(|(_, hw)| hw - offset)
             });
         }
         None => {
@@ -443,15 +442,15 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         }
     }
     stop.commit_failed = failed;
-    let ct = t.client.as_ref().and_then(|k| c.clients.clients.get(k));
-    let Some(ct) = ct else { return };
+    let pt = t
+        .client
+        .as_ref()
+        .and_then(|k| c.clients.clients.get(k))
+        .and_then(|ct| ct.partition(p));
+    let Some(pt) = pt else { return };
     let bound = stop.resumed_at.unwrap_or(until);
-    let before = ct.positions.partition_point(|(ts, _, _)| *ts < bound);
-    let last = ct.positions[..before]
-        .iter()
-        .rev()
-        .find(|(_, q, _)| &**q == p);
-    if let Some((ts, _, offset)) = last {
+    let before = pt.positions.partition_point(|(ts, _)| *ts < bound);
+    if let Some((ts, offset)) = before.checked_sub(1).map(|i| pt.positions[i]) {
         // The position: a Java consumer fetches a partition again only once
         // the records buffered for it were returned by poll()
         // (`AbstractFetch.fetchablePartitions` leaves out
@@ -459,16 +458,14 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         // `fetch_offset` is what the application was given. Records the
         // last answers delivered may still sit in the buffer, and are
         // dropped when the partition is revoked: they are not counted.
-        let position = *offset;
+        let position = offset;
         stop.last_fetched_offset = Some(position);
         let (from, to) = (
-            ct.watermarks.partition_point(|(w, _, _)| *w < *ts),
-            ct.watermarks.partition_point(|(w, _, _)| *w < bound),
+            pt.watermarks.partition_point(|(w, _)| *w < ts),
+            pt.watermarks.partition_point(|(w, _)| *w < bound),
         );
-        stop.lag_at_stop = ct.watermarks[from..to.max(from)]
-            .iter()
-            .rev()
-            .find(|(_, q, _)| &**q == p)
-            .map(|(_, _, hw)| (hw - position).max(0));
+        stop.lag_at_stop = pt.watermarks[from..to.max(from)]
+            .last()
+            .map(|(_, hw)| (hw - position).max(0));
     }
 }
