@@ -31,6 +31,9 @@ pub(crate) struct Assigned {
     pub ts: Timestamp,
     pub member_id: String,
     pub partitions: Vec<String>,
+    /// Not an answer: inferred from the member's data path (module
+    /// `inferred`).
+    pub inferred: bool,
 }
 
 /// One OffsetCommit request and its answer's per-partition errors.
@@ -113,6 +116,7 @@ impl GroupIndex {
                             ts: ev.ts,
                             member_id: m.clone(),
                             partitions,
+                            inferred: false,
                         });
                     }
                 }
