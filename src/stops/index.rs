@@ -34,6 +34,9 @@ pub(crate) struct Assigned {
     pub ts: Timestamp,
     pub member_id: String,
     pub partitions: Vec<String>,
+    /// Not an answer: inferred from the member's data path (module
+    /// `inferred`).
+    pub inferred: bool,
 }
 
 /// One OffsetCommit request and its answer's per-partition errors.
@@ -116,6 +119,7 @@ impl GroupIndex {
                             ts: ev.ts,
                             member_id: m.clone(),
                             partitions,
+                            inferred: false,
                         });
                     }
                 }

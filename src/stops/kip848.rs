@@ -122,6 +122,7 @@ impl Book {
                 ts: since,
                 member_id: m,
                 partitions: Vec::new(),
+                inferred: false,
             },
             to: None,
             cause,
@@ -151,6 +152,7 @@ impl Book {
                 ts: at,
                 member_id: m.to_string(),
                 partitions: vec![p.to_string()],
+                inferred: false,
             });
             self.done.push(mv);
         }

@@ -51,6 +51,7 @@
 //! start to its "Assignment received" / "Stabilized", with a note.
 
 mod index;
+mod inferred;
 mod kip848;
 mod partition;
 mod restart;
@@ -146,6 +147,7 @@ fn costs(
         .flatten()
         .map(|m| (m.partition.as_str(), m.from.member_id.as_str()))
         .collect();
+    let inferred = inferred::previous_owners(rebalances, idx, clients);
     let mut out = Vec::with_capacity(rebalances.len());
     for (i, r) in rebalances.iter().enumerate() {
         let next = rebalances.get(i + 1);
@@ -156,6 +158,7 @@ fn costs(
             idx,
             clients,
             assigned_by: "SyncGroup",
+            inferred: inferred.get(&i).map_or(&[], Vec::as_slice),
         };
         let mut partitions = partition::stops(&ctx, &mut carried);
         let kip = partition::Round {

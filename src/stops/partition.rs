@@ -35,6 +35,10 @@ pub(crate) struct Round<'a> {
     /// What hands partitions over: "SyncGroup" (classic) or
     /// "ConsumerGroupHeartbeat" (KIP-848), for notes.
     pub assigned_by: &'static str,
+    /// Owners before the round inferred from the data path, for members
+    /// no SyncGroup answer of the previous generation names (module
+    /// `inferred`).
+    pub inferred: &'a [Assigned],
 }
 
 /// The partition stops of one round. `carried` holds `(generation,
@@ -140,6 +144,13 @@ fn previous_owners<'a>(c: &Round<'a>, prev: i32) -> (BTreeMap<&'a str, &'a Assig
             }
         }
     }
+    // A capture that started after the previous generation's SyncGroup:
+    // who fetched what (answers and the cooperative fallback come first).
+    for a in c.inferred {
+        for p in &a.partitions {
+            owners.entry(p.as_str()).or_insert(a);
+        }
+    }
     if !owners.is_empty() || !c.r.members_before.is_empty() {
         return (owners, false);
     }
@@ -186,6 +197,9 @@ fn one(
     emptied: bool,
 ) -> PartitionStop {
     let mut notes = Vec::new();
+    if from.inferred {
+        notes.push(super::inferred::NOTE.to_string());
+    }
     let trail = c.idx.members.get(&from.member_id);
     let (why, stopped_at) = why_stopped(c, from, trail, cooperative, emptied, &mut notes);
     fill(c, p, from, to, why, stopped_at, notes)

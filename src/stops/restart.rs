@@ -137,6 +137,7 @@ fn replaced(
         idx,
         clients,
         assigned_by: "SyncGroup",
+        inferred: &[],
     };
     let trail = idx.members.get(&old.member_id);
     let partitions = old

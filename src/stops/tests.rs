@@ -497,6 +497,58 @@ fn an_eager_round_revokes_everything_at_the_join_and_counts_the_records_read_twi
 }
 
 #[test]
+fn a_capture_started_after_the_previous_sync_group_infers_the_old_owner_from_its_fetches_and_commits(
+) {
+    // No JoinGroup or SyncGroup of generation 1 captured: A is only seen
+    // heartbeating in it, fetching t-0 and t-1 and committing t-2. A
+    // consumer fetches and commits only what it is assigned
+    // (ConsumerCoordinator.onJoinComplete -> assignFromSubscribed; the
+    // fetcher asks only assigned, fetchable partitions), so A owned them.
+    let mut s = Script::new("range");
+    let x = s.x();
+    s.push(
+        50,
+        "a",
+        "A",
+        Some(1),
+        EventKind::HeartbeatRequest { exchange: x },
+    );
+    s.fetch(100, "a", 0, 5, 20, None);
+    s.fetch(100, "a", 1, 7, 30, None);
+    s.commit(900, "a", "A", 1, 2, 40, 0);
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1, 2]);
+    s.fetch(1380, "a", 0, 5, 20, None);
+    s.fetch(1400, "b", 1, 7, 30, None);
+    s.fetch(1450, "b", 2, 40, 50, None);
+    let rs = s.run();
+    let r = round(&rs, 2);
+    for (p, to, resumed) in [("t-0", "A", 1380), ("t-1", "B", 1400), ("t-2", "B", 1450)] {
+        let moved = stop(r, p);
+        assert_eq!(moved.from.as_ref().unwrap().member_id, "A", "{p}");
+        assert_eq!(moved.to.as_ref().unwrap().member_id, to, "{p}");
+        assert_eq!(moved.why_stopped, "revoked", "{p}");
+        assert_eq!(
+            (moved.stopped_at, moved.resumed_at),
+            (at(1200), Some(at(resumed))),
+            "{p}"
+        );
+        assert!(
+            moved
+                .notes
+                .iter()
+                .any(|n| n.contains("owner inferred from its Fetch requests")),
+            "{p}: {:?}",
+            moved.notes
+        );
+    }
+    assert_eq!(stop(r, "t-1").last_fetched_offset, Some(7));
+    assert_eq!(r.partitions.len(), 3);
+}
+
+#[test]
 fn a_cooperative_round_stops_only_what_moves_until_the_follow_up_hands_it_over() {
     let mut s = a_alone("cooperative-sticky");
     s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
