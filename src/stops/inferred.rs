@@ -94,8 +94,10 @@ fn one_round(
         // Two members on one client key cannot be told apart.
         let key = t.client.as_ref().filter(|k| keys.get(k) == Some(&1));
         if let Some(ct) = key.and_then(|k| clients.clients.get(k)) {
-            for (ts, p, _) in ct.positions.iter().filter(|x| within(&x.0)) {
-                touched.push((p.to_string(), *ts, m));
+            for (p, trail) in &ct.partitions {
+                for (ts, _) in trail.positions.iter().filter(|x| within(&x.0)) {
+                    touched.push((p.to_string(), *ts, m));
+                }
             }
         }
         for c in t.commits.iter().filter(|c| within(&c.ts)) {
