@@ -102,10 +102,17 @@ fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String
             expected_reasons(rounds)
         );
     }
-    let open = rounds.iter().filter(|r| r.completed_at.is_none()).count();
+    let superseded = rounds.iter().filter(|r| is_superseded(r)).count();
+    let open = rounds
+        .iter()
+        .filter(|r| r.completed_at.is_none() && !is_superseded(r))
+        .count();
     let mut notes = Vec::new();
     if expected > 0 {
         notes.push(format!("{expected} expected: {}", expected_reasons(rounds)));
+    }
+    if superseded > 0 {
+        notes.push(format!("{superseded} cut short by the next round"));
     }
     if open > 0 {
         notes.push(format!("{open} never completed in the inputs"));
@@ -116,6 +123,12 @@ fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String
         format!(" ({})", notes.join("; "))
     };
     format!(" rebalanced {times}{seen}{notes}.")
+}
+
+/// A round a new one began inside before it completed (`status`
+/// `superseded`): it did not run on to the end of the inputs.
+fn is_superseded(r: &Rebalance) -> bool {
+    r.completed_at.is_none() && r.status == "superseded"
 }
 
 /// The distinct reasons of the expected rounds, each up to its first
@@ -261,6 +274,9 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
     );
     let took = match r.duration_ms {
         Some(ms) => format!("; {step} took {}", human::duration(ms)),
+        None if is_superseded(r) => {
+            format!("; {step} was cut short by the next round before it completed")
+        }
         None => format!("; {step} never completed in the inputs"),
     };
     line.push(Span::plain(took));
@@ -270,8 +286,14 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
             Some(&s.member_id),
             s.client_id.as_deref(),
         )));
+        // KIP-848 records a member's "join" when its heartbeat is answered
+        // at the round's epoch (group::kip848): it caught up, not joined.
+        let did = match r.protocol.as_str() {
+            "consumer" | "consumer_member" => "reached the new epoch last",
+            _ => "joined last",
+        };
         line.push(Span::plain(format!(
-            " joined last, {} after the start",
+            " {did}, {} after the start",
             human::duration(s.after_start_ms)
         )));
     }
@@ -379,6 +401,9 @@ fn cost(r: &Rebalance) -> Line {
                 "; consumption stopped for {} (which partitions is not known)",
                 human::duration(ms)
             ))],
+            None if is_superseded(r) => vec![Span::plain(
+                "; consumption stayed stopped into the next round",
+            )],
             None => vec![Span::plain(
                 "; consumption was still stopped at the end of the input",
             )],
