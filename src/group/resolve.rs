@@ -195,7 +195,7 @@ fn corroborate_expiries(round: &mut Round, book: &MemberBook, activity: &Activit
         return;
     }
     for c in silent_members(round, book, activity) {
-            if c.member_id.as_ref().is_some_and(|m| expired.contains(m)) {
+        if c.member_id.as_ref().is_some_and(|m| expired.contains(m)) {
             round.candidates.push(c);
         }
     }

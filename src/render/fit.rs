@@ -74,8 +74,7 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
     // Times cut to what differs only when that hides fewer columns, or
     // wraps less (the table would still not sit on one line per row).
     let use_cut = !contexts.is_empty()
-        && (cut_times.1.len() < whole_times.1.len()
-            || comfortable_total(&whole_times.0) > width);
+        && (cut_times.1.len() < whole_times.1.len() || comfortable_total(&whole_times.0) > width);
     let (mut fitted, mut left_out, contexts) = if use_cut {
         (cut_times.0, cut_times.1, contexts)
     } else {
@@ -140,7 +139,12 @@ fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Vec<String>) {
         left_out.push(format!("{} (empty)", fitted.headers[i]));
         fitted = fitted.without(i);
     }
-    for name in fitted.droppable.clone().iter().filter(|n| !KEPT.contains(n)) {
+    for name in fitted
+        .droppable
+        .clone()
+        .iter()
+        .filter(|n| !KEPT.contains(n))
+    {
         if comfortable_total(&fitted) <= width {
             break;
         }
@@ -310,7 +314,9 @@ fn widths(grid: &Grid, width: usize) -> Vec<usize> {
 /// must not be cut inside its date); as far as they allow.
 fn make_room(grid: &Grid, widths: &mut [usize], i: usize, need: usize, width: usize) {
     let used = widths.iter().sum::<usize>() + borders(grid);
-    let slack = width.saturating_sub(used).min(need.saturating_sub(widths[i]));
+    let slack = width
+        .saturating_sub(used)
+        .min(need.saturating_sub(widths[i]));
     widths[i] += slack;
     while widths[i] < need {
         let giver = (0..widths.len())
@@ -489,10 +495,11 @@ fn split_time(text: &str) -> Option<(&str, &str)> {
         None => ("", text),
     };
     let date_ok = date.is_empty()
-        || (date.len() == 10 && date.bytes().enumerate().all(|(k, b)| match k {
-            4 | 7 => b == b'-',
-            _ => b.is_ascii_digit(),
-        }));
+        || (date.len() == 10
+            && date.bytes().enumerate().all(|(k, b)| match k {
+                4 | 7 => b == b'-',
+                _ => b.is_ascii_digit(),
+            }));
     let b = clock.as_bytes();
     let clock_ok = b.len() >= 8
         && b[2] == b':'
@@ -731,8 +738,18 @@ mod tests {
     #[test]
     fn times_keep_only_what_differs_and_the_header_says_the_rest() {
         let rows: &[&[&str]] = &[
-            &["2026-12-03 16:34:40.886995", "g1", "member_joined", "a long member label here"],
-            &["2026-12-03 16:35:04.458661", "g2", "poll_timeout", "another long member label"],
+            &[
+                "2026-12-03 16:34:40.886995",
+                "g1",
+                "member_joined",
+                "a long member label here",
+            ],
+            &[
+                "2026-12-03 16:35:04.458661",
+                "g2",
+                "poll_timeout",
+                "another long member label",
+            ],
             &["–", "g2", "unknown", ""],
         ];
         let g = grid(vec!["started", "group", "trigger", "member"], rows);
@@ -747,10 +764,23 @@ mod tests {
         assert_eq!(roomy.headers[0], "started");
         // Another hour in one row: only the shared date moves up.
         let hours: &[&[&str]] = &[
-            &["2026-12-03 16:59:59.000001", "g1", "member_joined", "a long member label here"],
-            &["2026-12-03 17:00:00.000001", "g1", "member_left", "a long member label here"],
+            &[
+                "2026-12-03 16:59:59.000001",
+                "g1",
+                "member_joined",
+                "a long member label here",
+            ],
+            &[
+                "2026-12-03 17:00:00.000001",
+                "g1",
+                "member_left",
+                "a long member label here",
+            ],
         ];
-        let f = fit(&grid(vec!["started", "group", "trigger", "member"], hours), 60);
+        let f = fit(
+            &grid(vec!["started", "group", "trigger", "member"], hours),
+            60,
+        );
         assert_eq!(f.grid.rows[1][0].text, "17:00:00.000", "{f:?}");
         assert_eq!(f.headers[0].replace('\n', " "), "started (2026-12-03)");
         // Other days, or clocks alone of other hours: nothing to move up.

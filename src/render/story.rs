@@ -744,10 +744,7 @@ mod tests {
         // sample: consumer-orders-2's partitions stopped at its last
         // request, 12:02:24.6; the coordinator started the round at
         // 12:03:10.02, when its 45 s session timeout ran out.
-        assert!(
-            text.contains("went silent at 12:02:24.6"),
-            "{text}"
-        );
+        assert!(text.contains("went silent at 12:02:24.6"), "{text}");
         assert!(
             text.contains("(its last request); at 12:03:10.02"),
             "{text}"
