@@ -65,7 +65,10 @@ fn scenario(scenario: &str, capture: &str) {
 }
 
 /// The story paragraphs that open the report, alone, so a reader can hold
-/// each against the fixture's `.truth.json` (who, why, how long).
+/// each against the fixture's `.truth.json` (who, why, how long). Each was
+/// read against its truth by hand: docs/story-truth.md has the table
+/// (fixture → truth says → story says → verdict); a changed story snapshot
+/// must be read again and that table kept true.
 fn story(scenario: &str, inputs: &[&str]) {
     let mut args = vec!["report", "-q"];
     args.extend_from_slice(inputs);

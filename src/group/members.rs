@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use crate::event::{ClientRef, GroupEvent, TopicPartitions};
+use crate::event::{BrokerLine, ClientRef, EventKind, GroupEvent, TopicPartitions};
 use crate::report::MemberSummary;
 use crate::time::Timestamp;
 
@@ -89,6 +89,24 @@ impl MemberBook {
             m.group_instance_id = event.group_instance_id.clone();
         }
         m.first_seen.get_or_insert(ts);
+        // The broker's lines on an expiry name the member but are not
+        // requests from it: "Member … has failed, removing it" and
+        // "Preparing to rebalance (reason: removing member … on heartbeat
+        // expiration)" are logged once it has been silent for its session
+        // timeout (GroupCoordinator.scala `onExpireHeartbeat`; KIP-848's
+        // "Member … fenced from the group because its session expired",
+        // GroupMetadataManager.java `scheduleConsumerGroupSessionTimeout`), and must
+        // not make it look alive then: its silence is what the capture shows.
+        if matches!(
+            event.kind,
+            EventKind::Broker(
+                BrokerLine::MemberFailed
+                    | BrokerLine::MemberFenced { .. }
+                    | BrokerLine::PreparingRebalance { .. }
+            )
+        ) {
+            return;
+        }
         if m.last_seen.is_none_or(|t| t < ts) {
             m.last_seen = Some(ts);
         }

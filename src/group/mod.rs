@@ -415,6 +415,12 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         Some(c) => round::trigger_of(c),
         None => round::unknown_trigger(unexplained(r)),
     };
+    if let Some(best) = best {
+        for words in round::corroborating(&r.candidates, best) {
+            out.trigger.detail.push_str("; also: ");
+            out.trigger.detail.push_str(words);
+        }
+    }
     if best.is_none() {
         out.notes.extend(r.log_hides.iter().cloned());
     }

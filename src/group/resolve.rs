@@ -173,6 +173,31 @@ pub fn resolve(
             }
             round.candidates.push(c);
         }
+    } else {
+        corroborate_expiries(round, book, activity);
+    }
+}
+
+/// The broker's log names a member removed on heartbeat expiration
+/// (GroupCoordinator.scala `onExpireHeartbeat`: "Member … has failed") but
+/// not how it went quiet; the capture's silence of that same member says
+/// it (its connection closed without LeaveGroup: killed; open: frozen).
+/// Added as a candidate of the same kind and member, never a new cause:
+/// its words go under the broker's ([`super::round::corroborating`]).
+fn corroborate_expiries(round: &mut Round, book: &MemberBook, activity: &ActivityIndex<'_>) {
+    let expired: Vec<String> = round
+        .candidates
+        .iter()
+        .filter(|c| c.kind == Kind::SessionTimeout && c.detail.starts_with("broker:"))
+        .filter_map(|c| c.member_id.clone())
+        .collect();
+    if expired.is_empty() {
+        return;
+    }
+    for c in silent_members(round, book, activity) {
+        if c.member_id.as_ref().is_some_and(|m| expired.contains(m)) {
+            round.candidates.push(c);
+        }
     }
 }
 

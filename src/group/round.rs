@@ -368,6 +368,37 @@ pub fn choose(candidates: &[Candidate]) -> (Option<&Candidate>, Vec<&Candidate>)
     (Some(best), others)
 }
 
+/// The words of the candidates [`choose`] folded into `best` (the same
+/// kind by the same client, seen another way) that `best` does not already
+/// say: under the broker's "member failed, removed on heartbeat
+/// expiration", the capture's "its connection closed … without LeaveGroup:
+/// the process was killed or crashed" is what tells a kill from a freeze.
+pub fn corroborating<'a>(candidates: &'a [Candidate], best: &Candidate) -> Vec<&'a str> {
+    // A broker's line carries the member id only; the wire knows both.
+    let same_member = |c: &Candidate| match (&c.member_id, &best.member_id) {
+        (Some(a), Some(b)) => a == b,
+        _ => c.client_id.is_some() && c.client_id == best.client_id,
+    };
+    let mut out: Vec<&str> = Vec::new();
+    for c in candidates {
+        let same = c.kind == best.kind && same_member(c);
+        // Only the wire's words under the broker's, of an expiry: how the
+        // member went quiet, which the broker's log does not say.
+        let same = same
+            && best.kind == Kind::SessionTimeout
+            && best.detail.starts_with("broker:")
+            && !c.detail.starts_with("broker:");
+        if same
+            && !c.detail.is_empty()
+            && !best.detail.contains(c.detail.as_str())
+            && !out.contains(&c.detail.as_str())
+        {
+            out.push(&c.detail);
+        }
+    }
+    out
+}
+
 /// A candidate as the report shows it.
 pub fn trigger_of(c: &Candidate) -> Trigger {
     Trigger {
@@ -479,6 +510,29 @@ mod tests {
         let (best, others) = choose(&c);
         assert_eq!(best.unwrap().kind, Kind::SessionTimeout);
         assert_eq!(others.len(), 2);
+    }
+
+    #[test]
+    fn a_cause_seen_twice_keeps_the_words_of_both() {
+        let mut broker = cand(Kind::SessionTimeout, Confidence::High, 2);
+        broker.client_id = Some("c2".into());
+        broker.detail = "broker: member failed".into();
+        let mut echo = cand(Kind::SessionTimeout, Confidence::High, 3);
+        echo.client_id = Some("c2".into());
+        echo.detail = "broker: preparing to rebalance".into();
+        let mut wire = cand(Kind::SessionTimeout, Confidence::Medium, 1);
+        wire.client_id = Some("c2".into());
+        wire.detail = "its connection closed: killed".into();
+        let mut other = cand(Kind::SessionTimeout, Confidence::Medium, 1);
+        other.client_id = Some("c3".into());
+        other.detail = "someone else".into();
+        let c = vec![wire, broker, other, echo];
+        let (best, _) = choose(&c);
+        assert_eq!(best.unwrap().detail, "broker: member failed");
+        assert_eq!(
+            corroborating(&c, best.unwrap()),
+            vec!["its connection closed: killed"]
+        );
     }
 
     #[test]

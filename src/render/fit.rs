@@ -7,8 +7,11 @@
 //! left out, what a shortened evidence name stands for).
 //!
 //! The rules, applied only as far as needed, in this order:
-//! 1. times to milliseconds (`16:34:40.886995` → `16:34:40.887`) and
+//! 1. times to milliseconds (`16:34:40.886995` → `16:34:40.886`) and
 //!    evidence to its file name (`fixtures/lab/a.pcap#12` → `a.pcap#12`);
+//!    then, if still too wide, times to what differs between rows: the
+//!    date and the hour every row shares move to the header
+//!    (`started (2026-12-03 16:…)` over `34:40.886`);
 //! 2. columns with nothing in them, then the columns the grid calls
 //!    droppable (first to go first) are hidden, never the group or the
 //!    trigger, and a note names them;
@@ -65,21 +68,18 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
             notes: Vec::new(),
         };
     }
-    let mut fitted = shortened(grid);
-    let mut left_out: Vec<String> = Vec::new();
-    while let Some(i) = empty_column(&fitted) {
-        left_out.push(format!("{} (empty)", fitted.headers[i]));
-        fitted = fitted.without(i);
-    }
-    for name in grid.droppable.iter().filter(|n| !KEPT.contains(n)) {
-        if comfortable_total(&fitted) <= width {
-            break;
-        }
-        if let Some(i) = fitted.headers.iter().position(|h| h == name) {
-            fitted = fitted.without(i);
-            left_out.push(name.to_string());
-        }
-    }
+    let whole_times = hidden_to_fit(shortened(grid), width);
+    let (cut, contexts) = times_to_what_differs(&shortened(grid));
+    let cut_times = hidden_to_fit(cut, width);
+    // Times cut to what differs only when that hides fewer columns, or
+    // wraps less (the table would still not sit on one line per row).
+    let use_cut = !contexts.is_empty()
+        && (cut_times.1.len() < whole_times.1.len() || comfortable_total(&whole_times.0) > width);
+    let (mut fitted, mut left_out, contexts) = if use_cut {
+        (cut_times.0, cut_times.1, contexts)
+    } else {
+        (whole_times.0, whole_times.1, Vec::new())
+    };
     let mut notes = Vec::new();
     if natural_total(&fitted) > width {
         if let Some((short, note)) = evidence_shortened(&fitted, width) {
@@ -95,13 +95,25 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
         left_out.push(fitted.headers[i].to_string());
         fitted = fitted.without(i);
     }
-    let widths = widths(&fitted, width);
+    let mut widths = widths(&fitted, width);
+    for (name, shared) in &contexts {
+        if let Some(i) = fitted.headers.iter().position(|h| h == name) {
+            let need = header_min(&format!("{name} ({shared})"));
+            make_room(&fitted, &mut widths, i, need, width);
+        }
+    }
     let wrapped = wrapped(&fitted, &widths);
     let headers = fitted
         .headers
         .iter()
         .zip(&widths)
-        .map(|(h, w)| wrap(h, *w).join("\n"))
+        .map(|(h, w)| {
+            let h = match contexts.iter().find(|(name, _)| name == h) {
+                Some((_, shared)) => format!("{h} ({shared})"),
+                None => h.to_string(),
+            };
+            wrap(&h, *w).join("\n")
+        })
         .collect();
     if !left_out.is_empty() {
         notes.insert(
@@ -117,6 +129,31 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
         headers,
         notes,
     }
+}
+
+/// `grid` without its empty columns, then without its droppable columns
+/// (first to go first) until it fits comfortably; and the names hidden.
+fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Vec<String>) {
+    let mut left_out: Vec<String> = Vec::new();
+    while let Some(i) = empty_column(&fitted) {
+        left_out.push(format!("{} (empty)", fitted.headers[i]));
+        fitted = fitted.without(i);
+    }
+    for name in fitted
+        .droppable
+        .clone()
+        .iter()
+        .filter(|n| !KEPT.contains(n))
+    {
+        if comfortable_total(&fitted) <= width {
+            break;
+        }
+        if let Some(i) = fitted.headers.iter().position(|h| h == name) {
+            fitted = fitted.without(i);
+            left_out.push(name.to_string());
+        }
+    }
+    (fitted, left_out)
 }
 
 /// A note in lines of at most `width` characters, broken at spaces.
@@ -272,6 +309,25 @@ fn widths(grid: &Grid, width: usize) -> Vec<usize> {
     widths
 }
 
+/// Widens column `i` to `need`, from the width left over, then by
+/// narrowing the columns with most room above their minimum (a time column's header `started (2026-12-03 16:…)`
+/// must not be cut inside its date); as far as they allow.
+fn make_room(grid: &Grid, widths: &mut [usize], i: usize, need: usize, width: usize) {
+    let used = widths.iter().sum::<usize>() + borders(grid);
+    let slack = width
+        .saturating_sub(used)
+        .min(need.saturating_sub(widths[i]));
+    widths[i] += slack;
+    while widths[i] < need {
+        let giver = (0..widths.len())
+            .filter(|j| *j != i && widths[*j] > min_width(grid, *j))
+            .max_by_key(|j| (widths[*j] - min_width(grid, *j), std::cmp::Reverse(*j)));
+        let Some(j) = giver else { break };
+        widths[j] -= 1;
+        widths[i] += 1;
+    }
+}
+
 /// Every cell wrapped to its column's width.
 fn wrapped(grid: &Grid, widths: &[usize]) -> Grid {
     let mut out = grid.clone();
@@ -382,6 +438,74 @@ fn shortened(grid: &Grid) -> Grid {
         }
     }
     short
+}
+
+/// Time cells cut to the part that differs between rows: the date when
+/// every row has the same one, then the hour when every row has the same
+/// one (`2026-12-03 16:34:40.886` → `34:40.886`). Gives the grid and, per
+/// time column cut, what was cut (`2026-12-03 16:…`), for its header:
+/// `started (2026-12-03 16:…)`. A column with a cell that is not a time
+/// (other than an empty cell or a dash) is left as it is.
+fn times_to_what_differs(grid: &Grid) -> (Grid, Vec<(&'static str, String)>) {
+    let mut short = grid.clone();
+    let mut contexts = Vec::new();
+    for (i, header) in grid.headers.iter().enumerate() {
+        if !matches!(*header, "time" | "started") {
+            continue;
+        }
+        let Some(times) = cells(grid, i)
+            .filter(|c| !matches!(c.trim(), "" | "-" | "–"))
+            .map(split_time)
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let Some(first) = times.first() else { continue };
+        let date = times.iter().all(|t| t.0 == first.0).then_some(first.0);
+        let Some(date) = date else { continue };
+        let hour = &first.1[..3];
+        let same_hour = times.iter().all(|t| &t.1[..3] == hour);
+        let cut = |text: &str| -> Option<String> {
+            let (_, clock) = split_time(text)?;
+            Some(if same_hour { &clock[3..] } else { clock }.to_string())
+        };
+        let shared = match (date, same_hour) {
+            ("", false) => continue,
+            ("", true) => format!("{hour}…"),
+            (date, false) => date.to_string(),
+            (date, true) => format!("{date} {hour}…"),
+        };
+        for row in &mut short.rows {
+            if let Some(cell) = row.get_mut(i) {
+                if let Some(text) = cut(&cell.text) {
+                    cell.text = text;
+                }
+            }
+        }
+        contexts.push((*header, shared));
+    }
+    (short, contexts)
+}
+
+/// `2026-12-03 16:34:40.886` to (`2026-12-03`, `16:34:40.886`);
+/// `16:34:40.886` to (``, `16:34:40.886`); `None` for anything else.
+fn split_time(text: &str) -> Option<(&str, &str)> {
+    let (date, clock) = match text.split_once(' ') {
+        Some((d, c)) => (d, c),
+        None => ("", text),
+    };
+    let date_ok = date.is_empty()
+        || (date.len() == 10
+            && date.bytes().enumerate().all(|(k, b)| match k {
+                4 | 7 => b == b'-',
+                _ => b.is_ascii_digit(),
+            }));
+    let b = clock.as_bytes();
+    let clock_ok = b.len() >= 8
+        && b[2] == b':'
+        && b[5] == b':'
+        && [0, 1, 3, 4, 6, 7].iter().all(|k| b[*k].is_ascii_digit());
+    (date_ok && clock_ok).then_some((date, clock))
 }
 
 /// `…12:00:03.123456` to `…12:00:03.123` (rounded down).
@@ -576,7 +700,8 @@ mod tests {
         assert_eq!(f.notes, ["(evidence: … stands for ak4_java_max_poll.)"]);
         assert_eq!(f.grid.rows[0][4].text, "…pcap#25");
         assert_eq!(f.grid.rows[1][4].text, "…server.log:46");
-        assert_eq!(f.grid.rows[0][0].text, "12:00:00.000");
+        // Both rows in hour 12: the header says so (`time (12:…)`).
+        assert_eq!(f.grid.rows[0][0].text, "00:00.000");
         let roomy = fit(&g, 200);
         assert!(roomy.notes.is_empty());
         assert_eq!(roomy.grid.rows[0][4].text, "lab/ak4_java_max_poll.pcap#25");
@@ -608,6 +733,60 @@ mod tests {
         assert_eq!(millis("12:00:03.123456").as_deref(), Some("12:00:03.123"));
         assert_eq!(millis("12:00:03").as_deref(), None);
         assert_eq!(file_name("lab/x.pcap#12").as_deref(), Some("x.pcap#12"));
+    }
+
+    #[test]
+    fn times_keep_only_what_differs_and_the_header_says_the_rest() {
+        let rows: &[&[&str]] = &[
+            &[
+                "2026-12-03 16:34:40.886995",
+                "g1",
+                "member_joined",
+                "a long member label here",
+            ],
+            &[
+                "2026-12-03 16:35:04.458661",
+                "g2",
+                "poll_timeout",
+                "another long member label",
+            ],
+            &["–", "g2", "unknown", ""],
+        ];
+        let g = grid(vec!["started", "group", "trigger", "member"], rows);
+        let f = fit(&g, 60);
+        assert_eq!(f.grid.rows[0][0].text, "34:40.886", "{f:?}");
+        assert_eq!(f.grid.rows[1][0].text, "35:04.458");
+        assert_eq!(f.grid.rows[2][0].text, "–");
+        assert_eq!(f.headers[0].replace('\n', " "), "started (2026-12-03 16:…)");
+        // Only as far as needed: roomy, the time stays whole.
+        let roomy = fit(&g, 200);
+        assert_eq!(roomy.grid.rows[0][0].text, "2026-12-03 16:34:40.886995");
+        assert_eq!(roomy.headers[0], "started");
+        // Another hour in one row: only the shared date moves up.
+        let hours: &[&[&str]] = &[
+            &[
+                "2026-12-03 16:59:59.000001",
+                "g1",
+                "member_joined",
+                "a long member label here",
+            ],
+            &[
+                "2026-12-03 17:00:00.000001",
+                "g1",
+                "member_left",
+                "a long member label here",
+            ],
+        ];
+        let f = fit(
+            &grid(vec!["started", "group", "trigger", "member"], hours),
+            60,
+        );
+        assert_eq!(f.grid.rows[1][0].text, "17:00:00.000", "{f:?}");
+        assert_eq!(f.headers[0].replace('\n', " "), "started (2026-12-03)");
+        // Other days, or clocks alone of other hours: nothing to move up.
+        assert_eq!(split_time("16:34:40.886"), Some(("", "16:34:40.886")));
+        assert_eq!(split_time("soon"), None);
+        assert_eq!(split_time("2026-12-0x 16:34:40"), None);
     }
 
     #[test]

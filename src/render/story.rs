@@ -102,10 +102,17 @@ fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String
             expected_reasons(rounds)
         );
     }
-    let open = rounds.iter().filter(|r| r.completed_at.is_none()).count();
+    let superseded = rounds.iter().filter(|r| is_superseded(r)).count();
+    let open = rounds
+        .iter()
+        .filter(|r| r.completed_at.is_none() && !is_superseded(r))
+        .count();
     let mut notes = Vec::new();
     if expected > 0 {
         notes.push(format!("{expected} expected: {}", expected_reasons(rounds)));
+    }
+    if superseded > 0 {
+        notes.push(format!("{superseded} cut short by the next round"));
     }
     if open > 0 {
         notes.push(format!("{open} never completed in the inputs"));
@@ -116,6 +123,12 @@ fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String
         format!(" ({})", notes.join("; "))
     };
     format!(" rebalanced {times}{seen}{notes}.")
+}
+
+/// A round a new one began inside before it completed (`status`
+/// `superseded`): it did not run on to the end of the inputs.
+fn is_superseded(r: &Rebalance) -> bool {
+    r.completed_at.is_none() && r.status == "superseded"
 }
 
 /// The distinct reasons of the expected rounds, each up to its first
@@ -207,17 +220,27 @@ fn longest(unexpected: &[&Rebalance], worst: &Rebalance, style: TimeStyle) -> Li
 /// `at 16:34:58.910554 g1-c2 / 13457946… stopped polling (LeaveGroup …);
 /// it left; generation 2 → 3 took 3.26 s.`
 fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
-    let mut line = vec![Span::plain(format!("at {} ", style.show(r.started_at)))];
-    line.extend(cause(r));
+    let mut line = match went_quiet(r) {
+        Some(quiet) => quiet_then_removed(r, quiet, style),
+        None => {
+            let mut line = vec![Span::plain(format!("at {} ", style.show(r.started_at)))];
+            line.extend(cause(r));
+            line
+        }
+    };
     if !matches!(r.trigger.confidence.as_str(), "" | "high") {
         line.push(Span::plain(format!(
             ", {} confidence",
             human::one_line(&r.trigger.confidence)
         )));
     }
-    // Another trigger of the same kind by the same member says nothing new.
+    // Another trigger of the same kind by the same member says nothing new;
+    // nor does the LeaveGroup a poll timeout is seen by.
     let others = r.other_triggers.iter().filter(|t| {
-        !(t.kind == r.trigger.kind && t.member_id.is_some() && t.member_id == r.trigger.member_id)
+        let same_member = t.member_id.is_some() && t.member_id == r.trigger.member_id;
+        !(same_member
+            && (t.kind == r.trigger.kind
+                || (r.trigger.kind == "poll_timeout" && t.kind == "member_left")))
     });
     for (i, t) in others.enumerate() {
         line.push(Span::plain(if i == 0 {
@@ -234,9 +257,14 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
             )));
         }
     }
+    let said = went_quiet(r).is_some();
     for m in r.removed.iter().filter(|m| !said_by_the_trigger(r, m)) {
-        line.push(Span::plain("; "));
         let itself = r.trigger.member_id.as_deref() == Some(m.member_id.as_str());
+        if itself && said {
+            // `quiet_then_removed` said how it was removed.
+            continue;
+        }
+        line.push(Span::plain("; "));
         line.extend(removal(m, itself));
     }
     let step = format!(
@@ -246,6 +274,9 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
     );
     let took = match r.duration_ms {
         Some(ms) => format!("; {step} took {}", human::duration(ms)),
+        None if is_superseded(r) => {
+            format!("; {step} was cut short by the next round before it completed")
+        }
         None => format!("; {step} never completed in the inputs"),
     };
     line.push(Span::plain(took));
@@ -255,13 +286,87 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
             Some(&s.member_id),
             s.client_id.as_deref(),
         )));
+        // KIP-848 records a member's "join" when its heartbeat is answered
+        // at the round's epoch (group::kip848): it caught up, not joined.
+        let did = match r.protocol.as_str() {
+            "consumer" | "consumer_member" => "reached the new epoch last",
+            _ => "joined last",
+        };
         line.push(Span::plain(format!(
-            " joined last, {} after the start",
+            " {did}, {} after the start",
             human::duration(s.after_start_ms)
         )));
     }
     line.extend(cost(r));
     line.push(Span::plain("."));
+    line
+}
+
+/// When the trigger's member went quiet, for a member removed for its
+/// silence (`session_timeout`, `poll_timeout`): the earliest `stopped_at`
+/// of the partitions it owned in this round (its last request for a
+/// `owner_silent` stop, its LeaveGroup minus max.poll.interval.ms for
+/// `owner_not_polling`: see
+/// `stops::partition`), when earlier than the round's start. `None` when
+/// the inputs do not show it (a broker log alone has no partitions).
+fn went_quiet(r: &Rebalance) -> Option<crate::time::Timestamp> {
+    if !silent_before_the_round(&r.trigger.kind) {
+        return None;
+    }
+    let member = r.trigger.member_id.as_deref()?;
+    r.partitions
+        .iter()
+        .filter(|p| p.from.as_ref().is_some_and(|o| o.member_id == member))
+        .map(|p| p.stopped_at)
+        .min()
+        .filter(|at| *at < r.started_at)
+}
+
+/// The silent member's story in its order: `g1-c2 / 6c9d2245… went silent
+/// at 08:18:06.45 (its last request); at 08:18:12.34 the coordinator
+/// removed it after its session timeout (session_timeout: …)`. For a poll
+/// timeout: `stopped polling by … (max.poll.interval.ms before its
+/// LeaveGroup, …); at … it left the group (poll_timeout: …)`.
+fn quiet_then_removed(r: &Rebalance, quiet: crate::time::Timestamp, style: TimeStyle) -> Line {
+    let t = &r.trigger;
+    // `stops::partition`: a silent owner's stop begins at its last
+    // request; a non-polling owner's at its LeaveGroup minus
+    // max.poll.interval.ms (or its last commit, if later).
+    let (went, then) = if t.kind == "poll_timeout" {
+        (
+            "stopped polling by",
+            "max.poll.interval.ms before its LeaveGroup, when its partitions stopped",
+        )
+    } else {
+        ("went silent at", "its last request")
+    };
+    let how = r
+        .removed
+        .iter()
+        .find(|m| t.member_id.as_deref() == Some(m.member_id.as_str()))
+        .map(|m| m.how.as_str());
+    let removed = match (how, t.kind.as_str()) {
+        (Some("left"), _) => "it left the group",
+        (Some("session_timeout"), _) => "the coordinator removed it after its session timeout",
+        (_, "poll_timeout") => "its max.poll.interval.ms had run out",
+        _ => "its session timeout had run out",
+    };
+    let mut line = vec![
+        Span::code(human::member_label(
+            t.member_id.as_deref(),
+            t.client_id.as_deref(),
+        )),
+        Span::plain(format!(
+            " {went} {} ({then}); at {} {removed} (",
+            style.show(quiet),
+            style.show(r.started_at)
+        )),
+        grids::trigger_span(&t.kind),
+    ];
+    if !t.detail.is_empty() {
+        line.push(Span::plain(format!(": {}", human::one_line(&t.detail))));
+    }
+    line.push(Span::plain(")"));
     line
 }
 
@@ -296,6 +401,9 @@ fn cost(r: &Rebalance) -> Line {
                 "; consumption stopped for {} (which partitions is not known)",
                 human::duration(ms)
             ))],
+            None if is_superseded(r) => vec![Span::plain(
+                "; consumption stayed stopped into the next round",
+            )],
             None => vec![Span::plain(
                 "; consumption was still stopped at the end of the input",
             )],
@@ -425,11 +533,16 @@ fn cause(r: &Rebalance) -> Line {
     let (subject, verb) = match t.kind.as_str() {
         "member_joined" => ("a member", "joined"),
         "member_left" => ("a member", "left the group"),
+        // Said at the round's start, when the silence had already lasted:
+        // "had stopped" (`quiet_then_removed` says when it began, if known).
         "poll_timeout" => (
             "a member",
-            "stopped polling for longer than max.poll.interval.ms",
+            "had stopped polling for longer than max.poll.interval.ms",
         ),
-        "session_timeout" => ("a member", "stopped heartbeating for its session timeout"),
+        "session_timeout" => (
+            "a member",
+            "had stopped heartbeating for its session timeout",
+        ),
         "metadata_changed" => ("the topic metadata", "changed"),
         "subscription_changed" => ("a member", "changed its subscription"),
         "leader_rejoined" => ("a known member", "rejoined while the group was stable"),
@@ -552,7 +665,7 @@ mod tests {
         let report = sample::incident();
         let text = story(&report, "orders-service");
         assert!(text.starts_with("orders-service rebalanced"), "{text}");
-        assert!(text.contains("The worst: at "), "{text}");
+        assert!(text.contains("The worst: "), "{text}");
         assert!(text.contains(" took "), "{text}");
     }
 
@@ -622,6 +735,39 @@ mod tests {
             text.contains("its partitions had stopped before the round, when it went quiet"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_silent_member_is_told_silent_at_its_last_request_not_at_the_rounds_start() {
+        let report = sample::incident();
+        let text = story(&report, "orders-service");
+        // sample: consumer-orders-2's partitions stopped at its last
+        // request, 12:02:24.6; the coordinator started the round at
+        // 12:03:10.02, when its 45 s session timeout ran out.
+        assert!(text.contains("went silent at 12:02:24.6"), "{text}");
+        assert!(
+            text.contains("(its last request); at 12:03:10.02"),
+            "{text}"
+        );
+        assert!(
+            text.contains("the coordinator removed it after its session timeout (session_timeout"),
+            "{text}"
+        );
+        assert_eq!(text.matches("removed it").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn without_its_partitions_a_silent_member_had_stopped_by_the_rounds_start() {
+        let mut report = sample::incident();
+        for r in &mut report.rebalances {
+            r.partitions.clear();
+        }
+        let text = story(&report, "orders-service");
+        assert!(
+            text.contains("had stopped heartbeating for its session timeout"),
+            "{text}"
+        );
+        assert!(!text.contains("went silent at"), "{text}");
     }
 
     #[test]
