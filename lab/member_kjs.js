@@ -3,7 +3,10 @@
 // Takes the same arguments as the Python members (see common.py); gives JSON-line events on
 // stdout ("joined" with generation and member id, read from KafkaJS's own debug log of the
 // JoinGroup response, plus "assigned" from its GROUP_JOIN event) and KafkaJS's group-related
-// log lines on stderr. KafkaJS 2.2.4 has no group.instance.id option, so no static members.
+// log lines on stderr. KafkaJS has no rebalance listener: "revoked" (every partition it held)
+// is logged at its REBALANCING event (the runner stops fetching and rejoins: runner.js
+// scheduleFetchManager) and when it closes, "lost" when it rejoins because the coordinator no
+// longer knows its member id. KafkaJS 2.2.4 has no group.instance.id option, so no static members.
 // SIGTERM disconnects cleanly (LeaveGroup); the run is bounded by --run-seconds.
 'use strict'
 
@@ -44,8 +47,20 @@ function emit(event, fields) {
 // Log lines worth keeping: everything at INFO or above, and the DEBUG lines about group APIs.
 const GROUP_APIS = /JoinGroup|SyncGroup|LeaveGroup|Heartbeat|FindCoordinator|OffsetCommit/
 
+// The partitions of the last GROUP_JOIN not revoked since (KafkaJS is eager: a new
+// assignment replaces the whole previous one).
+let held = []
+
+function release(event, via) {
+  if (held.length > 0) emit(event, { partitions: held, via })
+  held = []
+}
+
 const logCreator = () => ({ namespace, level, label, log }) => {
   const { message, timestamp, ...extra } = log
+  if (typeof message === 'string' && message.startsWith('The coordinator is not aware of this member')) {
+    release('lost', 'unknown_member_id')
+  }
   const isResp = typeof message === 'string' && message.startsWith('Response JoinGroup')
   if (isResp && extra.data && extra.data.generationId !== undefined) {
     emit('joined', { generation: extra.data.generationId, member_id: extra.data.memberId,
@@ -76,15 +91,22 @@ async function runConsumer() {
     for (const [topic, ps] of Object.entries(p.memberAssignment || {})) {
       for (const n of ps) parts.push(`${topic}-${n}`)
     }
+    parts.sort()
+    // partitions dropped by a rejoin that no REBALANCING event announced
+    const gone = held.filter(x => !parts.includes(x))
+    if (gone.length > 0) emit('revoked', { partitions: gone, via: 'group_join' })
+    held = parts
     emit('assigned', { member_id: p.memberId, leader_id: p.leaderId, is_leader: p.isLeader,
       partitions: parts })
   })
+  consumer.on(consumer.events.REBALANCING, () => release('revoked', 'rebalancing'))
   consumer.on(consumer.events.CRASH, e => emit('crash', { error: String(e.payload.error) }))
   let consumed = 0
   let stopping = false
   const stop = async () => {
     if (stopping) return
     stopping = true
+    release('revoked', 'close')
     emit('closing', { consumed })
     await consumer.disconnect()
     emit('closed')

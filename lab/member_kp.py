@@ -79,6 +79,11 @@ def run_consumer(m):
         def on_partitions_assigned(self, assigned):
             m.emit("assigned", partitions=sorted(f"{p.topic}-{p.partition}" for p in assigned))
 
+        def on_partitions_lost(self, lost):
+            # kafka-python 3.0 calls this instead of on_partitions_revoked when the member was
+            # evicted (its default would log it as revoked)
+            m.emit("lost", partitions=sorted(f"{p.topic}-{p.partition}" for p in lost))
+
     kw = dict(bootstrap_servers=a.bootstrap, group_id=a.group, client_id=a.client_id,
               session_timeout_ms=a.session_ms, max_poll_interval_ms=a.max_poll_ms,
               heartbeat_interval_ms=a.heartbeat_ms, auto_offset_reset="earliest",

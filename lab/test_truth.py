@@ -129,6 +129,53 @@ class TruthTests(unittest.TestCase):
         self.assertEqual(triggers(t)[-1], (2, "unknown", None))
 
 
+class PartitionStopTests(unittest.TestCase):
+    def stops(self, t):
+        return [(s["partition"], s["from_client_id"], s["why"], s["to_client_id"],
+                 s["stopped_ms"]) for s in t["partition_stops"]]
+
+    def test_a_revoked_partition_is_stopped_until_the_next_member_is_assigned_it(self):
+        r = Run()
+        for c in ("g1-c1", "g1-c2"):
+            r.act(1, "start", c)
+        r.event("g1-c1", 2, "assigned", partitions=["lab-0", "lab-1"])
+        r.event("g1-c1", 10, "revoked", partitions=["lab-0", "lab-1"])
+        r.event("g1-c1", 13.5, "assigned", partitions=["lab-0"])
+        r.event("g1-c2", 14, "assigned", partitions=["lab-1"])
+        t = r.build()
+        self.assertEqual(len(t["assignment_callbacks"]), 4)
+        self.assertEqual(self.stops(t), [("lab-0", "g1-c1", "revoked", "g1-c1", 3500),
+                                         ("lab-1", "g1-c1", "revoked", "g1-c2", 4000)])
+
+    def test_a_frozen_owner_stops_its_partitions_at_the_freeze_and_its_late_lost_changes_nothing(
+            self):
+        r = Run()
+        for c in ("g1-c1", "g1-c2"):
+            r.act(1, "start", c)
+        r.event("g1-c1", 2, "assigned", partitions=["lab-0"])
+        r.event("g1-c2", 2, "assigned", partitions=["lab-1"])
+        r.act(5, "freeze", "g1-c2")
+        r.event("g1-c1", 12, "revoked", partitions=["lab-0"])
+        r.event("g1-c1", 12.1, "assigned", partitions=["lab-0", "lab-1"])
+        r.act(20, "resume", "g1-c2")
+        r.event("g1-c2", 20.5, "lost", partitions=["lab-1"])
+        t = r.build()
+        self.assertEqual(self.stops(t), [("lab-1", "g1-c2", "freeze", "g1-c1", 7100),
+                                         ("lab-0", "g1-c1", "revoked", "g1-c1", 100)])
+
+    def test_a_partition_another_member_still_holds_is_not_stopped(self):
+        r = Run()
+        for c in ("g1-c1", "g1-c2"):
+            r.act(1, "start", c)
+        r.event("g1-c1", 2, "assigned", partitions=["lab-0"])
+        # cooperative hand-over seen out of order: the new owner first
+        r.event("g1-c2", 6, "assigned", partitions=["lab-0"])
+        r.event("g1-c1", 7, "revoked", partitions=["lab-0"])
+        r.act(9, "kill", "g1-c2")
+        t = r.build()
+        self.assertEqual(self.stops(t), [("lab-0", "g1-c2", "kill", None, None)])
+
+
 class ParserTests(unittest.TestCase):
     def test_librdkafka_join_lines_give_generation_member_and_the_leaders_member_list(self):
         with tempfile.NamedTemporaryFile("w", suffix=".err", delete=False) as f:

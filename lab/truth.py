@@ -9,6 +9,12 @@ GenerationId N ... my MemberId M" debug line (its own timestamp), kafka-python's
 joined group" record and KafkaJS's logged JoinGroup response (both via the member's events).
 Rebalances are the clusters of those joins; their trigger is the driver action that explains
 the change of membership between one cluster and the one before it.
+
+Assignment callbacks come from the members' own rebalance listeners (assigned / revoked / lost
+events with their partitions: ConsumerRebalanceListener in the Java consumer and kafka-python,
+confluent-kafka's on_assign / on_revoke / on_lost, KafkaJS's GROUP_JOIN and REBALANCING
+events). From them and the driver's owner-stopping actions, `partition_stops` gives every
+time a partition had no working owner: see partition_stops().
 """
 
 import json
@@ -108,6 +114,69 @@ def member_joins(run_dir, action):
             out[-1]["members"] = e["members"]
             out[-1]["leader_id"] = e["leader_id"]
     return out
+
+
+CALLBACKS = ("assigned", "revoked", "lost")
+# driver actions after which the client no longer consumes what it holds (a frozen member's
+# "lost" comes only after its SIGCONT, a killed one's never)
+OWNER_STOPS = ("kill", "freeze", "exit_without_close", "stop_polling", "leave")
+
+
+def member_callbacks(run_dir, action):
+    """Every assigned / revoked / lost callback the member logged, in its own order."""
+    cid, group = action["client_id"], action["group"]
+    out = []
+    for e in read_events(os.path.join(run_dir, cid + ".out")):
+        if e["event"] in CALLBACKS:
+            rec = {"ts": e["ts"], "group": group, "client_id": cid, "event": e["event"],
+                   "partitions": sorted(e.get("partitions") or [])}
+            for k in ("generation", "member_id"):
+                if e.get(k) is not None:
+                    rec[k] = e[k]
+            out.append(rec)
+    return out
+
+
+def partition_stops(callbacks, actions):
+    """Every stretch during which a partition had no working owner, per group.
+
+    The owners of a partition are the members whose last callback for it was `assigned`.
+    A `revoked` or `lost` callback, or an owner-stopping driver action (OWNER_STOPS: the
+    member keeps its partitions on paper but consumes nothing), takes the member out; when that
+    leaves the partition without an owner, a stop starts there, and it ends at the next
+    `assigned` of that partition to any member of the group (resumed_at null when none came).
+    Removals of a member that is no owner (a frozen member's `lost` after its SIGCONT) change
+    nothing. Assumes, as every lab scenario does, that a frozen member stays frozen past its
+    session timeout."""
+    evs = [(c["ts"], 1, c["group"], c["client_id"], c["event"], c["partitions"])
+           for c in callbacks]
+    evs += [(a["ts"], 0, a.get("group"), a["client_id"], a["action"], None)
+            for a in actions if a["action"] in OWNER_STOPS and a.get("group")]
+    owners, open_, out = {}, {}, []
+    for ts, _, group, cid, what, parts in sorted(evs, key=lambda e: (e[0], e[1])):
+        if what == "assigned":
+            for p in parts:
+                key = (group, p)
+                stop = open_.pop(key, None)
+                if stop is not None:
+                    stop.update(to_client_id=cid, resumed_at=ts,
+                                stopped_ms=round((secs(ts) - secs(stop["stopped_at"])) * 1000))
+                owners.setdefault(key, set()).add(cid)
+            continue
+        keys = ([(group, p) for p in parts] if parts is not None else
+                [k for k, who in owners.items() if k[0] == group and cid in who])
+        for key in keys:
+            who = owners.get(key, set())
+            if cid not in who:
+                continue
+            who.discard(cid)
+            if not who and key not in open_:
+                stop = {"group": group, "partition": key[1], "from_client_id": cid,
+                        "stopped_at": ts, "why": what, "to_client_id": None,
+                        "resumed_at": None, "stopped_ms": None}
+                open_[key] = stop
+                out.append(stop)
+    return sorted(out, key=lambda s: (s["stopped_at"], s["group"], s["partition"]))
 
 
 def kip848_first_joins(joins):
@@ -344,9 +413,10 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
     for a in actions:
         if a["action"] in ("start", "restart_static") and a.get("group"):
             members.setdefault(a["client_id"], a)
-    joins, sigs = [], []
+    joins, sigs, callbacks = [], [], []
     for a in members.values():
         joins.extend(member_joins(run_dir, a))
+        callbacks.extend(member_callbacks(run_dir, a))
         sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
                             a["client_id"]))
     sigs.sort(key=lambda x: x["ts"])
@@ -364,6 +434,11 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
     gens = sorted(joins, key=lambda j: j["ts"])
     for g in gens:
         g["in_capture"] = in_window(g["ts"], window)
+    callbacks.sort(key=lambda c: c["ts"])
+    stops = partition_stops(callbacks, actions)
+    for st in stops:
+        st["in_capture"] = in_window(st["stopped_at"], window) and (
+            st["resumed_at"] is None or in_window(st["resumed_at"], window))
     return {
         "scenario": os.path.basename(run_dir.rstrip("/")),
         "client": client_desc, "broker": broker_desc, "capture": capture_desc,
@@ -374,6 +449,8 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
         "generations": gens,
         "rebalances": rebalances,
         "same_generation_rejoins": rejoins,
+        "assignment_callbacks": callbacks,
+        "partition_stops": stops,
         "unexplained_actions": [
             {k: a.get(k) for k in ("ts", "action", "group", "client_id")}
             for i, a in enumerate(actions)

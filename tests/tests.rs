@@ -25,7 +25,7 @@ mod snapshots;
 // kgtrace against each lab fixture's ground truth (issue 5's done criteria).
 mod lab_truth;
 
-// Partition stops against the lab's driver actions (issue 9).
+// Partition stops against the lab's driver actions and the clients' callbacks (issue 9).
 mod lab_stops;
 
 // kgtrace's decode against tshark's stored decode of the lab captures.

@@ -73,6 +73,9 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
         if cooperative && same && !emptied {
             continue; // KIP-429: what stays with its owner never stops
         }
+        if cooperative && !emptied && keeps(c, from, gen) {
+            continue;
+        }
         if cooperative && to.is_none() {
             if let Some((g, a)) = follow_up_owner(c.idx, gen, p) {
                 carried.insert((g, p.to_string()));
@@ -84,13 +87,59 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
     out
 }
 
+/// Whether `from`, a cooperative member of the round, still holds what it
+/// had: it got no successful SyncGroup answer in generation `gen` (and was
+/// not removed). A cooperative member gives partitions up only in
+/// `ConsumerCoordinator.onJoinComplete` (`owned - assigned`, once its own
+/// SyncGroup answer arrived; `onJoinPrepare` revokes nothing unless its
+/// generation was reset); a SyncGroup answered with an error such as
+/// REBALANCE_IN_PROGRESS just rejoins keeping the assignment (librdkafka
+/// `rd_kafka_cgrp_handle_SyncGroup_memberstate`: `rd_kafka_cgrp_rejoin`,
+/// only ILLEGAL_GENERATION / UNKNOWN_MEMBER_ID revoke all as lost). So a
+/// round it never completed does not stop its partitions.
+fn keeps(c: &Round<'_>, from: &Assigned, gen: i32) -> bool {
+    let end = c.next_start.unwrap_or(Timestamp(i64::MAX));
+    let answered = c.idx.assigned.get(&gen).is_some_and(|v| {
+        v.iter()
+            .any(|a| a.member_id == from.member_id && a.ts >= c.r.started_at && a.ts < end)
+    });
+    let removed = c.r.removed.iter().any(|m| m.member_id == from.member_id);
+    !answered && !removed
+}
+
 /// The owners before the round: generation `prev`'s answers, or when the
 /// group was empty in between (no member before), the last generation that
-/// had any.
+/// had any. In a cooperative group a member of the group that got no answer
+/// in `prev` still holds its last answer's partitions (see [`keeps`]).
 fn previous_owners<'a>(c: &Round<'a>, prev: i32) -> (BTreeMap<&'a str, &'a Assigned>, bool) {
-    let owners = c
+    let mut owners = c
         .idx
         .owners_between(prev, Timestamp(i64::MIN), c.r.started_at);
+    let cooperative = [prev, c.r.generation.unwrap_or(prev)].iter().any(|g| {
+        c.idx
+            .protocols
+            .get(g)
+            .is_some_and(|p| p.contains("cooperative"))
+    });
+    if cooperative {
+        for m in &c.r.members_before {
+            if owners.values().any(|a| a.member_id == m.member_id) {
+                continue;
+            }
+            let last = c
+                .idx
+                .assigned
+                .range(..prev)
+                .flat_map(|(_, v)| v.iter())
+                .filter(|a| a.member_id == m.member_id && a.ts < c.r.started_at)
+                .max_by_key(|a| a.ts);
+            for a in last.into_iter() {
+                for p in &a.partitions {
+                    owners.entry(p.as_str()).or_insert(a);
+                }
+            }
+        }
+    }
     if !owners.is_empty() || !c.r.members_before.is_empty() {
         return (owners, false);
     }

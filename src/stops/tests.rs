@@ -111,6 +111,32 @@ impl Script {
         );
     }
 
+    /// SyncGroup answered at `ms` with error `code` (no assignment).
+    fn sync_failed(&mut self, ms: i64, c: &str, m: &str, gen: i32, code: i16) {
+        let x = self.x();
+        self.push(
+            ms - 1,
+            c,
+            m,
+            Some(gen),
+            EventKind::SyncGroupRequest {
+                exchange: x,
+                assignments: vec![],
+            },
+        );
+        self.push(
+            ms,
+            c,
+            m,
+            Some(gen),
+            EventKind::SyncGroupResponse {
+                exchange: x,
+                error: ErrorCode::from_code(code),
+                assignment: vec![],
+            },
+        );
+    }
+
     /// SyncGroup answered at `ms` with partitions of topic `t`.
     fn sync(&mut self, ms: i64, c: &str, m: &str, gen: i32, partitions: &[i32]) {
         let x = self.x();
@@ -496,6 +522,44 @@ fn a_cooperative_round_stops_only_what_moves_until_the_follow_up_hands_it_over()
     );
     assert_eq!(moved.to.as_ref().unwrap().member_id, "B");
     assert!(round(&rs, 3).partitions.is_empty());
+}
+
+#[test]
+fn a_cooperative_member_whose_sync_group_failed_keeps_its_partitions_until_it_leaves() {
+    // KIP-429: a cooperative member gives partitions up only once its own
+    // SyncGroup answer leaves them out (ConsumerCoordinator.onJoinComplete);
+    // a SyncGroup answered REBALANCE_IN_PROGRESS just rejoins keeping the
+    // assignment (librdkafka rd_kafka_cgrp_handle_SyncGroup_memberstate).
+    // A never completes generation 2 or 3, so t-0 and t-1 do not stop
+    // there; they stop at A's LeaveGroup and resume with B.
+    let mut s = a_alone("cooperative-sticky");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "b", "B", 2, &[]);
+    s.sync_failed(1360, "a", "A", 2, 27);
+    s.join(1400, 1500, "a", "A", 3, &["A", "B"]);
+    s.join(1400, 1500, "b", "B", 3, &["A", "B"]);
+    s.sync(1550, "b", "B", 3, &[]);
+    s.sync_failed(1560, "a", "A", 3, 27);
+    s.fetch(1800, "a", 1, 12, 30, None);
+    s.leave(2000, "a", "A", None);
+    s.join(2100, 2200, "b", "B", 4, &["B"]);
+    s.sync(2250, "b", "B", 4, &[0, 1]);
+    s.fetch(2300, "b", 0, 5, 20, None);
+    s.fetch(2300, "b", 1, 12, 30, None);
+    let rs = s.run();
+    for gen in [2, 3] {
+        assert!(round(&rs, gen).partitions.is_empty(), "{rs:#?}");
+    }
+    for p in ["t-0", "t-1"] {
+        let stop = stop(round(&rs, 4), p);
+        assert_eq!(stop.why_stopped, "owner_left");
+        assert_eq!(stop.from.as_ref().unwrap().member_id, "A");
+        assert_eq!(
+            (stop.stopped_at, stop.resumed_at),
+            (at(2000), Some(at(2300)))
+        );
+    }
 }
 
 #[test]
