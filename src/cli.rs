@@ -274,7 +274,7 @@ pub const EXIT_CODES: [(u8, &str); 3] = [
 /// Every trigger kind `--kind` accepts for rebalances and report, with what
 /// it means; the names are `crate::group::trigger::Kind::ALL`'s (a test
 /// keeps them equal).
-pub const TRIGGER_KINDS: [(&str, &str); 15] = [
+pub const TRIGGER_KINDS: [(&str, &str); 16] = [
     ("member_joined", "a new member joined"),
     ("member_left", "a member left with LeaveGroup"),
     (
@@ -304,6 +304,10 @@ pub const TRIGGER_KINDS: [(&str, &str); 15] = [
     (
         "pending_sync_expired",
         "members that never sent SyncGroup were removed",
+    ),
+    (
+        "storage_error",
+        "the coordinator could not store the group's assignment",
     ),
     ("group_over_capacity", "group.max.size was exceeded"),
     (

@@ -485,7 +485,7 @@ fn describe_client(line: &ClientLine) -> Described {
         }
         C::Other { message } => s("Other", "other", message.clone()),
         C::RejoinRequested { reason } => s("RejoinRequested", "join", format!("due to: {reason}")),
-        C::AssignmentFinished { members } => s(
+        C::AssignmentFinished { members, .. } => s(
             "AssignmentFinished",
             "sync",
             format!("leader assigned {members} members"),

@@ -638,6 +638,9 @@ pub enum ClientLine {
     AssignmentFinished {
         /// Members in the assignment map.
         members: u32,
+        /// Their member ids, as the map's keys (at most
+        /// `MAX_ASSIGNED_MEMBER_IDS`).
+        member_ids: Vec<String>,
     },
     /// "Notifying assignor about the new Assignment(partitions=[...])": the
     /// member's whole new assignment after SyncGroup.

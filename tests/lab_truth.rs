@@ -597,43 +597,7 @@ const AK_KNOWN_MISSING_GENERATIONS: &[(&str, &str, i32, &str)] = &[];
 
 /// Every disagreement kgtrace has today with an Apache Kafka fixture's
 /// truth. Keep it true: a listed entry that stops happening fails too.
-const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[
-    AkKnown {
-        fixture: "ak4_ck_k848_join_leave",
-        source: "capture",
-        group: "g1",
-        from: Some(2),
-        to: Some(3),
-        truth: "member_joined g1-c2",
-        kgtrace: "unknown",
-        why: "g1-c1 and g1-c2 (librdkafka) sent their first ConsumerGroupHeartbeats 20 ms \
-              apart (frames 158, 170). The broker took g1-c1 into epoch 2 and g1-c2 into \
-              epoch 3 (server.log 03:23:18,585 'Member JAcr5CLxTqy6Q+brDBuUww joins the \
-              consumer group', 'Bumped group epoch to 3'), but computed epoch 3's target \
-              assignment only at 03:23:19,618 (group.consumer.assignment.interval.ms), so \
-              until then g1-c2's answers carried epoch 2 (its request of frame 292 sends \
-              epoch 2): on the wire alone g1-c2 looks like a member of epoch 2 and 2->3 \
-              changes no membership. The log alone and both together name g1-c2.",
-    },
-    // --- ak4_k848_session_timeout: a KIP-848 member fenced by its session ---
-    AkKnown {
-        fixture: "ak4_k848_session_timeout",
-        source: "capture",
-        group: "g1",
-        from: Some(4),
-        to: Some(5),
-        truth: "session_timeout g1-c2",
-        kgtrace: "unknown",
-        why: "g1-c2 (member XufMxAcySbeOonbn0i6BQQ) was SIGSTOPped; its last \
-              ConsumerGroupHeartbeat is frame 647 (02:44:01.520); about 6 s \
-              (group.consumer.session.timeout.ms) later the others' heartbeat answers \
-              carry epoch 5 (frame 1026, 02:44:07.745) without it. Apache Kafka fenced it \
-              (server.log 02:44:07,523 'fenced from the group because the member session \
-              expired', GroupMetadataManager.java consumer group session timeout). kgtrace \
-              does not yet infer a KIP-848 session timeout from a member's silent \
-              heartbeats.",
-    },
-];
+const AK_KNOWN_DIFFERENCES: &[AkKnown] = &[];
 
 fn ak_inputs(name: &str, source: &str) -> Vec<std::path::PathBuf> {
     match source {

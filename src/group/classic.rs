@@ -95,6 +95,9 @@ pub struct Classic {
     failed_syncs: Vec<Candidate>,
     /// Things worth saying about the group that are not rebalances.
     pub notes: Vec<String>,
+    /// The member ids of the last leader's assignment map a client log
+    /// showed ("Finished assignment for group at generation N"), with N.
+    pub leader_members: Option<(i32, BTreeSet<String>)>,
     /// Evidence that starts no rebalance in Kafka, seen while no round was
     /// open: context for a round that opens soon after, never a round.
     context: Vec<Context>,

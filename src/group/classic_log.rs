@@ -8,6 +8,8 @@
 //! left" (seen in Kafka 3.7 logs), so causes may arrive after the round
 //! opened.
 
+use std::collections::BTreeSet;
+
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 
 use super::classic::{ActivityKind, Classic};
@@ -510,6 +512,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
             );
         }
         ClientLine::Joined { .. } => joined(g, ev),
+        ClientLine::AssignmentFinished { member_ids, .. } => leader_assigned(g, ev, member_ids),
         ClientLine::Synced => {
             // One client's log shows one member: its sync ends its round.
             if let Some(r) = g.round.as_mut() {
@@ -569,6 +572,44 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
         }
         _ => cite_if_open(g, ev),
     }
+}
+
+/// The leader's "Finished assignment for group at generation N: {m=…}"
+/// (ConsumerCoordinator.java `onLeaderElected`) lists every member of
+/// generation N (the JoinGroup answer's members, GroupCoordinator.scala
+/// `onCompleteJoin` / ClassicGroup.java `currentClassicGroupMembers`). A
+/// member in it that the previous generation's list did not hold joined
+/// the group: it is why a follower's heartbeat was answered "group is
+/// already rebalancing". Medium: the client log does not show that the
+/// new member's JoinGroup, rather than another cause, started the round.
+fn leader_assigned(g: &mut Classic, ev: &GroupEvent, member_ids: &[String]) {
+    let Some(generation) = ev.generation_id else {
+        return cite_if_open(g, ev);
+    };
+    let now: BTreeSet<String> = member_ids.iter().cloned().collect();
+    let before = g.leader_members.replace((generation, now.clone()));
+    let Some((previous, before)) = before.filter(|(p, _)| *p < generation) else {
+        return cite_if_open(g, ev);
+    };
+    if before.is_empty() || g.round.is_none() {
+        return cite_if_open(g, ev);
+    }
+    for m in now.difference(&before) {
+        let c = Candidate {
+            member_id: Some(m.clone()),
+            client_id: g.book.client_id(m),
+            ..candidate(
+                ev,
+                Kind::MemberJoined,
+                Confidence::Medium,
+                format!("client: the leader's assignment for generation {generation} lists member {m}, absent from generation {previous}'s"),
+            )
+        };
+        let r = g.round_at(ev);
+        r.cite(ev);
+        r.suspect(c);
+    }
+    cite_if_open(g, ev);
 }
 
 fn joined(g: &mut Classic, ev: &GroupEvent) {

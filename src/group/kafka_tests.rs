@@ -974,3 +974,139 @@ fn a_static_member_line_naming_no_group_gives_a_note_not_a_guess() {
         h.summary.notes
     );
 }
+
+/// Point 2: a client's request to rejoin is not a rebalance.
+/// AbstractCoordinator.java `requestRejoin` logs "Request joining group
+/// due to: R"; the broker may answer the member's JoinGroup with the
+/// current generation (GroupCoordinator.scala `doCurrentMemberJoinGroup`).
+/// With no "Preparing" line, new generation or REBALANCE_IN_PROGRESS the
+/// suspected round is dropped and said in a note.
+#[test]
+fn a_suspected_round_that_nothing_confirms_is_dropped_with_a_note() {
+    let log = client(
+        0.0,
+        "Request joining group due to: cached metadata has changed from [a] to [a, b]",
+    );
+    let h = history(&log, "g");
+    assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+    assert!(
+        h.summary
+            .notes
+            .iter()
+            .any(|n| n.contains("nothing shows the broker rebalancing")),
+        "{:?}",
+        h.summary.notes
+    );
+    // The same request followed by the broker's "Preparing" line is a round.
+    let confirmed = [
+        log,
+        scala(0.5, "Preparing to rebalance group g in state PreparingRebalance with old generation 3 (__consumer_offsets-3) (reason: Leader c-2-b re-joining group during Stable; client reason: cached metadata has changed from [a] to [a, b])"),
+        scala(1.0, "Stabilized group g generation 4 (__consumer_offsets-3) with 2 members"),
+    ]
+    .concat();
+    let r = &history(&confirmed, "g").rebalances;
+    assert_eq!(r.len(), 1, "{r:#?}");
+    assert_eq!(r[0].trigger.kind, "metadata_changed");
+}
+
+/// Point 4: "Group G with generation N is now empty" (GroupCoordinator.scala
+/// `onCompleteJoin`) leaves the group Empty at generation N (an emptied
+/// group keeps its generation, GroupMetadata.scala); the next "Preparing …
+/// with old generation N" is the group forming again: expected, not "N+1
+/// from a stable group".
+#[test]
+fn a_group_that_the_broker_said_is_now_empty_forms_again_as_an_expected_round() {
+    let log = [
+        scala(0.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 5 (__consumer_offsets-3) (reason: Removing member c-1-a on LeaveGroup; client reason: the consumer is being closed)"),
+        scala(0.0, "Group g with generation 6 is now empty (__consumer_offsets-3)"),
+        scala(600.0, "Preparing to rebalance group g in state PreparingRebalance with old generation 6 (__consumer_offsets-3) (reason: Adding new member c-1-b with group instance id None; client reason: need to re-join with the given member-id: c-1-b)"),
+        scala(603.0, "Stabilized group g generation 7 (__consumer_offsets-3) with 1 members"),
+        scala(603.0, "Assignment received from leader c-1-b for group g for generation 7. The group has 1 members, 0 of which are static."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    assert_eq!(h.rebalances.len(), 1, "{:#?}", h.rebalances);
+    let r = &h.rebalances[0];
+    assert_eq!(gens(r), (Some(6), Some(7)));
+    assert_eq!(r.trigger.kind, "member_joined");
+    assert!(r.expected, "{r:#?}");
+}
+
+/// Point 7: a classic member inside a consumer group that does not send
+/// SyncGroup in time. GroupMetadataManager.java
+/// `scheduleConsumerGroupSyncTimeout` →
+/// `consumerGroupFenceMemberOperation(…, "the member failed to sync within
+/// timeout.")` logs "[GroupId G] Member M fenced from the group because the
+/// member failed to sync within timeout." and bumps the epoch: its own
+/// kind, not a session timeout.
+#[test]
+fn kip848_a_classic_member_fenced_for_not_syncing_is_a_pending_sync_expiry() {
+    let m = classic_id("c2");
+    let log = [
+        java(0.0, "[GroupId g] Member m1 joins the consumer group using the consumer protocol."),
+        java(0.0, "[GroupId g] Bumped group epoch to 1."),
+        java(0.1, "[GroupId g] Computed a new target assignment for epoch 1 with 'uniform' assignor in 1ms."),
+        java(30.0, &format!("[GroupId g] Member {m} fenced from the group because the member failed to sync within timeout.")),
+        java(30.0, "[GroupId g] Computed a new target assignment for epoch 2 with 'uniform' assignor in 1ms."),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let last = h.rebalances.last().expect("the fence's round");
+    assert_eq!(gens(last), (Some(1), Some(2)));
+    assert_eq!(last.trigger.kind, "pending_sync_expired", "{last:#?}");
+    assert_eq!(last.trigger.member_id.as_deref(), Some(m.as_str()));
+}
+
+/// Point 10: GroupCoordinator.scala `updateStaticMemberAndRebalance`
+/// (2.4+), when storing a replaced static member's new id fails: "Failed
+/// to persist metadata for group G: E" (GroupMetadataManager.java 3.7+:
+/// "Failed to persist metadata for group G static member M with group
+/// instance id I due to E. Reverting to old member id O."). The old member
+/// id is restored; no rebalance: a note.
+#[test]
+fn a_failure_to_persist_a_static_members_metadata_is_a_note_not_a_round() {
+    for line in [
+        scala(0.0, "Failed to persist metadata for group g: The coordinator is not available."),
+        java(0.0, "Failed to persist metadata for group g static member inst-1-new with group instance id inst-1 due to The coordinator is not available.. Reverting to old member id inst-1-old."),
+    ] {
+        let h = history(&line, "g");
+        assert!(h.rebalances.is_empty(), "{:#?}", h.rebalances);
+        assert!(
+            h.summary
+                .notes
+                .iter()
+                .any(|n| n.contains("could not store a static member's new member id")),
+            "{:?}",
+            h.summary.notes
+        );
+    }
+}
+
+/// The leader's client log names the member a round let in.
+/// ConsumerCoordinator.java `onLeaderElected` logs "Finished assignment
+/// for group at generation N: {M=Assignment(partitions=[…]), …}" with
+/// every member of generation N; a follower's heartbeat answered
+/// REBALANCE_IN_PROGRESS logs "Request joining group due to: group is
+/// already rebalancing" (AbstractCoordinator.java `HeartbeatResponseHandler`).
+/// A member id in generation 2's map and not in generation 1's joined.
+#[test]
+fn a_member_new_in_the_leaders_assignment_map_is_the_join_that_started_the_round() {
+    let (a, b) = (classic_id("c-1"), classic_id("c-2").replace("3aa9", "9f9f"));
+    let log = [
+        client(0.0, "(Re-)joining group"),
+        client(0.05, &format!("Successfully joined group with generation Generation{{generationId=1, memberId='{a}', protocol='range'}}")),
+        client(0.06, &format!("Finished assignment for group at generation 1: {{{a}=Assignment(partitions=[t-0, t-1])}}")),
+        client(0.07, &format!("Successfully synced group in generation Generation{{generationId=1, memberId='{a}', protocol='range'}}")),
+        client(20.0, "Request joining group due to: group is already rebalancing"),
+        client(20.02, "(Re-)joining group"),
+        client(20.03, &format!("Successfully joined group with generation Generation{{generationId=2, memberId='{a}', protocol='range'}}")),
+        client(20.04, &format!("Finished assignment for group at generation 2: {{{b}=Assignment(partitions=[t-1]), {a}=Assignment(partitions=[t-0])}}")),
+        client(20.05, &format!("Successfully synced group in generation Generation{{generationId=2, memberId='{a}', protocol='range'}}")),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let last = h.rebalances.last().expect("the second round");
+    assert_eq!(gens(last), (Some(1), Some(2)));
+    assert_eq!(last.trigger.kind, "member_joined", "{last:#?}");
+    assert_eq!(last.trigger.member_id.as_deref(), Some(b.as_str()));
+}

@@ -18,6 +18,7 @@ use crate::time::Timestamp;
 use super::classic::{client_key, Activity, ActivityKind};
 use super::members::{partition_names, MemberBook};
 use super::migration::Handover;
+use super::resolve::ActivityIndex;
 use super::round::{Candidate, Deferred, Round, Silence};
 use super::trigger::{Confidence, Kind};
 use super::GroupHistory;
@@ -56,6 +57,14 @@ struct Consumer<'a> {
     /// Epochs the broker logged a target assignment for ("Computed a new
     /// target assignment for epoch E"): members reconcile only to these.
     targets: BTreeSet<i32>,
+    /// The heartbeat interval each member was last told
+    /// (ConsumerGroupHeartbeatResponse `HeartbeatIntervalMs`).
+    heartbeat_ms: HashMap<String, i32>,
+    /// Each member's latest joining ConsumerGroupHeartbeat (epoch 0).
+    join_requests: HashMap<String, &'a GroupEvent>,
+    /// Members whose joins the open round took from the wire, in the order
+    /// their requests were sent.
+    round_joiners: Vec<String>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -90,6 +99,9 @@ pub fn reconstruct(
     };
     let activity = super::resolve::ActivityIndex::new(&c.activity);
     for r in &mut rounds {
+        if !member_view {
+            fenced_by_silence(r, &c.book, &c.heartbeat_ms, &activity);
+        }
         super::resolve::resolve(r, &c.book, &activity, &[]);
     }
     let mut rebalances: Vec<_> = rounds
@@ -209,6 +221,9 @@ impl<'a> Consumer<'a> {
         let member = ev.member_id.clone().unwrap_or_default();
         match member_epoch {
             0 => {
+                if !member.is_empty() {
+                    self.join_requests.insert(member.clone(), ev);
+                }
                 self.activity.push(activity(ev, ActivityKind::Join));
                 self.suspect(
                     ev,
@@ -319,9 +334,22 @@ impl<'a> Consumer<'a> {
             if let Some(a) = assignment {
                 self.book.entry(&member).assignment = partition_names(a);
             }
+            if let EventKind::ConsumerGroupHeartbeatResponse {
+                heartbeat_interval_ms,
+                ..
+            } = &ev.kind
+            {
+                if *heartbeat_interval_ms > 0 {
+                    self.heartbeat_ms
+                        .insert(member.clone(), *heartbeat_interval_ms);
+                }
+            }
         }
         if self.epoch.is_none_or(|e| member_epoch > e) {
             self.bump(ev, member_epoch);
+        }
+        if assignment.is_some_and(|a| a.iter().all(|t| t.partitions.is_empty())) {
+            self.defer_surplus_join(&member, member_epoch);
         }
         if let Some(r) = self
             .round
@@ -364,6 +392,14 @@ impl<'a> Consumer<'a> {
                 session_timeout_ms: None,
             });
         }
+        self.round_joiners.clear();
+        for (c, cev) in &pending {
+            if let (Some(m), true) = (c.member_id.as_ref(), is_wire_join(cev)) {
+                if !self.round_joiners.contains(m) {
+                    self.round_joiners.push(m.clone());
+                }
+            }
+        }
         absorb(&mut r, pending);
         r.generation = Some(epoch);
         r.join_completed_at = Some(ev.ts);
@@ -372,6 +408,50 @@ impl<'a> Consumer<'a> {
         self.epochs.insert(epoch);
         self.state(started, "Reconciling");
         self.round = Some(r);
+    }
+
+    /// Moves a joiner's join out of the open round into the causes of the
+    /// next bump when its answer shows another bump made its membership.
+    /// GroupMetadataManager.java `consumerGroupHeartbeat` bumps the group
+    /// epoch once per heartbeat that changes the group (`groupEpoch += 1`:
+    /// a new member always does) and answers the member with the TARGET
+    /// assignment epoch, which may be older than its own bump while the next
+    /// target is not computed yet (group.consumer.assignment.interval.ms).
+    /// So a round from P to E holds at most E − P joins (one when P is
+    /// unknown), the first to reach the broker; a later joiner answered at
+    /// E with an EMPTY assignment (`group.targetAssignment(member)` of a
+    /// member the target of E does not hold) joined in a later epoch, and
+    /// its join is that bump's cause. Only bumps read from the wire: a
+    /// log's "Bumped group epoch to E" lines give each bump.
+    fn defer_surplus_join(&mut self, member: &str, epoch: i32) {
+        let Some(r) = self.round.as_mut() else {
+            return;
+        };
+        if r.generation != Some(epoch) || r.seen_in.contains("log") {
+            return;
+        }
+        let allowance = r
+            .previous_generation
+            .map_or(1, |p| usize::try_from(epoch.saturating_sub(p)).unwrap_or(1))
+            .max(1);
+        let Some(at) = self.round_joiners.iter().position(|m| m == member) else {
+            return;
+        };
+        if at < allowance {
+            return;
+        }
+        self.round_joiners.remove(at);
+        r.candidates
+            .retain(|c| !(c.kind == Kind::MemberJoined && c.member_id.as_deref() == Some(member)));
+        r.needs_cause = r.candidates.is_empty();
+        if let Some(join) = self.join_requests.get(member).copied() {
+            self.suspect(
+                join,
+                Kind::MemberJoined,
+                Confidence::High,
+                format!("ConsumerGroupHeartbeat with member_epoch 0: a member joins (answered at epoch {epoch} with an empty assignment: its own join bumped a later epoch)"),
+            );
+        }
     }
 
     /// Whether the open round is a group epoch bump that Kafka superseded
@@ -768,6 +848,89 @@ fn absorb(r: &mut Round, pending: VecDeque<(Candidate, &GroupEvent)>) {
         r.suspect(c);
     }
     r.needs_cause = r.candidates.is_empty();
+}
+
+/// Whether `ev` is a ConsumerGroupHeartbeat joining (member epoch 0).
+fn is_wire_join(ev: &GroupEvent) -> bool {
+    matches!(
+        ev.kind,
+        EventKind::ConsumerGroupHeartbeatRequest {
+            member_epoch: 0,
+            ..
+        }
+    )
+}
+
+/// A member of the group before a bump that nothing else explains, whose
+/// heartbeats had stopped for longer than the interval the broker gave it
+/// and that did not take part in the new epoch: the broker fenced it when
+/// its session expired. GroupMetadataManager.java `consumerGroupHeartbeat`
+/// reschedules the member's session timer at every heartbeat
+/// (`scheduleConsumerGroupSessionTimeout`), and on expiry
+/// `consumerGroupFenceMemberOperation(…, "the member session expired.")`
+/// removes it and bumps the group epoch, a bump no line on the wire names.
+/// GroupCoordinatorConfig requires group.consumer.heartbeat.interval.ms
+/// below group.consumer.session.timeout.ms, so a silence shorter than the
+/// heartbeat interval is no expiry. High when the member, back, was told
+/// it is no longer a member (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH).
+fn fenced_by_silence(
+    r: &mut Round,
+    book: &MemberBook,
+    heartbeat_ms: &HashMap<String, i32>,
+    activity: &ActivityIndex<'_>,
+) {
+    if r.candidates
+        .iter()
+        .any(|c| c.confidence >= Confidence::Medium)
+    {
+        return;
+    }
+    let mut fenced = Vec::new();
+    for s in &r.silences {
+        let (Some(last), Some(hb)) = (s.last_seen, heartbeat_ms.get(&s.member_id)) else {
+            continue;
+        };
+        let silent_ms = r.started_at.millis_since(last);
+        if silent_ms <= f64::from(*hb)
+            || r.synced.contains(&s.member_id)
+            || r.removed.contains_key(&s.member_id)
+        {
+            continue;
+        }
+        let evicted = activity.member_after(ActivityKind::Evicted, &s.member_id, r.started_at);
+        let closed = activity
+            .member_after(ActivityKind::Close, &s.member_id, last)
+            .filter(|at| *at <= r.started_at);
+        let mut detail = format!(
+            "no ConsumerGroupHeartbeat from this member for {:.1} s before the new epoch (heartbeat interval {hb} ms) and none in it: the broker fenced it when its session expired (group.consumer.session.timeout.ms)",
+            silent_ms / 1000.0
+        );
+        detail.push_str(&super::resolve::how_it_went_quiet(
+            closed,
+            evicted,
+            last,
+            r.started_at,
+        ));
+        fenced.push(Candidate {
+            kind: Kind::SessionTimeout,
+            confidence: if evicted.is_some() {
+                Confidence::High
+            } else {
+                Confidence::Medium
+            },
+            member_id: Some(s.member_id.clone()),
+            client_id: book.client_id(&s.member_id),
+            detail,
+            at: r.started_at,
+            deferred: Deferred::No,
+        });
+    }
+    for c in fenced {
+        if let Some(m) = &c.member_id {
+            r.removed.insert(m.clone(), "session_timeout".into());
+        }
+        r.suspect(c);
+    }
 }
 
 fn activity(ev: &GroupEvent, what: ActivityKind) -> Activity {

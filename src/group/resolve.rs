@@ -62,7 +62,7 @@ impl<'a> ActivityIndex<'a> {
     }
 
     /// The first time at or after `after` that `member` did `what`.
-    fn member_after(
+    pub(super) fn member_after(
         &self,
         what: ActivityKind,
         member: &str,
@@ -95,7 +95,7 @@ impl<'a> ActivityIndex<'a> {
 /// What a silent member's connection shows after its last request: closed
 /// without LeaveGroup (killed or crashed), or open and silent (frozen); and
 /// whether it was told it was no longer a member when it came back.
-fn how_it_went_quiet(
+pub(super) fn how_it_went_quiet(
     closed: Option<Timestamp>,
     evicted: Option<Timestamp>,
     last: Timestamp,

@@ -603,19 +603,29 @@ fn illegal_generation_on_heartbeat_opens_no_round_and_is_not_a_join() {
     assert!(h[0].rebalances.iter().all(|r| r.started_at < secs(10.0)));
 }
 
-/// Issue 10 point 2. NOT_COORDINATOR (16) answered to a heartbeat: the
-/// partition moved, the new coordinator loads the group at the same
-/// generation (GroupMetadataManager `loadGroupsAndOffsets`) and heartbeats
-/// go on at generation 2: no round.
+/// Issue 10 point 2. COORDINATOR_LOAD_IN_PROGRESS (14),
+/// COORDINATOR_NOT_AVAILABLE (15) or NOT_COORDINATOR (16) answered to a
+/// heartbeat: the partition moved or is loading, the new coordinator loads
+/// the group at the same generation (GroupMetadataManager
+/// `loadGroupsAndOffsets`; AbstractCoordinator `HeartbeatResponseHandler`
+/// only marks the coordinator unknown) and heartbeats go on at generation
+/// 2: no round, whichever of the three.
 #[test]
 fn coordinator_failover_at_the_same_generation_is_no_rebalance() {
-    let mut s = Script::two_members_joined();
-    s.heartbeat(10.0, "c1", "m1", 2, 16);
-    s.heartbeat(10.5, "c1", "m1", 2, 0);
-    s.heartbeat(11.0, "c2", "m2", 2, 0);
-    let h = reconstruct(&s.events);
-    assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
-    assert_eq!(h[0].summary.generation, Some(2));
+    for error in [14, 15, 16] {
+        let mut s = Script::two_members_joined();
+        s.heartbeat(10.0, "c1", "m1", 2, error);
+        s.heartbeat(10.5, "c1", "m1", 2, 0);
+        s.heartbeat(11.0, "c2", "m2", 2, 0);
+        let h = reconstruct(&s.events);
+        assert_eq!(
+            h[0].rebalances.len(),
+            2,
+            "error {error}: {:#?}",
+            h[0].rebalances
+        );
+        assert_eq!(h[0].summary.generation, Some(2), "error {error}");
+    }
 }
 
 /// Issue 10 point 9 (KIP-814). A static leader restarted within its
@@ -787,4 +797,125 @@ fn a_join_cut_inside_its_member_id_opens_no_round_as_a_new_member_would() {
     let h = reconstruct(&s.events);
     assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
     assert_eq!(h[0].summary.state, "Stable");
+}
+
+impl Script {
+    /// A ConsumerGroupHeartbeat exchange (KIP-848): the member sends
+    /// `sent_epoch` (0 joins) and is answered `epoch` with `partitions` of
+    /// topic "t" (None: assignment unchanged), heartbeat interval 1 s.
+    fn cgh(
+        &mut self,
+        at: f64,
+        client: &str,
+        member: &str,
+        sent_epoch: i32,
+        epoch: i32,
+        partitions: Option<&[i32]>,
+    ) {
+        let x = self.next_exchange();
+        self.push(
+            at,
+            client,
+            member,
+            Some(sent_epoch),
+            EventKind::ConsumerGroupHeartbeatRequest {
+                exchange: x,
+                member_epoch: sent_epoch,
+                rebalance_timeout_ms: 300_000,
+                subscribed_topic_names: (sent_epoch == 0).then(|| vec!["t".into()]),
+                server_assignor: None,
+                owned: None,
+                broker_offers: None,
+            },
+        );
+        self.push(
+            at + 0.002,
+            client,
+            member,
+            Some(epoch),
+            EventKind::ConsumerGroupHeartbeatResponse {
+                exchange: x,
+                error: None,
+                error_message: None,
+                member_epoch: epoch,
+                heartbeat_interval_ms: 1000,
+                assignment: partitions.map(|p| {
+                    vec![TopicPartitions {
+                        topic: "t".into(),
+                        partitions: p.to_vec(),
+                    }]
+                }),
+            },
+        );
+    }
+}
+
+/// Issue 10 point 7, from a capture alone. GroupMetadataManager.java
+/// `consumerGroupHeartbeat` bumps the group epoch once per joining member
+/// (`groupEpoch += 1`) and answers with the TARGET assignment epoch, which
+/// lags while the next target is not computed yet: two members joining at
+/// once may both be answered epoch 2, the second with an empty assignment
+/// (the target of 2 does not hold it). Its join made epoch 3: the 2 → 3
+/// round is its join, not a round of unknown cause.
+#[test]
+fn kip848_a_second_joiner_answered_at_the_first_ones_epoch_is_the_cause_of_the_next() {
+    let mut s = Script::new();
+    // Both joins are sent before either is answered.
+    s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1, 2, 3]));
+    s.cgh(0.001, "c2", "m2", 0, 2, Some(&[]));
+    s.cgh(1.0, "c1", "m1", 2, 3, Some(&[0, 1]));
+    s.cgh(1.5, "c2", "m2", 2, 3, Some(&[2, 3]));
+    s.events.sort_by_key(|e| e.ts);
+    let h = reconstruct(&s.events);
+    let rows: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| {
+            (
+                r.previous_generation,
+                r.generation,
+                r.trigger.kind.as_str(),
+                r.trigger.member_id.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (None, Some(2), "member_joined", "m1".to_string()),
+            (Some(2), Some(3), "member_joined", "m2".to_string()),
+        ]
+    );
+}
+
+/// Issue 10 point 7, from a capture alone: a KIP-848 member whose
+/// heartbeats stop is fenced when its session expires
+/// (GroupMetadataManager.java `scheduleConsumerGroupSessionTimeout` →
+/// `consumerGroupFenceMemberOperation(…, "the member session expired.")`),
+/// which bumps the group epoch with nothing on the wire but the others'
+/// answers at the new epoch. Silent for longer than its heartbeat interval
+/// and absent from the new epoch: a session timeout. A member that keeps
+/// heartbeating is not named.
+#[test]
+fn kip848_a_member_silent_until_the_next_epoch_is_a_session_timeout() {
+    let mut s = Script::new();
+    s.cgh(0.0, "c1", "m1", 0, 1, Some(&[0, 1]));
+    s.cgh(1.0, "c2", "m2", 0, 2, Some(&[1]));
+    s.cgh(1.5, "c1", "m1", 1, 2, Some(&[0]));
+    for i in 0..8 {
+        s.cgh(2.0 + f64::from(i), "c1", "m1", 2, 2, None);
+    }
+    s.cgh(2.2, "c2", "m2", 2, 2, None);
+    // m2 stops at 2.2 s; the broker fences it and m1 is answered epoch 3.
+    s.cgh(10.0, "c1", "m1", 2, 3, Some(&[0, 1]));
+    let h = reconstruct(&s.events);
+    let last = h[0].rebalances.last().expect("the fence's round");
+    assert_eq!(
+        (last.previous_generation, last.generation),
+        (Some(2), Some(3))
+    );
+    assert_eq!(last.trigger.kind, "session_timeout", "{last:#?}");
+    assert_eq!(last.trigger.member_id.as_deref(), Some("m2"));
+    assert!(last.removed.iter().any(|m| m.member_id == "m2"));
+    assert!(last.removed.iter().all(|m| m.member_id != "m1"));
 }

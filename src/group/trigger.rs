@@ -52,7 +52,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order `--help` lists them.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::MemberJoined,
         Kind::MemberLeft,
         Kind::PollTimeout,
@@ -65,6 +65,7 @@ impl Kind {
         Kind::CoordinatorChanged,
         Kind::PreviousRebalanceFailed,
         Kind::PendingSyncExpired,
+        Kind::StorageError,
         Kind::GroupOverCapacity,
         Kind::ProtocolMigration,
         Kind::Unknown,
@@ -227,6 +228,39 @@ pub fn client_reason_part(reason: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--kind` accepts the names in `Kind::ALL`: every kind a row can
+    /// carry must be there (`storage_error` was not).
+    #[test]
+    fn every_kind_is_listed_in_all() {
+        // The match is exhaustive: a new kind fails to compile here until
+        // it is given a place in ALL.
+        let listed = |k: Kind| match k {
+            Kind::MemberJoined
+            | Kind::MemberLeft
+            | Kind::PollTimeout
+            | Kind::SessionTimeout
+            | Kind::MetadataChanged
+            | Kind::SubscriptionChanged
+            | Kind::LeaderRejoined
+            | Kind::StaticMemberReplaced
+            | Kind::StaticMemberFenced
+            | Kind::CoordinatorChanged
+            | Kind::PreviousRebalanceFailed
+            | Kind::PendingSyncExpired
+            | Kind::StorageError
+            | Kind::GroupOverCapacity
+            | Kind::ProtocolMigration
+            | Kind::Unknown => Kind::ALL.contains(&k),
+        };
+        for k in [Kind::StorageError, Kind::Unknown, Kind::MemberJoined] {
+            assert!(listed(k), "{k:?}");
+        }
+        assert!(
+            crate::filter::kinds(&["storage-error".into()], crate::render::View::Rebalances)
+                .is_ok()
+        );
+    }
 
     #[test]
     fn poll_timeout_leave_reason_is_a_poll_timeout() {

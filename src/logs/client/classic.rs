@@ -111,16 +111,29 @@ pub(crate) fn joined_or_synced(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// Member ids kept from one leader's assignment map.
+const MAX_ASSIGNED_MEMBER_IDS: usize = 1 << 12;
+
 /// "Finished assignment for group at generation N: {m=Assignment(…), …}"
-/// (the leader, 2.4+).
+/// (the leader, 2.4+; ConsumerCoordinator.java `onLeaderElected`).
 pub(crate) fn assignment_finished(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(r"(?s-u)^Finished assignment for group at generation (-?\d+): (.*)$");
     let c = re.captures(msg)?;
     let map = c.get(2)?.as_bytes();
     let members = memchr::memmem::find_iter(map, b"=Assignment(").count()
         + memchr::memmem::find_iter(map, b"$Assignment@").count();
+    // The map's keys: `{id=Assignment(partitions=[…]), id2=…}` (2.4+) or
+    // `{id=org.apache…ConsumerPartitionAssignor$Assignment@hash, …}`.
+    let key = regex!(r"(?-u)(?:^\{|, )([^=\s{},]+)=(?:Assignment\(|[\w.]*\$Assignment@)");
+    let member_ids = key
+        .captures_iter(map)
+        .filter_map(|k| k.get(1))
+        .map(|k| String::from_utf8_lossy(k.as_bytes()).into_owned())
+        .take(MAX_ASSIGNED_MEMBER_IDS)
+        .collect();
     let line = ClientLine::AssignmentFinished {
         members: members as u32,
+        member_ids,
     };
     Some(Parsed::new(client(line)).generation(number(&c, 1)))
 }
@@ -405,7 +418,13 @@ mod tests {
         let p = assignment_finished(b"Finished assignment for group at generation 2: {a=Assignment(partitions=[t-0]), b=Assignment(partitions=[t-1])}").unwrap();
         assert_eq!(
             (line(&p), p.generation_id),
-            (&ClientLine::AssignmentFinished { members: 2 }, Some(2))
+            (
+                &ClientLine::AssignmentFinished {
+                    members: 2,
+                    member_ids: vec!["a".into(), "b".into()]
+                },
+                Some(2)
+            )
         );
         let p = assignment_received(
             b"Notifying assignor about the new Assignment(partitions=[t-0, t-1])",
