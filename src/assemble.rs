@@ -3,15 +3,18 @@
 //! Takes: what was read ([`crate::input::Collected`]), the merged
 //! [`Timeline`], the reconstructed group histories and the user's filter.
 //! Gives: a [`Report`] holding only what matches, and how many rows of the
-//! chosen view matched (for `-c` and the exit code).
+//! chosen view matched (for `-c` and the exit code); when the view had rows
+//! and the filter kept none, a `nothing_matched` diagnostic saying which
+//! flag removed them ([`crate::unmatched`]).
 
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::group::GroupHistory;
 use crate::options::Options;
 use crate::render::View;
 use crate::report::{DiagnosticCount, ExchangeRow, InputSummary, Report, FORMAT_VERSION};
 use crate::time::Timestamp;
 use crate::timeline::Timeline;
+use crate::unmatched::Tally;
 
 /// Builds the report for `view`, returning it and the number of matching rows.
 pub fn assemble(
@@ -19,7 +22,7 @@ pub fn assemble(
     exchanges: Vec<ExchangeRow>,
     timeline: &Timeline,
     histories: Vec<GroupHistory>,
-    diagnostics: &Diagnostics,
+    diagnostics: &mut Diagnostics,
     opts: &Options,
 ) -> (Report, u64) {
     let (filter, view) = (&opts.filter, opts.view);
@@ -31,24 +34,16 @@ pub fn assemble(
         format_version: FORMAT_VERSION,
         inputs,
         log_time_zone: opts.read.log_zone_name.clone(),
-        diagnostics: diagnostics.examples.clone(),
-        diagnostic_counts: diagnostics
-            .counts
-            .iter()
-            .map(|(kind, count)| DiagnosticCount {
-                kind: *kind,
-                count: *count,
-            })
-            .collect(),
         ..Report::default()
     };
     let wants = |v: View| view == v || view == View::Report;
+    let mut tally = Tally::new(filter, first, noun(view));
     if wants(View::Timeline) {
         report.timeline = timeline
             .events
             .iter()
             .map(crate::describe::timeline_entry)
-            .filter(|e| filter.entry(e, first))
+            .filter(|e| tally.add(e))
             .collect();
     }
     let mut rebalances = Vec::new();
@@ -61,7 +56,11 @@ pub fn assemble(
         groups.push(h.summary);
         rebalances.extend(h.rebalances);
     }
-    rebalances.retain(|r| filter.rebalance(r, first));
+    if view == View::Rebalances {
+        rebalances.retain(|r| tally.add(r));
+    } else {
+        rebalances.retain(|r| filter.rebalance(r, first));
+    }
     let end = timeline.events.last().map(|e| e.ts);
     report.worst_stop = crate::stops::worst_stop(&rebalances, &without, end);
     report.stops_without_rebalance = without;
@@ -70,14 +69,27 @@ pub fn assemble(
         report.rebalances = rebalances;
     }
     if wants(View::Groups) {
-        groups.retain(|g| filter.group(g));
+        if view == View::Groups {
+            groups.retain(|g| tally.add(g));
+        } else {
+            groups.retain(|g| filter.group(g));
+        }
         report.groups = groups;
     }
+    if view == View::Decode && exchanges.is_empty() && !timeline.events.is_empty() {
+        diagnostics.add(
+            DiagnosticKind::NothingMatched,
+            "decode",
+            "exchanges",
+            format!(
+                "{} group events in the inputs but no captured request/response exchange to \
+                 decode: exchanges come from captures, log lines are events (`timeline` shows them)",
+                timeline.events.len()
+            ),
+        );
+    }
     if view == View::Decode {
-        report.exchanges = exchanges
-            .into_iter()
-            .filter(|x| filter.exchange(x, first))
-            .collect();
+        report.exchanges = exchanges.into_iter().filter(|x| tally.add(x)).collect();
         // Exchanges complete in response order; people read them in request order.
         report
             .exchanges
@@ -90,7 +102,29 @@ pub fn assemble(
         View::Decode => report.exchanges.len(),
         View::Report => report.timeline.len().max(report.rebalances.len()),
     } as u64;
+    if let Some(w) = tally.warning().filter(|_| matched == 0) {
+        diagnostics.add(DiagnosticKind::NothingMatched, "filters", "selection", w);
+    }
+    report.diagnostics = diagnostics.examples.clone();
+    report.diagnostic_counts = diagnostics
+        .counts
+        .iter()
+        .map(|(kind, count)| DiagnosticCount {
+            kind: *kind,
+            count: *count,
+        })
+        .collect();
     (report, matched)
+}
+
+/// What the view's rows are called in a warning (the report's: its events).
+fn noun(view: View) -> (&'static str, &'static str) {
+    match view {
+        View::Rebalances => ("rebalance", "rebalances"),
+        View::Timeline | View::Report => ("group event", "group events"),
+        View::Groups => ("group", "groups"),
+        View::Decode => ("exchange", "exchanges"),
+    }
 }
 
 fn first_time(timeline: &Timeline, exchanges: &[ExchangeRow]) -> Option<Timestamp> {

@@ -65,12 +65,17 @@ fn describe_wire(kind: &EventKind) -> Described {
             rebalance_timeout_ms,
             protocols,
             reason,
+            identity_cut,
             ..
         } => {
             let names: Vec<&str> = protocols.iter().map(|p| p.name.as_str()).collect();
             let mut s = format!("session.timeout={session_timeout_ms}ms");
             if let Some(r) = rebalance_timeout_ms {
                 s.push_str(&format!(" rebalance.timeout={r}ms"));
+            }
+            if *identity_cut {
+                s.push_str(" member=(cut)");
+                return d("JoinGroup request", "join", None, s);
             }
             s.push_str(&format!(" protocols=[{}]", names.join(",")));
             if let Some(r) = reason {

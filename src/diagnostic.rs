@@ -51,13 +51,29 @@ pub enum DiagnosticKind {
     Reconstruction,
     /// A log ended in a read error (a cut `.gz`); the lines before were read.
     TruncatedLog,
-    /// An input, or a file in a directory, skipped, read in part, giving
-    /// no event, or giving events of no rebalance: named, with what it
-    /// looked like (also a warning on stderr).
+    /// An input, or a file in a directory, skipped, read in part or giving
+    /// no event: named, with what it looked like (also a warning on
+    /// stderr).
     SkippedInput,
+    /// An input read whole whose group events make no rebalance: named,
+    /// with what its events were and why no round can be told (also a
+    /// warning on stderr).
+    NoRebalance,
+    /// The inputs held rows of the view but the filters kept none: which
+    /// flag removed them and what was there instead (also a warning on
+    /// stderr).
+    NothingMatched,
 }
 
 impl DiagnosticKind {
+    /// Kinds also said, example by example, as warnings on stderr: each
+    /// explains an answer that would otherwise be empty or partial.
+    pub const WARNINGS: [DiagnosticKind; 3] = [
+        DiagnosticKind::SkippedInput,
+        DiagnosticKind::NoRebalance,
+        DiagnosticKind::NothingMatched,
+    ];
+
     /// The kind's name in every output (`stream_gap`).
     pub fn name(self) -> String {
         serde_json::to_value(self)

@@ -211,6 +211,13 @@ pub enum EventKind {
         protocols: Vec<OfferedProtocol>,
         /// KIP-800 reason (v8+).
         reason: Option<String>,
+        /// The capture cut the request inside its member id or static id
+        /// (`group.instance.id`): who joined is not known whole, so the
+        /// event's `member_id` or `group_instance_id` being none says
+        /// nothing (not Kafka's empty id of a new member, not a dynamic
+        /// member). The group id and timeouts before the cut are whole.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        identity_cut: bool,
     },
     /// JoinGroup response.
     JoinGroupResponse {

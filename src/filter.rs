@@ -116,7 +116,8 @@ impl TimeBound {
         Timestamp::parse_rfc3339(text).map(TimeBound::At)
     }
 
-    fn resolve(&self, first: Option<Timestamp>) -> Timestamp {
+    /// The instant this bound stands for, given the inputs' first event.
+    pub(crate) fn resolve(&self, first: Option<Timestamp>) -> Timestamp {
         match self {
             TimeBound::At(t) => *t,
             TimeBound::AfterFirst(ns) => first.unwrap_or_default().offset_by(*ns),

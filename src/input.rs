@@ -925,6 +925,15 @@ fn walk(dir: &Path, seen: &mut Seen, diags: &mut Diagnostics) -> Vec<PathBuf> {
             }
         }
     }
+    if files.is_empty() && visited <= MAX_WALK_ENTRIES {
+        let why = if visited == 0 {
+            "an empty directory: nothing read".to_string()
+        } else {
+            let entries = if visited == 1 { "entry" } else { "entries" };
+            format!("a directory with no file to read in it ({visited} {entries})")
+        };
+        say(diags, dir, why);
+    }
     files
 }
 

@@ -41,7 +41,8 @@
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
-//! - [`assemble`] filters into the [`report::Report`] that [`render`] writes.
+//! - [`assemble`] filters into the [`report::Report`] that [`render`] writes;
+//!   [`unmatched`] says which filter left nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads, the streaming engine
 //!   (memory bounded by its windows), `tail -F` following, Ctrl-C.
 
@@ -71,6 +72,7 @@ pub mod tcp;
 pub mod terminal;
 pub mod time;
 pub mod timeline;
+pub mod unmatched;
 pub mod watch;
 
 use std::io::Write;
@@ -112,13 +114,18 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         Command::Watch { follow } => return watch::run(opts, *follow, out),
         _ => {}
     }
-    let (report, matched, diagnostics) = analyse(opts)?;
+    let (report, matched, mut diagnostics) = analyse(opts)?;
     if let Command::Coordinator { group, partitions } = &opts.command {
-        let seen = report
-            .groups
-            .iter()
-            .find(|g| &g.group == group)
-            .and_then(|g| g.coordinator.clone());
+        let found = report.groups.iter().find(|g| &g.group == group);
+        if found.is_none() && !opts.inputs.is_empty() && !report.groups.is_empty() {
+            diagnostics.add(
+                DiagnosticKind::NothingMatched,
+                "coordinator",
+                "group",
+                unmatched::group_not_seen(group, &report.groups),
+            );
+        }
+        let seen = found.and_then(|g| g.coordinator.clone());
         render::render_coordinator(
             group,
             coordinator::partition_for(group, *partitions),
@@ -237,7 +244,7 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
         collected.exchanges,
         &timeline,
         histories,
-        &collected.diagnostics,
+        &mut collected.diagnostics,
         opts,
     );
     Ok((report, matched, collected.diagnostics))

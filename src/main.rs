@@ -56,28 +56,35 @@ fn is_broken_pipe(e: &kgtrace::Error) -> bool {
     matches!(e, kgtrace::Error::Write(io) if io.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// One line of diagnostics on stderr: counts per kind.
+/// The warnings (inputs skipped or giving no rebalance, filters that left
+/// nothing), one line each, then one line of diagnostics: counts per kind.
 fn summarise(d: &kgtrace::Diagnostics) {
     if d.total() == 0 {
         return;
     }
-    let skipped = kgtrace::DiagnosticKind::SkippedInput;
-    for w in d.examples.iter().filter(|w| w.kind == skipped) {
-        let _ = writeln!(
-            io::stderr(),
-            "kgtrace: warning: {}: {}",
-            kgtrace::render::escape_line(&w.source),
-            kgtrace::render::escape_line(&w.detail)
-        );
-    }
-    let more = d
-        .count(skipped)
-        .saturating_sub(kgtrace::Diagnostics::EXAMPLES_PER_KIND);
-    if more > 0 {
-        let _ = writeln!(
-            io::stderr(),
-            "kgtrace: warning: {more} more inputs skipped or empty (see --format json)"
-        );
+    for kind in kgtrace::DiagnosticKind::WARNINGS {
+        for w in d.examples.iter().filter(|w| w.kind == kind) {
+            let _ = writeln!(
+                io::stderr(),
+                "kgtrace: warning: {}: {}",
+                kgtrace::render::escape_line(&w.source),
+                kgtrace::render::escape_line(&w.detail)
+            );
+        }
+        let more = d
+            .count(kind)
+            .saturating_sub(kgtrace::Diagnostics::EXAMPLES_PER_KIND);
+        if more > 0 {
+            let _ = writeln!(
+                io::stderr(),
+                "kgtrace: warning: {more} more {} (see --format json)",
+                match kind {
+                    kgtrace::DiagnosticKind::SkippedInput => "inputs skipped or empty",
+                    kgtrace::DiagnosticKind::NoRebalance => "inputs with no rebalance",
+                    _ => "warnings",
+                }
+            );
+        }
     }
     let parts: Vec<String> = d
         .counts

@@ -3,7 +3,7 @@
 //! Takes: the per-input accounting, the merged events and the rebuilt
 //! histories. Gives: for each input that gave group events of which no group
 //! has a rebalance, a warning on that input (`--format json`'s `inputs`) and a
-//! `skipped_input` diagnostic (a warning on stderr) saying, from counts, what
+//! `no_rebalance` diagnostic (a warning on stderr) saying, from counts, what
 //! was found and why no round could be told: events naming no group, or no
 //! join (a JoinGroup, a ConsumerGroupHeartbeat at epoch 0, a joining log
 //! line) among them.
@@ -20,12 +20,42 @@ use crate::report::InputSummary;
 const NAMED: usize = 4;
 
 /// What one input's events hold.
-#[derive(Default)]
-struct Found<'a> {
+#[derive(Debug, Default)]
+struct Found {
     events: u64,
     joins: u64,
-    groups: BTreeSet<&'a str>,
+    groups: BTreeSet<String>,
     kinds: BTreeSet<String>,
+}
+
+/// What each input's events hold, counted as the events come (`watch`
+/// counts them as it reads; the batch run from its merged events).
+#[derive(Debug, Default)]
+pub struct Sources {
+    found: BTreeMap<String, Found>,
+}
+
+impl Sources {
+    /// Counts one event under its input.
+    pub fn add(&mut self, ev: &GroupEvent) {
+        let source: &str = &ev.evidence.source;
+        if !self.found.contains_key(source) {
+            self.found.insert(source.to_string(), Found::default());
+        }
+        let Some(f) = self.found.get_mut(source) else {
+            return;
+        };
+        let said = describe(ev);
+        f.events += 1;
+        f.joins += u64::from(said.mark == "join");
+        if let Some(g) = ev.group.as_deref().filter(|g| !f.groups.contains(*g)) {
+            f.groups.insert(g.to_string());
+        }
+        let api = api_of(&said.kind);
+        if !f.kinds.contains(api) {
+            f.kinds.insert(api.to_string());
+        }
+    }
 }
 
 /// Warns about every input with events but no rebalance in any of its groups.
@@ -40,29 +70,27 @@ pub fn explain(
         .filter(|h| !h.rebalances.is_empty())
         .map(|h| h.summary.group.as_str())
         .collect();
-    let mut found: BTreeMap<&str, Found> = BTreeMap::new();
-    for ev in events {
-        let f = found.entry(&ev.evidence.source).or_default();
-        let said = describe(ev);
-        f.events += 1;
-        f.joins += u64::from(said.mark == "join");
-        f.groups.extend(ev.group.as_deref());
-        f.kinds.insert(api_of(&said.kind).to_string());
-    }
+    let mut sources = Sources::default();
+    events.iter().for_each(|ev| sources.add(ev));
+    warn(inputs, &sources, |g| rebalanced.contains(g), diags);
+}
+
+/// Warns about every input in `sources` none of whose groups `rebalanced`.
+pub fn warn(
+    inputs: &mut [InputSummary],
+    sources: &Sources,
+    rebalanced: impl Fn(&str) -> bool,
+    diags: &mut Diagnostics,
+) {
     for input in inputs.iter_mut().filter(|i| i.warning.is_none()) {
-        let Some(f) = found.get(input.path.as_str()) else {
+        let Some(f) = sources.found.get(input.path.as_str()) else {
             continue;
         };
-        if f.groups.iter().any(|g| rebalanced.contains(g)) {
+        if f.groups.iter().any(|g| rebalanced(g)) {
             continue;
         }
         let w = warning(&input.kind, f);
-        diags.add(
-            DiagnosticKind::SkippedInput,
-            &input.path,
-            "input",
-            w.clone(),
-        );
+        diags.add(DiagnosticKind::NoRebalance, &input.path, "input", w.clone());
         input.warning = Some(w);
     }
 }
@@ -82,7 +110,7 @@ fn warning(input_kind: &str, f: &Found) -> String {
     if f.groups.is_empty() {
         return format!("{what} ({kinds}) but none names a group, so no rebalance can be told");
     }
-    let groups = named(f.groups.iter().copied(), f.groups.len());
+    let groups = named(f.groups.iter().map(String::as_str), f.groups.len());
     let of = if f.groups.len() == 1 {
         "group"
     } else {
@@ -122,11 +150,11 @@ fn named<'a>(items: impl Iterator<Item = &'a str>, total: usize) -> String {
 mod tests {
     use super::*;
 
-    fn found<'a>(events: u64, joins: u64, groups: &[&'a str], kinds: &[&str]) -> Found<'a> {
+    fn found(events: u64, joins: u64, groups: &[&str], kinds: &[&str]) -> Found {
         Found {
             events,
             joins,
-            groups: groups.iter().copied().collect(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
             kinds: kinds.iter().map(|k| k.to_string()).collect(),
         }
     }

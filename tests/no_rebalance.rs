@@ -107,3 +107,40 @@ fn a_capture_with_a_rebalance_gets_no_warning_while_one_beside_it_without_gets_i
     );
     assert!(!out.stderr.contains(&format!("{j}:")), "{}", out.stderr);
 }
+
+#[test]
+fn the_warning_has_its_own_diagnostic_kind_no_rebalance_not_skipped_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mid.pcap");
+    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
+    let p = path.to_str().unwrap();
+    let out = run(&["rebalances", "--format", "json", p]).expect_code(1);
+    let report = json(&out.stdout);
+    let kinds: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"no_rebalance"), "{kinds:?}");
+    assert!(!kinds.contains(&"skipped_input"), "{kinds:?}");
+    assert!(out.stderr.contains("1 no_rebalance"), "{}", out.stderr);
+}
+
+#[test]
+fn watch_on_a_capture_without_a_join_says_why_there_is_no_rebalance_as_rebalances_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mid.pcap");
+    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
+    let p = path.to_str().unwrap();
+    let out = run(&["watch", p]).expect_code(1);
+    let said = format!(
+        "{p}: 6 group events (Heartbeat, OffsetCommit) of group orders but no rebalance: \
+         the capture holds no join"
+    );
+    assert!(out.stderr.contains(&said), "{}", out.stderr);
+    let joined = dir.path().join("joined.pcap");
+    std::fs::write(&joined, capture("orders", MEMBER, true)).unwrap();
+    let out = run(&["watch", joined.to_str().unwrap()]).expect_code(0);
+    assert!(!out.stderr.contains("no rebalance"), "{}", out.stderr);
+}

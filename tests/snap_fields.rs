@@ -530,19 +530,6 @@ fn expected(api: i16, field: &str, value: &str) -> Option<String> {
     (!(none_when_empty && value.is_empty())).then(|| value.to_string())
 }
 
-/// The one gap left, known and explained: a JoinGroup request cut inside
-/// its member id (a rejoining Java member's id is 40-odd bytes, so `-s 128`
-/// cuts it) makes no event, so its session and rebalance timeouts, whole
-/// before the member id, are not kept. An event without its member id
-/// would read as a new member's join (Kafka's empty member id) and open a
-/// `member_joined` round; the `decode` row still has its group.
-fn known_gap(request: bool, api: i16, field: &str, member_whole: bool) -> bool {
-    request
-        && api == 11
-        && !member_whole
-        && (field == "session_timeout_ms" || field == "rebalance_timeout_ms")
-}
-
 /// The tshark column holding a walked field, if any.
 fn tshark_column(field: &str) -> Option<&'static str> {
     let (list, _, sub) = split_index(field);
@@ -567,8 +554,6 @@ struct Tally {
     frames: usize,
     fields: usize,
     confirmed: usize,
-    /// Fields left out by [`known_gap`].
-    excused: usize,
     problems: Vec<String>,
 }
 
@@ -607,7 +592,6 @@ fn check(cut: &Path, tshark: &[util::TsvRow]) -> Tally {
         if walked.is_empty() {
             continue;
         }
-        let member_whole = walked.iter().any(|(n, _)| n == "member_id");
         t.frames += 1;
         let evs: Vec<&GroupEvent> = events.get(&f.frame).into_iter().flatten().collect();
         let row = rows.get(&f.frame);
@@ -615,9 +599,7 @@ fn check(cut: &Path, tshark: &[util::TsvRow]) -> Tally {
             t.fields += 1;
             let want = expected(api, field, value);
             let got = kgtrace_value(field, &evs, row);
-            let excused = got != want && known_gap(f.request, api, field, member_whole);
-            t.excused += usize::from(excused);
-            if got != want && !excused {
+            if got != want {
                 t.problems.push(format!(
                     "frame {}: {field} is {value:?} in the captured bytes, kgtrace {got:?}",
                     f.frame
@@ -685,13 +667,11 @@ fn every_group_field_whose_bytes_a_snap_length_left_whole_is_decoded() {
     for (path, tshark) in &captures {
         let t = check(path, tshark);
         println!(
-            "{}: {} cut group frames, {} whole fields checked, {} confirmed by tshark, \
-             {} left out as the known gap",
+            "{}: {} cut group frames, {} whole fields checked, {} confirmed by tshark",
             path.display(),
             t.frames,
             t.fields,
-            t.confirmed,
-            t.excused
+            t.confirmed
         );
         assert!(
             t.frames > 0 && t.confirmed > 0,

@@ -437,10 +437,20 @@ impl Classic {
             protocol_type,
             protocols,
             reason,
+            identity_cut,
         } = &ev.kind
         else {
             return;
         };
+        // Cut by the capture inside its member id or static id: whether it
+        // is a new member's join (an empty id, which opens a round in
+        // GroupCoordinator.scala `doNewMemberJoinGroup`), a static
+        // member's or a known member's rejoin cannot be told, so the join
+        // weighs in no round (as if not captured); `see_client` has kept
+        // its session timeout and time.
+        if *identity_cut {
+            return;
+        }
         let member_id = ev.member_id.clone().unwrap_or_default();
         if !member_id.is_empty() {
             let m = self.book.entry(&member_id);

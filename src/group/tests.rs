@@ -93,6 +93,7 @@ impl Script {
                     owned_partitions: vec![],
                 }],
                 reason: None,
+                identity_cut: false,
             },
         );
         let members = members
@@ -132,6 +133,7 @@ impl Script {
                 protocol_type: "consumer".into(),
                 protocols: vec![],
                 reason: None,
+                identity_cut: false,
             },
         );
         self.push(
@@ -765,6 +767,36 @@ fn a_static_leader_rejoining_a_stable_group_seen_only_mid_stream_opens_no_round(
         "{:?}",
         h[0].summary.notes
     );
+}
+
+#[test]
+fn a_join_cut_inside_its_member_id_opens_no_round_as_a_new_member_would() {
+    let mut s = Script::two_members_joined();
+    // A stable group; then a JoinGroup whose member id the snap length
+    // cut: read as Kafka's empty id it would be a new member's join.
+    let x = s.next_exchange();
+    s.push(
+        10.0,
+        "c1",
+        "",
+        None,
+        EventKind::JoinGroupRequest {
+            exchange: x,
+            session_timeout_ms: 10_000,
+            rebalance_timeout_ms: Some(20_000),
+            protocol_type: String::new(),
+            protocols: vec![],
+            reason: None,
+            identity_cut: true,
+        },
+    );
+    if let Some(e) = s.events.last_mut() {
+        e.member_id = None;
+        e.truncated = true;
+    }
+    let h = reconstruct(&s.events);
+    assert_eq!(h[0].rebalances.len(), 2, "{:#?}", h[0].rebalances);
+    assert_eq!(h[0].summary.state, "Stable");
 }
 
 impl Script {

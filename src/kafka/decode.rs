@@ -207,6 +207,7 @@ fn join_group(r: JoinGroupRequest, v: i16, exchange: u64, b: &Budget) -> Decoded
         protocol_type: text(&r.protocol_type),
         protocols,
         reason: if v >= 8 { opt_text(&r.reason) } else { None },
+        identity_cut: false,
     };
     Decoded {
         group_id: Some(text(&r.group_id.0)),

@@ -184,10 +184,6 @@ fn join_group_request(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> Op
     d.group_id = Some(c.string()?);
     let session_timeout_ms = c.i32()?;
     let rebalance_timeout_ms = if v >= 1 { Some(c.i32()?) } else { None };
-    d.member_id = member(c.string()?);
-    if v >= 5 {
-        d.group_instance_id = c.nullable_string()?;
-    }
     let mut kind = EventKind::JoinGroupRequest {
         exchange: e,
         session_timeout_ms,
@@ -195,7 +191,20 @@ fn join_group_request(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> Op
         protocol_type: String::new(),
         protocols: Vec::new(),
         reason: None,
+        identity_cut: true,
     };
+    // The timeouts come before the member id (JoinGroupRequest.json):
+    // a join cut inside its member id or static id is an event that says
+    // who joined is unknown (a rejoining Java member's id is 40-odd bytes,
+    // so `-s 128` often cuts it).
+    d.kind = Some(kind.clone());
+    d.member_id = member(c.string()?);
+    if v >= 5 {
+        d.group_instance_id = c.nullable_string()?;
+    }
+    if let EventKind::JoinGroupRequest { identity_cut, .. } = &mut kind {
+        *identity_cut = false;
+    }
     // The member is known from here: the join is an event even if its
     // protocol list was cut.
     d.kind = Some(kind.clone());
@@ -502,13 +511,22 @@ mod tests {
                 seen_member |= d.member_id.is_some();
                 if let Some(EventKind::JoinGroupRequest {
                     session_timeout_ms,
+                    rebalance_timeout_ms,
                     protocols,
+                    identity_cut,
                     ..
                 }) = &d.kind
                 {
                     assert_eq!(*session_timeout_ms, 6000);
+                    assert_eq!(*rebalance_timeout_ms, Some(10000));
                     assert!(protocols.len() <= 1);
-                    assert!(d.member_id.is_some());
+                    // Either who joined is whole, or the event says it is cut.
+                    assert_eq!(
+                        !*identity_cut,
+                        d.group_instance_id.is_some(),
+                        "v{version} cut {cut}"
+                    );
+                    assert!(!*identity_cut || protocols.is_empty());
                 }
             }
             assert!(seen_member, "v{version}: some prefix names the member");
@@ -535,6 +553,55 @@ mod tests {
                 "v{version}"
             );
         }
+    }
+
+    #[test]
+    fn a_join_cut_inside_its_member_id_keeps_group_and_timeouts_and_says_who_is_cut() {
+        for version in [5, 6, 9] {
+            let body = join_request(version);
+            let member_at = body
+                .windows(10)
+                .position(|w| w == b"g1-c1-0123")
+                .expect("member id in the frame");
+            // Cut in the middle of the member id.
+            let d = request(&body[..member_at + 4], key::JOIN_GROUP, version, 1)
+                .expect("a header and a group id are whole");
+            assert!(d.truncated);
+            assert_eq!(d.group_id.as_deref(), Some("g1"), "v{version}");
+            assert_eq!(
+                (d.member_id.as_deref(), d.group_instance_id.as_deref()),
+                (None, None)
+            );
+            let Some(EventKind::JoinGroupRequest {
+                session_timeout_ms,
+                rebalance_timeout_ms,
+                identity_cut,
+                ..
+            }) = d.kind
+            else {
+                panic!("v{version}: no join event from a cut member id");
+            };
+            assert_eq!(session_timeout_ms, 6000);
+            assert_eq!(rebalance_timeout_ms, Some(10000));
+            assert!(identity_cut, "v{version}: the cut member id is said");
+        }
+        // Cut inside the static id (v5+): the member id is whole, but who
+        // joined is still not known whole.
+        let body = join_request(5);
+        let static_at = body
+            .windows(8)
+            .position(|w| w == b"static-1")
+            .expect("static id in the frame");
+        let d = request(&body[..static_at + 3], key::JOIN_GROUP, 5, 1).unwrap();
+        assert_eq!(d.member_id.as_deref(), Some("g1-c1-0123"));
+        assert_eq!(d.group_instance_id, None);
+        assert!(matches!(
+            d.kind,
+            Some(EventKind::JoinGroupRequest {
+                identity_cut: true,
+                ..
+            })
+        ));
     }
 
     #[test]

@@ -85,6 +85,7 @@ impl Script {
                     owned_partitions: vec![],
                 }],
                 reason: None,
+                identity_cut: false,
             },
         );
         let members = members
@@ -697,6 +698,7 @@ fn a_round_the_input_ends_in_is_in_progress_and_names_who_it_waits_for() {
             protocol_type: "consumer".into(),
             protocols: vec![],
             reason: None,
+            identity_cut: false,
         },
     );
     let rs = s.run();

@@ -30,13 +30,15 @@
 //! Connections live in the readers (`tcp`, `kafka`), which already evict
 //! closed and idle ones.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use crate::event::{DataEvent, EventKind, GroupEvent};
 use crate::filter::Filter;
+use crate::no_rebalance::Sources;
 use crate::report::Rebalance;
 use crate::time::Timestamp;
 use crate::timeline::order_key;
+use crate::unmatched::Tally;
 
 const SECOND_NS: i64 = 1_000_000_000;
 
@@ -129,6 +131,9 @@ struct Window {
     open_since: Option<Timestamp>,
     /// The open rounds' records as last rebuilt (selected by the filter).
     open: Vec<Rebalance>,
+    /// Start times of rounds the filter turned away, each counted once in
+    /// [`Engine::unmatched`]; trimmed with the events.
+    rejected: BTreeSet<Timestamp>,
     /// Its newest event.
     newest: Timestamp,
 }
@@ -164,6 +169,14 @@ pub struct Engine {
     newest: Timestamp,
     /// What was told.
     pub counts: Counts,
+    /// Rounds before and after the filter, for the warning when none is
+    /// told ([`crate::unmatched`]).
+    pub unmatched: Tally,
+    /// Each input's group events, for the warning on an input whose
+    /// groups made no round ([`crate::no_rebalance`]).
+    pub sources: Sources,
+    /// Groups that had a round (told or not), by name.
+    pub rebalanced: BTreeSet<String>,
     /// Data events arrived since the last revising evaluation.
     new_data: bool,
     /// Evaluations so far.
@@ -176,11 +189,14 @@ impl Engine {
         Engine {
             groups: BTreeMap::new(),
             data: VecDeque::new(),
-            filter,
+            filter: filter.clone(),
             bounds,
             first: None,
             newest: Timestamp::default(),
             counts: Counts::default(),
+            unmatched: Tally::new(&filter, None, ("rebalance", "rebalances")),
+            sources: Sources::default(),
+            rebalanced: BTreeSet::new(),
             new_data: false,
             calls: 0,
         }
@@ -193,6 +209,7 @@ impl Engine {
     pub fn push(&mut self, ev: GroupEvent) {
         self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
         self.newest = self.newest.max(ev.ts);
+        self.sources.add(&ev);
         let Some(group) = ev.group.as_deref() else {
             return;
         };
@@ -263,8 +280,17 @@ impl Engine {
             crate::stops::apply(&mut histories, &events, self.data.make_contiguous());
             drop(events);
             for h in histories {
+                if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
+                    self.rebalanced.insert(h.summary.group.clone());
+                }
                 if let Some(w) = self.groups.get_mut(&h.summary.group) {
-                    w.tell(h.rebalances, &self.filter, self.first, &mut out);
+                    self.unmatched.first_event(self.first);
+                    let select = Select {
+                        filter: &self.filter,
+                        first: self.first,
+                        unmatched: &mut self.unmatched,
+                    };
+                    w.tell(h.rebalances, select, &mut out);
                 }
             }
         }
@@ -337,13 +363,7 @@ impl Engine {
 impl Window {
     /// Compares the rebuilt records with what was told and tells the
     /// difference.
-    fn tell(
-        &mut self,
-        rebalances: Vec<Rebalance>,
-        filter: &Filter,
-        first: Option<Timestamp>,
-        out: &mut Vec<Output>,
-    ) {
+    fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: &mut Vec<Output>) {
         self.last_round = None;
         self.open_since = None;
         self.open.clear();
@@ -357,7 +377,13 @@ impl Window {
             // Before `final_before`: a final record, or what is left of one
             // whose first events were trimmed (never told again).
             let told = self.told.contains_key(&r.started_at);
-            if (r.started_at < self.final_before && !told) || !filter.rebalance(&r, first) {
+            if r.started_at < self.final_before && !told {
+                continue;
+            }
+            if !select.filter.rebalance(&r, select.first) {
+                if self.rejected.insert(r.started_at) {
+                    select.unmatched.add(&r);
+                }
                 continue;
             }
             if r.status == "in_progress" {
@@ -427,7 +453,17 @@ impl Window {
         let keep_from = cut.min(open).min(told_from);
         self.events
             .retain(|e| e.ts >= keep_from || (e.ts >= round_from && e.ts <= round_to));
+        self.rejected
+            .retain(|s| *s >= keep_from || (*s >= round_from && *s <= round_to));
     }
+}
+
+/// What [`Window::tell`] selects with: the filter, the first event's time,
+/// and the tally of rounds turned away.
+struct Select<'a> {
+    filter: &'a Filter,
+    first: Option<Timestamp>,
+    unmatched: &'a mut Tally,
 }
 
 /// Whether two renderings of a record say the same.

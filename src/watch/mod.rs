@@ -28,11 +28,12 @@ use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::diagnostic::Diagnostics;
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
 use crate::input::{Collected, Flow, Tap};
 use crate::options::Options;
 use crate::render::Format;
+use crate::report::InputSummary;
 use crate::Outcome;
 
 use engine::{Bounds, Engine};
@@ -47,8 +48,9 @@ const CHANNEL: usize = 256;
 /// What a reader thread sends.
 enum Message {
     Flow(Flow),
-    /// A reader ended (its diagnostics, or the error that stopped it).
-    Done(Result<Diagnostics>),
+    /// A reader ended (its diagnostics and its inputs' accounting, or the
+    /// error that stopped it).
+    Done(Result<(Diagnostics, Vec<InputSummary>)>),
 }
 
 /// Runs `watch` until the inputs end (or, following, until Ctrl-C).
@@ -93,6 +95,7 @@ pub fn run_with(
     drop(tx);
     let mut engine = Engine::new(opts.filter.clone(), bounds);
     let mut diagnostics = Diagnostics::default();
+    let mut inputs = Vec::new();
     let mut last = Instant::now();
     let mut stopped = false;
     while readers > 0 {
@@ -104,7 +107,9 @@ pub fn run_with(
             Ok(Message::Flow(flow)) => take(&mut engine, flow),
             Ok(Message::Done(result)) => {
                 readers -= 1;
-                diagnostics.merge(result?);
+                let (d, read) = result?;
+                diagnostics.merge(d);
+                inputs.extend(read);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
@@ -118,8 +123,19 @@ pub fn run_with(
     line::write_all(&told, format, out)?;
     let counts = engine.counts;
     line::write_summary(&counts, stopped, format, out)?;
+    let matched = counts.completed + counts.unfinished;
+    // As the batch run does: an input whose groups made no round is said.
+    crate::no_rebalance::warn(
+        &mut inputs,
+        &engine.sources,
+        |g| engine.rebalanced.contains(g),
+        &mut diagnostics,
+    );
+    if let Some(w) = engine.unmatched.warning().filter(|_| matched == 0) {
+        diagnostics.add(DiagnosticKind::NothingMatched, "filters", "selection", w);
+    }
     Ok(Outcome {
-        matched: counts.completed + counts.unfinished,
+        matched,
         diagnostics,
     })
 }
@@ -154,7 +170,9 @@ fn spawn_reader(
             None => crate::input::read_inputs_into(&paths, &read, false, quiet, &mut collected),
             Some(stop) => read_followed(&paths[0], &read, stop, &mut collected),
         };
-        let _ = tx.send(Message::Done(result.map(|()| collected.diagnostics)));
+        let _ = tx.send(Message::Done(
+            result.map(|()| (collected.diagnostics, collected.inputs)),
+        ));
     });
 }
 

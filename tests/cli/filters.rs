@@ -281,3 +281,120 @@ fn count_prints_how_many_rows_the_same_selection_shows() {
         assert!(rows > 0);
     }
 }
+
+/// `kgtrace ARGS` (not quiet): its exit code and stderr.
+fn warned(args: &[&str]) -> (i32, String) {
+    let out = run(args);
+    (out.code, out.stderr)
+}
+
+#[test]
+fn a_group_filter_that_leaves_nothing_says_so_in_every_view_naming_the_groups_seen() {
+    for (view, rows) in [
+        ("rebalances", "rebalances"),
+        ("timeline", "group events"),
+        ("groups", "groups"),
+        ("decode", "exchanges"),
+        ("report", "group events"),
+        ("watch", "rebalances"),
+    ] {
+        let (code, stderr) = warned(&[view, KILLED, "-g", "nosuchgroup"]);
+        assert_eq!(code, 1, "{view}: {stderr}");
+        let said = format!(
+            "{rows} in the inputs; none matched --group 'nosuchgroup' (groups seen: g1, g2)"
+        );
+        assert!(stderr.contains(&said), "{view}: {stderr}");
+        assert!(stderr.contains("1 nothing_matched"), "{view}: {stderr}");
+    }
+}
+
+#[test]
+fn of_several_flags_only_the_one_that_left_nothing_is_named() {
+    let (code, stderr) = warned(&["rebalances", KILLED, "-g", "g1", "--kind", "poll_timeout"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("none matched --kind poll_timeout (kinds seen: "),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("none matched --group"), "{stderr}");
+}
+
+#[test]
+fn a_time_window_after_the_inputs_gives_the_time_they_span() {
+    let (code, stderr) = warned(&["timeline", KILLED, "--since", "2100-01-01T00:00:00Z"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("none matched --since 2100-01-01T00:00:00.000000Z (they span "),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn invert_that_leaves_nothing_says_every_row_matched_the_other_flags() {
+    let (code, stderr) = warned(&["rebalances", KILLED, "-v", "-g", "g"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("all match --group 'g', so -v leaves none"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_filter_that_keeps_something_adds_no_warning() {
+    let (code, stderr) = warned(&["rebalances", KILLED, "-g", "^g1$"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("nothing_matched"), "{stderr}");
+    assert!(!stderr.contains("none matched"), "{stderr}");
+}
+
+#[test]
+fn json_lists_what_the_filters_removed_as_a_nothing_matched_diagnostic() {
+    let out = run(&[
+        "rebalances",
+        KILLED,
+        "-g",
+        "nosuchgroup",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report = json(&out.stdout);
+    let said: Vec<&Value> = rows(&report, "diagnostics")
+        .iter()
+        .filter(|d| d["kind"] == "nothing_matched")
+        .collect();
+    assert_eq!(said.len(), 1, "{report:#}");
+    assert!(
+        said[0]["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("none matched --group 'nosuchgroup'"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn coordinator_of_a_group_the_inputs_do_not_hold_warns_and_names_the_groups_they_do() {
+    let (code, stderr) = warned(&["coordinator", "nosuchgroup", KILLED]);
+    assert_eq!(code, 0, "the partition is still an answer: {stderr}");
+    assert!(
+        stderr.contains("group 'nosuchgroup' is in none of the inputs (groups seen: g1, g2)"),
+        "{stderr}"
+    );
+    let (_, stderr) = warned(&["coordinator", "g1", KILLED]);
+    assert!(!stderr.contains("in none of the inputs"), "{stderr}");
+}
+
+#[test]
+fn decode_of_logs_alone_says_exchanges_come_from_captures() {
+    let log = "fixtures/kafka/ak4_java_session_timeout.server.log";
+    let (code, stderr) = warned(&["decode", log]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("but no captured request/response exchange to decode"),
+        "{stderr}"
+    );
+    let (code, stderr) = warned(&["decode", KILLED]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("exchange to decode"), "{stderr}");
+}

@@ -253,6 +253,28 @@ fn a_directory_with_a_link_loop_a_fifo_a_socket_and_a_dangling_link_reads_each_f
 }
 
 #[test]
+fn an_empty_directory_or_one_of_empty_directories_is_warned_about_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = run(&["rebalances", d]).expect_code(1);
+    assert!(
+        out.stderr
+            .contains(&format!("{d}: an empty directory: nothing read")),
+        "{}",
+        out.stderr
+    );
+    std::fs::create_dir(dir.path().join("rotated")).unwrap();
+    let out = run(&["rebalances", d]).expect_code(1);
+    assert!(
+        out.stderr.contains(&format!(
+            "{d}: a directory with no file to read in it (1 entry)"
+        )),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn the_same_file_given_twice_is_read_once_with_a_warning() {
     let once = rebalances_of(&[&lab(KILLED)]);
     let out = run(&["rebalances", "--format", "json", &lab(KILLED), &lab(KILLED)]).expect_code(0);
