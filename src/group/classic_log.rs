@@ -384,6 +384,20 @@ fn stabilized(
         r.join_completed_at = Some(ev.ts);
     }
     r.logged_members = members.or(r.logged_members);
+    if members.is_none() && !r.removed.values().any(|why| why == "rebalance_timeout") {
+        // "Stabilized group G generation N (P)" without "with K members" is
+        // the wording of 0.11–2.7 (kafka-log-formats.md §2). Up to 2.6.0,
+        // GroupCoordinator.scala `onCompleteJoin` dropped the members that
+        // had not rejoined without a line (2.6.1 added "removed members who
+        // haven't joined"), so whatever the trigger, a departure may be
+        // missing from this log: said on the round, once.
+        let note = "this broker's wording (\"Stabilized\" gives no member count) is Kafka 2.7 or older: up to \
+                    2.6.0 a member that did not rejoin within the rebalance timeout was dropped without a line, so \
+                    a departure may be missing from this log";
+        if !r.notes.iter().any(|n| n == note) {
+            r.notes.push(note.into());
+        }
+    }
     if leader.is_some() {
         g.leader = leader;
     }

@@ -652,6 +652,46 @@ fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() 
     );
 }
 
+/// Point 10, "≤ 2.6.0 removes non-rejoiners silently": a 2.1–2.7 broker
+/// logs a reason but its "Stabilized" line has no member count, and up to
+/// 2.6.0 `onCompleteJoin` dropped members that did not rejoin without a
+/// line; the round says so. A 2.8+ "with K members" line does not.
+#[test]
+fn a_stabilized_line_without_member_count_says_a_silent_removal_may_be_missing() {
+    let old = [
+        scala(
+            0.0,
+            "Preparing to rebalance group g in state PreparingRebalance with old generation 7 \
+             (__consumer_offsets-3) (reason: Adding new member c-1 with group instance id None)",
+        ),
+        scala(
+            2.0,
+            "Stabilized group g generation 8 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.1,
+            "Assignment received from leader for group g for generation 8",
+        ),
+    ]
+    .concat();
+    let r = &history(&old, "g").rebalances[0];
+    assert!(
+        r.notes.iter().any(|n| n.contains("up to 2.6.0")),
+        "{:?}",
+        r.notes
+    );
+    let new = old.replace(
+        "generation 8 (__consumer_offsets-3)",
+        "generation 8 (__consumer_offsets-3) with 2 members",
+    );
+    let r = &history(&new, "g").rebalances[0];
+    assert!(
+        !r.notes.iter().any(|n| n.contains("up to 2.6.0")),
+        "{:?}",
+        r.notes
+    );
+}
+
 /// A classic member id as GroupMetadataManager.java / ClassicGroup.java
 /// `generateMemberId` makes it: `<client id>-<UUID>`.
 fn classic_id(client: &str) -> String {
