@@ -7,7 +7,9 @@
 //! version lacks them, so each field is read only in the versions that have
 //! it (JoinGroup `rebalance_timeout_ms` v1+, `group_instance_id` v5+,
 //! `reason` v8+; see each schema's `versions`). Versions the crate dropped
-//! go to [`super::legacy`]. Responses are in [`super::decode_response`].
+//! go to [`super::legacy`]; the OffsetCommit and OffsetFetch v10 requests
+//! past it to [`super::offsets_v10`]. Responses are in
+//! [`super::decode_response`].
 
 use bytes::Bytes;
 use kafka_protocol::messages::{
@@ -24,7 +26,7 @@ use crate::event::{
 
 use super::apis::{self, key};
 use super::consumer_protocol::{self, entry_cost, Budget};
-use super::legacy;
+use super::{legacy, offsets_v10};
 
 /// What one side of an exchange says about its group.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -148,6 +150,9 @@ fn request_body(
         key::HEARTBEAT => heartbeat(decode(&mut buf, v)?, v, e),
         key::LEAVE_GROUP => leave_group(decode(&mut buf, v)?, v, e, b),
         key::OFFSET_COMMIT if v < 2 => offset_commit_legacy(&buf, v, e)?,
+        // v10 (topic ids) is past the crate's requests: read by hand.
+        key::OFFSET_COMMIT if v == offsets_v10::VERSION => offsets_v10::offset_commit(&buf, e)?,
+        key::OFFSET_FETCH if v == offsets_v10::VERSION => offsets_v10::offset_fetch(&buf, e)?,
         key::OFFSET_COMMIT => offset_commit(decode(&mut buf, v)?, v, e),
         // OffsetFetch v0 is laid out as v1 (see `legacy`).
         key::OFFSET_FETCH => offset_fetch(decode(&mut buf, v.max(1))?, v, e),

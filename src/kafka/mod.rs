@@ -45,6 +45,7 @@ mod guard;
 mod guess;
 mod header;
 mod legacy;
+mod offsets_v10;
 mod partial;
 mod resync;
 mod rules;

@@ -27,29 +27,35 @@ use crate::event::{
 use super::apis::{self, key};
 use super::decode::Decoded;
 
-/// A reader over a captured prefix; every read is `None` past its end.
-struct Cursor<'a> {
+/// A reader over a captured prefix; every read is `None` past its end
+/// (also used by [`super::offsets_v10`] on whole bodies).
+pub(super) struct Cursor<'a> {
     b: &'a [u8],
     at: usize,
     flexible: bool,
 }
 
 impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    /// A reader at the start of `b`; `flexible` for KIP-482 encodings.
+    pub(super) fn new(b: &'a [u8], flexible: bool) -> Cursor<'a> {
+        Cursor { b, at: 0, flexible }
+    }
+
+    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let s = self.b.get(self.at..self.at.checked_add(n)?)?;
         self.at += n;
         Some(s)
     }
 
-    fn i16(&mut self) -> Option<i16> {
+    pub(super) fn i16(&mut self) -> Option<i16> {
         Some(i16::from_be_bytes(self.take(2)?.try_into().ok()?))
     }
 
-    fn i32(&mut self) -> Option<i32> {
+    pub(super) fn i32(&mut self) -> Option<i32> {
         Some(i32::from_be_bytes(self.take(4)?.try_into().ok()?))
     }
 
-    fn uvarint(&mut self) -> Option<u64> {
+    pub(super) fn uvarint(&mut self) -> Option<u64> {
         let mut v = 0u64;
         for shift in (0..35).step_by(7) {
             let byte = *self.take(1)?.first()?;
@@ -63,7 +69,7 @@ impl<'a> Cursor<'a> {
 
     /// A length: compact (N+1, 0 = null) when flexible, else INT16/INT32
     /// (-1 = null). `None` inside means null.
-    fn len(&mut self, wide: bool) -> Option<Option<usize>> {
+    pub(super) fn len(&mut self, wide: bool) -> Option<Option<usize>> {
         let n: i64 = if self.flexible {
             self.uvarint()? as i64 - 1
         } else if wide {
@@ -74,7 +80,7 @@ impl<'a> Cursor<'a> {
         Some(usize::try_from(n).ok())
     }
 
-    fn nullable_string(&mut self) -> Option<Option<String>> {
+    pub(super) fn nullable_string(&mut self) -> Option<Option<String>> {
         match self.len(false)? {
             None => Some(None),
             Some(n) => {
@@ -84,7 +90,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn string(&mut self) -> Option<String> {
+    pub(super) fn string(&mut self) -> Option<String> {
         Some(self.nullable_string()?.unwrap_or_default())
     }
 
@@ -94,12 +100,12 @@ impl<'a> Cursor<'a> {
     }
 
     /// An array's entry count (null reads as empty).
-    fn array(&mut self) -> Option<usize> {
+    pub(super) fn array(&mut self) -> Option<usize> {
         Some(self.len(true)?.unwrap_or(0))
     }
 
     /// Skips a tagged-field section (flexible versions only).
-    fn tags(&mut self) -> Option<()> {
+    pub(super) fn tags(&mut self) -> Option<()> {
         if !self.flexible {
             return Some(());
         }

@@ -96,6 +96,34 @@ pub(crate) struct GroupIndex {
 }
 
 impl GroupIndex {
+    /// Names the topic ids of commits and OffsetFetch answers (OffsetCommit
+    /// and OffsetFetch v10+ carry ids, KIP-848) from `names` (Metadata
+    /// answers: [`ClientIndex::topic_names`]), so that they meet the
+    /// partitions Fetch and the assignments name; an id no answer named
+    /// stays as it is.
+    pub(crate) fn name_topics(&mut self, names: &FastMap<String, String>) {
+        if names.is_empty() {
+            return;
+        }
+        let name = |o: &mut PartitionOffset| {
+            if let Some(n) = names.get(&o.topic) {
+                o.topic.clone_from(n);
+            }
+        };
+        for t in self.members.values_mut() {
+            for c in &mut t.commits {
+                c.offsets.iter_mut().for_each(name);
+                c.errors = std::mem::take(&mut c.errors)
+                    .into_iter()
+                    .map(|(k, e)| (named_partition(&k, names), e))
+                    .collect();
+            }
+        }
+        for v in self.offset_fetches.values_mut() {
+            v.iter_mut().flat_map(|(_, o)| o.iter_mut()).for_each(name);
+        }
+    }
+
     /// Indexes one group's events.
     pub(crate) fn build(events: &[&GroupEvent]) -> GroupIndex {
         let mut g = GroupIndex::default();
@@ -545,6 +573,58 @@ impl ClientFolder {
     }
 }
 
+/// `"<topic id>-<p>"` as `"<name>-<p>"` when `names` has the id.
+fn named_partition(tp: &str, names: &FastMap<String, String>) -> String {
+    tp.get(..36)
+        .filter(|id| looks_like_uuid(id))
+        .and_then(|id| Some((names.get(id)?, tp.get(36..)?)))
+        .map_or_else(|| tp.to_string(), |(n, rest)| format!("{n}{rest}"))
+}
+
 fn looks_like_uuid(s: &str) -> bool {
     s.len() == 36 && s.bytes().filter(|b| *b == b'-').count() == 4
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::*;
+
+    const ID: &str = "8f1c0a3e-5b21-4d6a-9e07-112233445566";
+
+    fn at(topic: &str, partition: i32, offset: i64) -> PartitionOffset {
+        PartitionOffset {
+            topic: topic.into(),
+            partition,
+            offset,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn commits_and_fetched_offsets_by_topic_id_take_the_metadata_name() {
+        let mut g = GroupIndex::default();
+        let t = g.members.entry("m-1".into()).or_default();
+        t.commits.push(Commit {
+            offsets: vec![at(ID, 0, 42), at("other-id", 1, 7)],
+            errors: [(format!("{ID}-0"), None), ("other-id-1".into(), None)]
+                .into_iter()
+                .collect(),
+            answered: true,
+            ..Commit::default()
+        });
+        let key = client_key(Some("c1"), None).expect("a client id is a key");
+        g.offset_fetches
+            .insert(key.clone(), vec![(Timestamp(1), vec![at(ID, 0, 40)])]);
+        let names: FastMap<String, String> = [(ID.to_string(), "orders".to_string())]
+            .into_iter()
+            .collect();
+        g.name_topics(&names);
+        let c = &g.members["m-1"].commits[0];
+        assert!(c.offsets[0].is("orders-0"));
+        assert_eq!(c.offsets[1].topic, "other-id", "an unnamed id stays");
+        let mut errors: Vec<&str> = c.errors.keys().map(String::as_str).collect();
+        errors.sort_unstable();
+        assert_eq!(errors, ["orders-0", "other-id-1"]);
+        assert!(g.offset_fetches[&key][0].1[0].is("orders-0"));
+    }
 }

@@ -106,7 +106,8 @@ fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &
         let evs = by_group
             .remove(h.summary.group.as_str())
             .unwrap_or_default();
-        let idx = GroupIndex::build(&evs);
+        let mut idx = GroupIndex::build(&evs);
+        idx.name_topics(&clients.topic_names);
         let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, clients));
         let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());
         for (r, c) in h.rebalances.iter_mut().zip(costs) {
