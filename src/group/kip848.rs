@@ -316,6 +316,20 @@ impl<'a> Consumer<'a> {
         self.cite(ev);
     }
 
+    /// A ConsumerGroupHeartbeat answer (or a classic member's JoinGroup
+    /// answer) at `member_epoch`. The open round of that epoch ends at the
+    /// LAST answer that moved a member into it: the first answer carrying
+    /// the new epoch, or a later one at that epoch carrying a changed
+    /// assignment (partitions another member has since released).
+    /// CurrentAssignmentBuilder.java `computeNextAssignment` keeps a member
+    /// at its previous epoch while it still owns partitions to revoke
+    /// (UNREVOKED_PARTITIONS) and gives it the target epoch only once they
+    /// are gone (UNRELEASED_PARTITIONS until every partition is free, then
+    /// STABLE); GroupMetadataManager.java `consumerGroupHeartbeat` answers
+    /// every heartbeat with the member's epoch but sets the assignment only
+    /// on a full request or when it changed. So the steady heartbeats that
+    /// follow, at the same epoch and assignment, are no reconciliation and
+    /// do not stretch the round to the next bump.
     fn on_response(
         &mut self,
         ev: &'a GroupEvent,
@@ -328,12 +342,16 @@ impl<'a> Consumer<'a> {
             self.cite(ev);
             return;
         }
+        let mut reached = true;
         if !member.is_empty() {
             self.current.insert(member.clone());
-            self.member_epoch.insert(member.clone(), member_epoch);
-            if let Some(a) = assignment {
-                self.book.entry(&member).assignment = partition_names(a);
-            }
+            let before = self.member_epoch.insert(member.clone(), member_epoch);
+            let changed = assignment.is_some_and(|a| {
+                self.book
+                    .get(&member)
+                    .is_none_or(|m| m.assignment != partition_names(a))
+            });
+            reached = before != Some(member_epoch) || changed;
             if let EventKind::ConsumerGroupHeartbeatResponse {
                 heartbeat_interval_ms,
                 ..
@@ -348,6 +366,11 @@ impl<'a> Consumer<'a> {
         if self.epoch.is_none_or(|e| member_epoch > e) {
             self.bump(ev, member_epoch);
         }
+        // After the bump: the round's assignment_before is what the member
+        // held before this answer moved it.
+        if let Some(a) = assignment.filter(|_| !member.is_empty()) {
+            self.book.entry(&member).assignment = partition_names(a);
+        }
         if assignment.is_some_and(|a| a.iter().all(|t| t.partitions.is_empty())) {
             self.defer_surplus_join(&member, member_epoch);
         }
@@ -359,10 +382,27 @@ impl<'a> Consumer<'a> {
             r.cite(ev);
             r.record_join(&member, ev.client.client_id.clone(), ev.ts, None);
             r.synced.insert(member.clone());
-            if let Some(a) = assignment {
-                r.assignment_after.insert(member, partition_names(a));
+            match assignment {
+                Some(a) => {
+                    r.assignment_after.insert(member, partition_names(a));
+                }
+                // No assignment in the answer: unchanged since the last one
+                // the member was sent (`consumerGroupHeartbeat` sets it only
+                // when it changed), e.g. the partitions it kept after
+                // revoking at its previous epoch.
+                None if reached && !member.is_empty() => {
+                    let kept = self
+                        .book
+                        .get(&member)
+                        .map(|m| m.assignment.clone())
+                        .unwrap_or_default();
+                    r.assignment_after.entry(member).or_insert(kept);
+                }
+                None => {}
             }
-            r.completed_at = Some(ev.ts);
+            if reached {
+                r.completed_at = Some(ev.ts);
+            }
         }
     }
 

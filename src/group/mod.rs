@@ -443,11 +443,33 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
     }
     let after = r.members_final.clone().unwrap_or_else(|| r.members_after());
     out.members_before = book.summaries(&r.members_before);
-    out.members_after = book.summaries(book.one_per_instance(&after));
-    for m in &mut out.members_after {
-        if let Some(a) = r.assignment_after.get(&m.member_id) {
+    // The book holds each member's LAST assignment; a round shows what the
+    // member held when the round began.
+    for m in &mut out.members_before {
+        if let Some(a) = r.assignment_before.get(&m.member_id) {
             m.assignment = a.clone();
         }
+    }
+    out.members_after = book.summaries(book.one_per_instance(&after));
+    // Likewise after: what the round's answers gave, never a later
+    // round's assignment. A member whose answer is not seen keeps what it
+    // held where the protocol lets it (KIP-429 cooperative rebalancing and
+    // KIP-848: a member only gives up what it is told to revoke,
+    // ConsumerCoordinator.java `onJoinComplete`, CurrentAssignmentBuilder
+    // .java); under the eager protocol it revoked everything when it
+    // rejoined (`onJoinPrepare`), so it shows none.
+    let keeps = protocol != "classic"
+        || r.protocol_name
+            .as_deref()
+            .is_some_and(|p| p.contains("cooperative"));
+    for m in &mut out.members_after {
+        let before = r.assignment_before.get(&m.member_id).filter(|_| keeps);
+        m.assignment = r
+            .assignment_after
+            .get(&m.member_id)
+            .or(before)
+            .cloned()
+            .unwrap_or_default();
     }
     let mut removed = r.removed.clone();
     // Only the classic protocol has a join phase that drops members who do

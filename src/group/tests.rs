@@ -919,3 +919,65 @@ fn kip848_a_member_silent_until_the_next_epoch_is_a_session_timeout() {
     assert!(last.removed.iter().any(|m| m.member_id == "m2"));
     assert!(last.removed.iter().all(|m| m.member_id != "m1"));
 }
+
+/// Issue 10/13: a KIP-848 round ends when the last member of the new epoch
+/// reached it with its assignment, not at the last heartbeat before the
+/// next bump. CurrentAssignmentBuilder.java `computeNextAssignment` keeps a
+/// member that still has partitions to revoke at its previous epoch and
+/// moves it to the target epoch once they are gone; GroupMetadataManager.java
+/// `consumerGroupHeartbeat` then answers every heartbeat with that same
+/// epoch, with no assignment while it is unchanged.
+#[test]
+fn kip848_a_round_ends_when_its_last_member_reaches_the_new_epoch() {
+    let mut s = Script::new();
+    s.cgh(0.0, "c1", "m1", 0, 1, Some(&[0, 1, 2, 3]));
+    s.cgh(1.0, "c2", "m2", 0, 2, Some(&[]));
+    // m1 told to revoke at its old epoch, then moved to epoch 2.
+    s.cgh(1.2, "c1", "m1", 1, 1, Some(&[0, 1]));
+    s.cgh(1.3, "c1", "m1", 1, 2, None);
+    // m2 gets the released partitions: the last member reaching epoch 2.
+    s.cgh(1.8, "c2", "m2", 2, 2, Some(&[2, 3]));
+    // Steady heartbeats at epoch 2 until m3 joins.
+    for i in 0..8 {
+        s.cgh(2.3 + f64::from(i), "c1", "m1", 2, 2, None);
+        s.cgh(2.8 + f64::from(i), "c2", "m2", 2, 2, None);
+    }
+    s.cgh(11.0, "c3", "m3", 0, 3, Some(&[]));
+    s.events.sort_by_key(|e| e.ts);
+    let h = reconstruct(&s.events);
+    let r = h[0]
+        .rebalances
+        .iter()
+        .find(|r| r.generation == Some(2))
+        .expect("the 1 → 2 round");
+    let after_m2 = r.completed_at.map(|t| t.millis_since(secs(1.8)));
+    assert!(
+        after_m2.is_some_and(|ms| (0.0..10.0).contains(&ms)),
+        "{r:#?}"
+    );
+}
+
+/// Issue 9: "who had it before, who got it after" is the assignment at the
+/// round, never the member's last one. Round 1 → 2 began while m1 held
+/// both partitions (its generation 1 SyncGroup); it must not show m1's
+/// later, smaller assignment, nor m2's generation 3 one after round 2.
+#[test]
+fn members_before_and_after_show_the_assignment_of_their_round_not_a_later_one() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c2", "m2", None);
+    s.close(20.2, "c2", "m2");
+    s.heartbeat(21.0, "c1", "m1", 2, 27);
+    s.join(21.01, 21.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.sync(21.1, "c1", "m1", 3, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let r = &h[0].rebalances;
+    let held = |ms: &[crate::report::MemberSummary], id: &str| {
+        ms.iter()
+            .find(|m| m.member_id == id)
+            .map(|m| m.assignment.len())
+    };
+    assert_eq!(held(&r[1].members_before, "m1"), Some(2), "{:#?}", r[1]);
+    assert_eq!(held(&r[1].members_after, "m1"), Some(1), "{:#?}", r[1]);
+    assert_eq!(held(&r[2].members_before, "m1"), Some(1), "{:#?}", r[2]);
+    assert_eq!(held(&r[2].members_after, "m1"), Some(2), "{:#?}", r[2]);
+}

@@ -86,7 +86,19 @@ fn one_round(
     }
     // (partition, when, member) of every Fetch position and commit.
     let mut touched: Vec<(String, Timestamp, &str)> = Vec::new();
-    for m in r.members_before.iter().map(|m| m.member_id.as_str()) {
+    // A KIP-848 member whose assignment a ConsumerGroupHeartbeat answer
+    // gave (the whole assignment, sent whenever it changed:
+    // GroupMetadataManager.java `consumerGroupHeartbeat`) is named too: its
+    // Fetches would only name the same partitions again, by topic name
+    // where its assignment may be by topic id.
+    let shown =
+        |m: &crate::report::MemberSummary| r.protocol == "consumer" && !m.assignment.is_empty();
+    for m in r
+        .members_before
+        .iter()
+        .filter(|m| !shown(m))
+        .map(|m| m.member_id.as_str())
+    {
         let Some(t) = idx.members.get(m).filter(|_| !answered.contains(m)) else {
             continue;
         };
