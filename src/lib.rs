@@ -114,7 +114,27 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         Command::Watch { follow } => return watch::run(opts, *follow, out),
         _ => {}
     }
-    let (report, matched, mut diagnostics) = analyse(opts)?;
+    // `--html FILE` is opened before the analysis: a path that cannot be
+    // written fails at once, before minutes of reading and before anything
+    // reaches stdout.
+    let html = match &opts.command {
+        Command::Report { html, .. } => html.as_deref(),
+        _ => None,
+    };
+    let html_to_stdout = html.is_some_and(|p| p == std::path::Path::new("-"));
+    let mut html_file = match html.filter(|_| !html_to_stdout) {
+        Some(path) => Some(HtmlFile::open(path, &opts.inputs)?),
+        None => None,
+    };
+    let (report, matched, mut diagnostics) = match analyse(opts) {
+        Ok(found) => found,
+        Err(e) => {
+            if let Some(f) = html_file.take() {
+                f.abandon();
+            }
+            return Err(e);
+        }
+    };
     if let Command::Coordinator { group, partitions } = &opts.command {
         let found = report.groups.iter().find(|g| &g.group == group);
         if found.is_none() && !opts.inputs.is_empty() && !report.groups.is_empty() {
@@ -139,11 +159,6 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
             diagnostics,
         });
     }
-    let html = match &opts.command {
-        Command::Report { html, .. } => html.as_deref(),
-        _ => None,
-    };
-    let html_to_stdout = html.is_some_and(|p| p == std::path::Path::new("-"));
     if opts.count {
         render::render_count(matched, out)?;
     } else if html_to_stdout {
@@ -152,8 +167,8 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     } else {
         render::render(&report, opts.view, opts.format, render_opts, out)?;
     }
-    if let Some(path) = html.filter(|_| !html_to_stdout) {
-        write_html(&report, path, &opts.inputs)?;
+    if let Some(f) = html_file {
+        f.write(&report)?;
     }
     Ok(Outcome {
         matched,
@@ -161,27 +176,63 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     })
 }
 
-/// Writes the HTML report to `path`, naming it on any failure; never over
-/// one of the inputs.
-fn write_html(
-    report: &report::Report,
-    path: &std::path::Path,
-    inputs: &[std::path::PathBuf],
-) -> Result<()> {
-    let cannot = |detail: String| Error::WriteFile {
-        path: path.to_path_buf(),
-        detail,
-    };
-    if is_an_input(path, inputs) {
-        return Err(cannot(
-            "it is one of the inputs (refusing to overwrite it)".into(),
-        ));
+/// The `--html` file, opened (not yet emptied) before the analysis.
+struct HtmlFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+    /// Whether kgtrace made it: only then is it removed when the run fails.
+    created: bool,
+}
+
+impl HtmlFile {
+    /// Opens `path` for writing, naming it on any failure; never one of
+    /// the inputs. An existing file keeps its content until the report is
+    /// written.
+    fn open(path: &std::path::Path, inputs: &[std::path::PathBuf]) -> Result<HtmlFile> {
+        let cannot = |detail: String| Error::WriteFile {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if is_an_input(path, inputs) {
+            return Err(cannot(
+                "it is one of the inputs (refusing to overwrite it)".into(),
+            ));
+        }
+        let created = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| cannot(e.to_string()))?;
+        Ok(HtmlFile {
+            path: path.to_path_buf(),
+            file,
+            created,
+        })
     }
-    let file = std::fs::File::create(path).map_err(|e| cannot(e.to_string()))?;
-    let mut w = std::io::BufWriter::new(file);
-    render::render_html(report, &mut w)
-        .and_then(|()| w.flush())
-        .map_err(|e| cannot(e.to_string()))
+
+    /// Writes the page, replacing what the file held.
+    fn write(self, report: &report::Report) -> Result<()> {
+        let cannot = |detail: String| Error::WriteFile {
+            path: self.path.clone(),
+            detail,
+        };
+        self.file.set_len(0).map_err(|e| cannot(e.to_string()))?;
+        let mut w = std::io::BufWriter::new(&self.file);
+        render::render_html(report, &mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| cannot(e.to_string()))
+    }
+
+    /// The run failed: a file kgtrace made is removed, an existing one is
+    /// left as it was.
+    fn abandon(self) {
+        if self.created {
+            drop(self.file);
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Whether `out` names one of the inputs (the same canonical path).

@@ -32,7 +32,7 @@ pub(crate) fn group_of(
         return line;
     };
     line.push(Span::plain(" The worst: "));
-    line.extend(worst_clauses(worst, style));
+    line.extend(worst_clauses(worst, settled(rounds, worst), style));
     line.extend(longest(&unexpected, worst, style));
     line.extend(others(&unexpected, worst));
     line.extend(without_rebalance(summary, style));
@@ -123,6 +123,25 @@ fn count_clause(summary: Option<&GroupSummary>, rounds: &[&Rebalance]) -> String
         format!(" ({})", notes.join("; "))
     };
     format!(" rebalanced {times}{seen}{notes}.")
+}
+
+/// The round that finally completed after `r` was cut short: the first
+/// completed round after it with only cut-short rounds between them (a
+/// storm). `None` when `r` completed, or the chain never settled.
+fn settled<'a>(rounds: &[&'a Rebalance], r: &Rebalance) -> Option<&'a Rebalance> {
+    if !is_superseded(r) {
+        return None;
+    }
+    let at = rounds.iter().position(|x| std::ptr::eq(*x, r))?;
+    for next in &rounds[at + 1..] {
+        if next.completed_at.is_some() {
+            return Some(next);
+        }
+        if !is_superseded(next) {
+            return None;
+        }
+    }
+    None
 }
 
 /// A round a new one began inside before it completed (`status`
@@ -219,7 +238,7 @@ fn longest(unexpected: &[&Rebalance], worst: &Rebalance, style: TimeStyle) -> Li
 
 /// `at 16:34:58.910554 g1-c2 / 13457946… stopped polling (LeaveGroup …);
 /// it left; generation 2 → 3 took 3.26 s.`
-fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
+fn worst_clauses(r: &Rebalance, settled: Option<&Rebalance>, style: TimeStyle) -> Line {
     let mut line = match went_quiet(r) {
         Some(quiet) => quiet_then_removed(r, quiet, style),
         None => {
@@ -274,9 +293,18 @@ fn worst_clauses(r: &Rebalance, style: TimeStyle) -> Line {
     );
     let took = match r.duration_ms {
         Some(ms) => format!("; {step} took {}", human::duration(ms)),
-        None if is_superseded(r) => {
-            format!("; {step} was cut short by the next round before it completed")
-        }
+        None if is_superseded(r) => match settled.and_then(|n| Some((n, n.completed_at?))) {
+            // The stop runs on through the rounds that cut it short: say
+            // when the group finally settled (that round's `completed_at`).
+            Some((n, done)) => format!(
+                "; {step} was cut short by the next round; the group settled at {} with {} {}, {} after {step} began",
+                style.show(done),
+                human::generation_word(&n.protocol),
+                n.generation.map_or("?".into(), |g| g.to_string()),
+                human::duration(human::millis_between(r.started_at, done)),
+            ),
+            None => format!("; {step} was cut short by the next round before it completed"),
+        },
         None => format!("; {step} never completed in the inputs"),
     };
     line.push(Span::plain(took));
@@ -667,6 +695,37 @@ mod tests {
         assert!(text.starts_with("orders-service rebalanced"), "{text}");
         assert!(text.contains("The worst: "), "{text}");
         assert!(text.contains(" took "), "{text}");
+    }
+
+    #[test]
+    fn a_worst_round_cut_short_says_when_the_group_settled() {
+        let mut report = sample::incident();
+        let ours: Vec<usize> = (0..report.rebalances.len())
+            .filter(|&i| report.rebalances[i].group == "orders-service")
+            .collect();
+        assert!(ours.len() >= 2, "the sample has a storm to cut");
+        for &i in &ours {
+            let r = &mut report.rebalances[i];
+            r.expected = false;
+            r.trigger.kind = "member_joined".into();
+        }
+        let (first, next) = (ours[0], ours[1]);
+        let r = &mut report.rebalances[first];
+        r.trigger.kind = "member_left".into();
+        r.completed_at = None;
+        r.duration_ms = None;
+        r.status = "superseded".into();
+        let began = r.started_at;
+        let done = report.rebalances[next].completed_at.expect("completed");
+        let text = story(&report, "orders-service");
+        let style = TimeStyle::for_report(&report);
+        let said = format!(
+            "was cut short by the next round; the group settled at {} with",
+            style.show(done)
+        );
+        assert!(text.contains(&said), "{text}");
+        let took = human::duration(human::millis_between(began, done));
+        assert!(text.contains(&format!("{took} after")), "{text}");
     }
 
     #[test]

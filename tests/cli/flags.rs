@@ -96,7 +96,7 @@ fn html_dash_writes_the_page_to_stdout_and_no_file() {
 }
 
 #[test]
-fn an_html_path_that_cannot_be_created_says_cannot_write() {
+fn an_html_path_that_cannot_be_created_says_cannot_write_before_any_report() {
     let out = run(&[
         "report",
         "-q",
@@ -111,6 +111,32 @@ fn an_html_path_that_cannot_be_created_says_cannot_write() {
         "{}",
         out.stderr
     );
+    assert_eq!(out.stdout, "", "no Markdown before the failure");
+}
+
+#[test]
+fn a_report_that_fails_leaves_no_empty_html_file_and_an_old_one_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.pcap");
+    let new = dir.path().join("new.html");
+    run(&[
+        "report",
+        missing.to_str().unwrap(),
+        "--html",
+        new.to_str().unwrap(),
+    ])
+    .expect_code(2);
+    assert!(!new.exists(), "the file it made is removed");
+    let old = dir.path().join("old.html");
+    std::fs::write(&old, "yesterday's report").unwrap();
+    run(&[
+        "report",
+        missing.to_str().unwrap(),
+        "--html",
+        old.to_str().unwrap(),
+    ])
+    .expect_code(2);
+    assert_eq!(std::fs::read_to_string(&old).unwrap(), "yesterday's report");
 }
 
 #[test]
