@@ -317,6 +317,11 @@ fn nothing_matched_exits_1_with_an_empty_result() {
     assert!(rows(&json(&out.stdout), "rebalances").is_empty());
     let count = run(&["timeline", "-q", KILLED, "-g", "nosuchgroup", "-c"]).expect_code(1);
     assert_eq!(count.stdout.trim(), "0");
+    // As grep: no line at all, not a frame of headers that reads as a result.
+    for view in ["rebalances", "timeline", "groups", "decode"] {
+        let table = run(&[view, "-q", KILLED, "-g", "nosuchgroup"]).expect_code(1);
+        assert_eq!(table.stdout, "", "{view}");
+    }
 }
 
 #[test]

@@ -37,6 +37,12 @@ pub(super) fn write(
         // The report is text with tables: the caller sends it to `text`.
         View::Report => grids::rebalances(&report.rebalances, style),
     };
+    // Nothing matched: nothing on stdout, as grep prints no line (the
+    // exit code is 1 and stderr names what matched nothing); an empty
+    // frame of headers would read as a result.
+    if grid.rows.is_empty() {
+        return Ok(());
+    }
     writeln!(out, "{}", grid_text(&grid, opts))?;
     if matches!(view, View::Rebalances | View::Groups) {
         if let Some(line) = super::incident_stops::worst_stop_text(report) {
