@@ -462,14 +462,22 @@ fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalanc
         || r.protocol_name
             .as_deref()
             .is_some_and(|p| p.contains("cooperative"));
+    let mut unseen = Vec::new();
     for m in &mut out.members_after {
         let before = r.assignment_before.get(&m.member_id).filter(|_| keeps);
-        m.assignment = r
-            .assignment_after
-            .get(&m.member_id)
-            .or(before)
-            .cloned()
-            .unwrap_or_default();
+        let given = r.assignment_after.get(&m.member_id);
+        if given.is_none() && before.is_none() {
+            unseen.push(m.client_id.clone().unwrap_or_else(|| m.member_id.clone()));
+        }
+        m.assignment = given.or(before).cloned().unwrap_or_default();
+    }
+    // Where the inputs show the round's assignments, an empty one must not
+    // read as "given nothing" when that member's answer is simply missing.
+    if !r.assignment_after.is_empty() && !unseen.is_empty() && r.completed_at.is_some() {
+        out.notes.push(format!(
+            "the assignment of {} in this round is not in the inputs (its SyncGroup answer was not seen): shown empty",
+            unseen.join(", ")
+        ));
     }
     let mut removed = r.removed.clone();
     // Only the classic protocol has a join phase that drops members who do
