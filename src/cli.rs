@@ -141,7 +141,8 @@ pub struct Common {
     /// Read every input as this instead of recognising it by its first bytes.
     #[arg(long = "input-type", value_enum, value_name = "TYPE")]
     pub input_type: Option<InputTypeArg>,
-    /// No progress bar and no diagnostics summary on stderr.
+    /// No progress bar and no diagnostics summary on stderr (when nothing
+    /// matched, the warnings saying why still print).
     #[arg(short, long)]
     pub quiet: bool,
 }

@@ -35,6 +35,11 @@ fn main() -> ExitCode {
         Ok(outcome) => {
             if !opts.quiet {
                 summarise(&outcome.diagnostics);
+            } else if outcome.matched == 0 {
+                // Quiet, but the answer is empty: the warnings that say why
+                // (an input that gave nothing, a filter that kept nothing)
+                // still print; never a silent empty answer.
+                warnings(&outcome.diagnostics);
             }
             if outcome.matched > 0 {
                 ExitCode::SUCCESS
@@ -56,12 +61,27 @@ fn is_broken_pipe(e: &kgtrace::Error) -> bool {
     matches!(e, kgtrace::Error::Write(io) if io.kind() == io::ErrorKind::BrokenPipe)
 }
 
-/// The warnings (inputs skipped or giving no rebalance, filters that left
-/// nothing), one line each, then one line of diagnostics: counts per kind.
+/// The warnings, then one line of diagnostics: counts per kind.
 fn summarise(d: &kgtrace::Diagnostics) {
     if d.total() == 0 {
         return;
     }
+    warnings(d);
+    let parts: Vec<String> = d
+        .counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.name()))
+        .collect();
+    let _ = writeln!(
+        io::stderr(),
+        "kgtrace: diagnostics: {} (details in --format json)",
+        parts.join(", ")
+    );
+}
+
+/// The warnings (inputs skipped or giving no rebalance, filters that left
+/// nothing), one line each.
+fn warnings(d: &kgtrace::Diagnostics) {
     for kind in kgtrace::DiagnosticKind::WARNINGS {
         for w in d.examples.iter().filter(|w| w.kind == kind) {
             let _ = writeln!(
@@ -86,14 +106,4 @@ fn summarise(d: &kgtrace::Diagnostics) {
             );
         }
     }
-    let parts: Vec<String> = d
-        .counts
-        .iter()
-        .map(|(k, n)| format!("{n} {}", k.name()))
-        .collect();
-    let _ = writeln!(
-        io::stderr(),
-        "kgtrace: diagnostics: {} (details in --format json)",
-        parts.join(", ")
-    );
 }

@@ -325,6 +325,24 @@ fn nothing_matched_exits_1_with_an_empty_result() {
 }
 
 #[test]
+fn quiet_still_says_why_an_answer_is_empty_but_nothing_when_something_matched() {
+    let empty = run(&["rebalances", "-q", KILLED, "-g", "nosuchgroup"]).expect_code(1);
+    assert!(
+        empty.stderr.contains("none matched --group 'nosuchgroup'"),
+        "{}",
+        empty.stderr
+    );
+    assert!(!empty.stderr.contains("diagnostics:"), "{}", empty.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let blank = dir.path().join("blank.log");
+    std::fs::write(&blank, "").unwrap();
+    let out = run(&["rebalances", "-q", blank.to_str().unwrap()]).expect_code(1);
+    assert!(out.stderr.contains("blank.log"), "{}", out.stderr);
+    let found = run(&["rebalances", "-q", KILLED]).expect_code(0);
+    assert_eq!(found.stderr, "");
+}
+
+#[test]
 fn a_missing_file_is_an_error_with_exit_code_2_naming_it() {
     let out = run(&["rebalances", "fixtures/lab/no-such.pcap"]).expect_code(2);
     assert!(
