@@ -218,7 +218,12 @@ impl HtmlFile {
             path: self.path.clone(),
             detail,
         };
-        self.file.set_len(0).map_err(|e| cannot(e.to_string()))?;
+        // Only a regular file is emptied: `/dev/stdout`, `/dev/null` or a
+        // FIFO cannot be truncated and need not be.
+        let regular = self.file.metadata().is_ok_and(|m| m.is_file());
+        if regular {
+            self.file.set_len(0).map_err(|e| cannot(e.to_string()))?;
+        }
         let mut w = std::io::BufWriter::new(&self.file);
         render::render_html(report, &mut w)
             .and_then(|()| w.flush())

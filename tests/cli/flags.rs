@@ -115,6 +115,11 @@ fn an_html_path_that_cannot_be_created_says_cannot_write_before_any_report() {
 }
 
 #[test]
+fn html_to_a_device_such_as_dev_null_is_written_not_refused() {
+    run(&["report", "-q", MAX_POLL, "--html", "/dev/null"]).expect_code(0);
+}
+
+#[test]
 fn a_report_that_fails_leaves_no_empty_html_file_and_an_old_one_intact() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.pcap");
