@@ -665,8 +665,17 @@ impl<R: Read> Read for NulSkipping<R> {
             if n == 0 {
                 return Ok(0);
             }
-            let mut kept = 0;
-            for i in 0..n {
+            // Nearly every chunk of a log has no NUL: one memchr pass, not a
+            // byte-by-byte copy (which was half of a 1 GB log's read time).
+            let Some(first) = memchr::memchr(0, &buf[..n]) else {
+                self.in_run = false;
+                return Ok(n);
+            };
+            if first > 0 {
+                self.in_run = false;
+            }
+            let mut kept = first;
+            for i in first..n {
                 let b = buf[i];
                 if b == 0 {
                     self.skipped += 1;
@@ -1330,6 +1339,36 @@ mod tests {
         let mut s = String::new();
         r.read_to_string(&mut s).unwrap();
         assert_eq!((s.as_str(), r.skipped, r.runs), ("abcde", 4, 2));
+    }
+
+    #[test]
+    fn a_nul_run_across_reads_counts_once_and_chunks_without_nul_pass_whole() {
+        /// Gives its bytes `step` at a time, as a pipe may.
+        struct Chunks<'a>(&'a [u8], usize);
+        impl Read for Chunks<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = self.1.min(self.0.len()).min(buf.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let input = b"line one\n\0\0\0\0\0\0line two\0\nthree\n";
+        for step in 1..=input.len() {
+            let mut r = NulSkipping {
+                inner: Chunks(input, step),
+                skipped: 0,
+                runs: 0,
+                in_run: false,
+            };
+            let mut s = String::new();
+            r.read_to_string(&mut s).unwrap();
+            assert_eq!(
+                (s.as_str(), r.skipped, r.runs),
+                ("line one\nline two\nthree\n", 7, 2),
+                "{step} bytes at a time"
+            );
+        }
     }
 
     #[test]
