@@ -6,17 +6,29 @@
 use kgtrace::options::Options;
 use kgtrace::render::{self, Format, RenderOptions, View};
 
-pub fn analyse_and_render(collected: kgtrace::input::Collected) {
+pub fn analyse_and_render(mut collected: kgtrace::input::Collected) {
     let timeline = kgtrace::timeline::merge(collected.captured, collected.logged);
     let mut histories = kgtrace::group::reconstruct(&timeline.events);
-    kgtrace::stops::apply(&mut histories, &timeline.events, &collected.data);
+    // As `kgtrace::analyse` does: the no-rebalance explanations, then the
+    // stops from the data path folded as it was read.
+    kgtrace::no_rebalance::explain(
+        &mut collected.inputs,
+        &timeline.events,
+        &histories,
+        &mut collected.diagnostics,
+    );
+    kgtrace::stops::apply_folded(
+        &mut histories,
+        &timeline.events,
+        std::mem::take(&mut collected.data),
+    );
     let opts = Options::analyse(Vec::new(), View::Report, Format::Table);
     let (report, _) = kgtrace::assemble::assemble(
         collected.inputs,
         collected.exchanges,
         &timeline,
         histories,
-        &collected.diagnostics,
+        &mut collected.diagnostics,
         &opts,
     );
     let ro = RenderOptions {
