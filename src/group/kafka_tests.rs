@@ -628,21 +628,9 @@ fn kip848_bumps_without_any_target_line_stay_one_round_each() {
 /// 0.10, member failure (TRACE): no guess, a note saying what is hidden.
 #[test]
 fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() {
-    let log = [
-        scala(
-            0.0,
-            "Preparing to rebalance group g with old generation 7 (__consumer_offsets-3)",
-        ),
-        scala(
-            2.0,
-            "Stabilized group g generation 8 (__consumer_offsets-3)",
-        ),
-        scala(
-            2.1,
-            "Assignment received from leader for group g for generation 8",
-        ),
-    ]
-    .concat();
+    let log = old_broker_round(
+        "Preparing to rebalance group g with old generation 7 (__consumer_offsets-3)",
+    );
     let r = &history(&log, "g").rebalances[0];
     assert_eq!(r.trigger.kind, "unknown");
     assert!(
@@ -658,22 +646,10 @@ fn a_reasonless_preparing_line_of_an_old_broker_says_what_its_log_level_hides() 
 /// line; the round says so. A 2.8+ "with K members" line does not.
 #[test]
 fn a_stabilized_line_without_member_count_says_a_silent_removal_may_be_missing() {
-    let old = [
-        scala(
-            0.0,
-            "Preparing to rebalance group g in state PreparingRebalance with old generation 7 \
-             (__consumer_offsets-3) (reason: Adding new member c-1 with group instance id None)",
-        ),
-        scala(
-            2.0,
-            "Stabilized group g generation 8 (__consumer_offsets-3)",
-        ),
-        scala(
-            2.1,
-            "Assignment received from leader for group g for generation 8",
-        ),
-    ]
-    .concat();
+    let old = old_broker_round(
+        "Preparing to rebalance group g in state PreparingRebalance with old generation 7 \
+         (__consumer_offsets-3) (reason: Adding new member c-1 with group instance id None)",
+    );
     let r = &history(&old, "g").rebalances[0];
     assert!(
         r.notes.iter().any(|n| n.contains("up to 2.6.0")),
@@ -690,6 +666,24 @@ fn a_stabilized_line_without_member_count_says_a_silent_removal_may_be_missing()
         "{:?}",
         r.notes
     );
+}
+
+/// A 0.11–2.7 round of group g, 7 → 8, as the Scala coordinator logs it
+/// after `preparing`: "Stabilized" and "Assignment received" without
+/// member counts (`onCompleteJoin`, `doSyncGroup` of those versions).
+fn old_broker_round(preparing: &str) -> String {
+    [
+        scala(0.0, preparing),
+        scala(
+            2.0,
+            "Stabilized group g generation 8 (__consumer_offsets-3)",
+        ),
+        scala(
+            2.1,
+            "Assignment received from leader for group g for generation 8",
+        ),
+    ]
+    .concat()
 }
 
 /// A classic member id as GroupMetadataManager.java / ClassicGroup.java

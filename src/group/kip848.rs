@@ -342,15 +342,15 @@ impl<'a> Consumer<'a> {
             self.cite(ev);
             return;
         }
+        // The answer's assignment, named once for the three uses below.
+        let names = assignment.map(partition_names);
         let mut reached = true;
         if !member.is_empty() {
             self.current.insert(member.clone());
             let before = self.member_epoch.insert(member.clone(), member_epoch);
-            let changed = assignment.is_some_and(|a| {
-                self.book
-                    .get(&member)
-                    .is_none_or(|m| m.assignment != partition_names(a))
-            });
+            let changed = names
+                .as_ref()
+                .is_some_and(|n| self.book.get(&member).is_none_or(|m| &m.assignment != n));
             reached = before != Some(member_epoch) || changed;
             if let EventKind::ConsumerGroupHeartbeatResponse {
                 heartbeat_interval_ms,
@@ -368,8 +368,8 @@ impl<'a> Consumer<'a> {
         }
         // After the bump: the round's assignment_before is what the member
         // held before this answer moved it.
-        if let Some(a) = assignment.filter(|_| !member.is_empty()) {
-            self.book.entry(&member).assignment = partition_names(a);
+        if let Some(n) = names.as_ref().filter(|_| !member.is_empty()) {
+            self.book.entry(&member).assignment = n.clone();
         }
         if assignment.is_some_and(|a| a.iter().all(|t| t.partitions.is_empty())) {
             self.defer_surplus_join(&member, member_epoch);
@@ -382,9 +382,9 @@ impl<'a> Consumer<'a> {
             r.cite(ev);
             r.record_join(&member, ev.client.client_id.clone(), ev.ts, None);
             r.synced.insert(member.clone());
-            match assignment {
-                Some(a) => {
-                    r.assignment_after.insert(member, partition_names(a));
+            match names {
+                Some(n) => {
+                    r.assignment_after.insert(member, n);
                 }
                 // No assignment in the answer: unchanged since the last one
                 // the member was sent (`consumerGroupHeartbeat` sets it only

@@ -246,6 +246,19 @@ impl Script {
         s.sync(6.31, "c2", "m2", 2, &[1]);
         s
     }
+
+    /// [`Script::two_members_joined`], then c2 leaves (LeaveGroup, then its
+    /// connection closes) and c1 alone forms generation 3 with both
+    /// partitions.
+    fn c2_left_cleanly() -> Script {
+        let mut s = Script::two_members_joined();
+        s.leave(20.0, "c2", "m2", None);
+        s.close(20.2, "c2", "m2");
+        s.heartbeat(21.0, "c1", "m1", 2, 27);
+        s.join(21.01, 21.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
+        s.sync(21.1, "c1", "m1", 3, &[0, 1]);
+        s
+    }
 }
 
 #[test]
@@ -281,12 +294,7 @@ fn the_last_member_to_rejoin_is_named_the_straggler() {
 
 #[test]
 fn a_leave_followed_by_a_connection_close_is_a_clean_leave() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c2", "m2", None);
-    s.close(20.2, "c2", "m2");
-    s.heartbeat(21.0, "c1", "m1", 2, 27);
-    s.join(21.01, 21.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
-    s.sync(21.1, "c1", "m1", 3, &[0, 1]);
+    let s = Script::c2_left_cleanly();
     let h = reconstruct(&s.events);
     let r = h[0].rebalances.last().unwrap();
     assert_eq!(r.trigger.kind, "member_left");
@@ -963,12 +971,7 @@ fn kip848_a_round_ends_when_its_last_member_reaches_the_new_epoch() {
 /// later, smaller assignment, nor m2's generation 3 one after round 2.
 #[test]
 fn members_before_and_after_show_the_assignment_of_their_round_not_a_later_one() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c2", "m2", None);
-    s.close(20.2, "c2", "m2");
-    s.heartbeat(21.0, "c1", "m1", 2, 27);
-    s.join(21.01, 21.05, "c1", "m1", "m1", 3, "m1", &["m1"]);
-    s.sync(21.1, "c1", "m1", 3, &[0, 1]);
+    let s = Script::c2_left_cleanly();
     let h = reconstruct(&s.events);
     let r = &h[0].rebalances;
     let held = |ms: &[crate::report::MemberSummary], id: &str| {

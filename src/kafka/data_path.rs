@@ -21,6 +21,21 @@ pub(crate) const MAX_PARTITIONS: usize = 4096;
 /// Kafka; a tagged field's body is skipped, not buffered).
 const SKIM_BUFFER_CAP: usize = 4096;
 
+/// A UUID's 16 bytes written 8-4-4-4-12 in lower-case hex, as Kafka and
+/// the `uuid` crate print a topic id, in one allocation.
+pub(crate) fn uuid_text(b: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(36);
+    for (i, x) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(char::from(HEX[usize::from(x >> 4)]));
+        s.push(char::from(HEX[usize::from(x & 0xf)]));
+    }
+    s
+}
+
 /// Reads big-endian Kafka primitives; `None` when the bytes run out.
 pub(crate) struct Cursor<'a> {
     b: &'a [u8],
@@ -66,20 +81,9 @@ impl<'a> Cursor<'a> {
         None
     }
 
-    /// A UUID as Kafka's schemas carry it, written 8-4-4-4-12 in lower-case
-    /// hex (as the `uuid` crate writes it), in one allocation.
+    /// A UUID as Kafka's schemas carry it (see [`uuid_text`]).
     fn uuid(&mut self) -> Option<String> {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        let b = self.take(16)?;
-        let mut s = String::with_capacity(36);
-        for (i, x) in b.iter().enumerate() {
-            if matches!(i, 4 | 6 | 8 | 10) {
-                s.push('-');
-            }
-            s.push(char::from(HEX[usize::from(x >> 4)]));
-            s.push(char::from(HEX[usize::from(x & 0xf)]));
-        }
-        Some(s)
+        Some(uuid_text(self.take(16)?))
     }
 
     /// STRING (INT16 length) or COMPACT_STRING (uvarint length + 1).

@@ -132,17 +132,9 @@ fn fetch(c: &mut Cursor<'_>, exchange: u64) -> Option<Decoded> {
     })
 }
 
-/// A UUID as Kafka and the `uuid` crate print it: `8-4-4-4-12` lowercase hex.
+/// A topic id, printed as the data path prints the ones it reads.
 fn uuid(c: &mut Cursor<'_>) -> Option<String> {
-    let b = c.take(16)?;
-    let mut s = String::with_capacity(36);
-    for (i, byte) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            s.push('-');
-        }
-        s.push_str(&format!("{byte:02x}"));
-    }
-    Some(s)
+    Some(super::data_path::uuid_text(c.take(16)?))
 }
 
 #[cfg(test)]

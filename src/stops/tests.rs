@@ -113,32 +113,28 @@ impl Script {
 
     /// SyncGroup answered at `ms` with error `code` (no assignment).
     fn sync_failed(&mut self, ms: i64, c: &str, m: &str, gen: i32, code: i16) {
-        let x = self.x();
-        self.push(
-            ms - 1,
-            c,
-            m,
-            Some(gen),
-            EventKind::SyncGroupRequest {
-                exchange: x,
-                assignments: vec![],
-            },
-        );
-        self.push(
-            ms,
-            c,
-            m,
-            Some(gen),
-            EventKind::SyncGroupResponse {
-                exchange: x,
-                error: ErrorCode::from_code(code),
-                assignment: vec![],
-            },
-        );
+        self.sync_answer(ms, c, m, gen, ErrorCode::from_code(code), vec![]);
     }
 
     /// SyncGroup answered at `ms` with partitions of topic `t`.
     fn sync(&mut self, ms: i64, c: &str, m: &str, gen: i32, partitions: &[i32]) {
+        let assignment = vec![TopicPartitions {
+            topic: "t".into(),
+            partitions: partitions.to_vec(),
+        }];
+        self.sync_answer(ms, c, m, gen, None, assignment);
+    }
+
+    /// A SyncGroup request at `ms - 1` and its answer at `ms`.
+    fn sync_answer(
+        &mut self,
+        ms: i64,
+        c: &str,
+        m: &str,
+        gen: i32,
+        error: Option<ErrorCode>,
+        assignment: Vec<TopicPartitions>,
+    ) {
         let x = self.x();
         self.push(
             ms - 1,
@@ -157,11 +153,8 @@ impl Script {
             Some(gen),
             EventKind::SyncGroupResponse {
                 exchange: x,
-                error: None,
-                assignment: vec![TopicPartitions {
-                    topic: "t".into(),
-                    partitions: partitions.to_vec(),
-                }],
+                error,
+                assignment,
             },
         );
     }
