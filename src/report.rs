@@ -275,7 +275,11 @@ pub struct MemberSummary {
     pub client_host: Option<String>,
     /// Client software (KIP-511), e.g. `librdkafka/2.6.0`.
     pub client_software: Option<String>,
-    /// Assigned partitions, as `topic-partition`.
+    /// Assigned partitions, as `topic-partition`: in a rebalance's
+    /// `members_before`, what the member held when the round began; in its
+    /// `members_after`, what the round's answers gave it (a member whose
+    /// answer is not in the inputs keeps its partitions under cooperative
+    /// and KIP-848 rebalancing, else shows none, with a note).
     pub assignment: Vec<String>,
 }
 
