@@ -215,7 +215,8 @@ has no KIP-848); these fixtures test that kgtrace survives such a broker. Each h
 
 - `<name>.pcap` / `<name>.pcapng`: the capture (`tcp port 9092` only, each under 1 MB),
 - `<name>.truth.json`: the ground truth written from what the lab did (driver actions, UTC) and
-  what the clients logged (generations, member ids), never from the capture,
+  what the clients logged (generations, member ids, their own assignment callbacks: the
+  `assignment_callbacks` and `partition_stops` the stop tests check), never from the capture,
 - `<name>.tshark.tsv`: Debian tshark 4.0.17's field decode of the group APIs (API keys 8–14:
   `tshark -n -r FILE -Y 'kafka.request_key in {8..14} || kafka.response_key in {8..14}' -T fields
   -E header=y -E occurrence=a -E aggregator=, -e frame.number -e frame.time_epoch -e tcp.srcport

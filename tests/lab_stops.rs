@@ -7,16 +7,17 @@
 //! kgtrace must report, in a rebalance of that group starting after it, a
 //! partition stop whose old owner is that client, with a cause that fits
 //! the action and a `stopped_at` within max(1 s, 25 % of the stop) of the
-//! action, and (Apache Kafka fixtures) a `stopped_ms` within max(1 s, 25 %)
-//! of the time until another member logged the next generation. Then the
+//! action, and a `stopped_ms` within max(1 s, 25 %) of the clients' own
+//! callback stop of that partition (none when no member got it again), or,
+//! where the truth has no callbacks, of the time until another member
+//! logged the next generation. Then the
 //! clients' own assignment callbacks: every `partition_stops` entry of a
 //! truth (lab/truth.py: a partition revoked or lost by its last owner, or
 //! whose owner the driver froze, killed or stalled, until the next member
 //! logged it assigned) of 2 s or more must be a stop of that partition in
-//! that group with `stopped_at` and `stopped_ms` within max(1 s, 25 %). The
-//! tansu fixtures' truths predate the callbacks (their raw runs are gone and
-//! a rerun changes each run's shape), so only the Apache Kafka fixtures
-//! carry them today. Also:
+//! that group with `stopped_at` and `stopped_ms` within max(1 s, 25 %).  Every
+//! lab fixture's truth carries them (the tansu runs were recorded again on
+//! 2026-12-03 for this). Also:
 //! records read twice against what the lab's consumers logged consuming.
 
 use kgtrace::render::View;
@@ -29,19 +30,6 @@ use crate::util;
 /// Actions whose stop kgtrace does not report today, with why. The test
 /// fails when one of these starts being found (delete it then).
 const NOT_FOUND_YET: &[(&str, &str, &str)] = &[
-    // tansu's cooperative storm (see lab_truth's KNOWN_DIFFERENCES): g1-c1's
-    // leave (LeaveGroup 16:36:22.598) is the cause of round 13 -> 15, which
-    // was superseded before any member got a generation-15 SyncGroup
-    // answer, so the round has no assignment to hand partitions to; and
-    // g1-c1 got no successful SyncGroup answer after generation 3 while
-    // the coordinator dropped it from generation 9 (rebalance_timeout), so
-    // kgtrace already stopped its partitions there (owner_silent). Its
-    // leave stops nothing it still owned in kgtrace's view.
-    (
-        "ck_cooperative_sticky",
-        "g1-c1",
-        "leave inside tansu's cooperative storm",
-    ),
     // The broker refused the consumer protocol (ConsumerGroupHeartbeat
     // answered UNSUPPORTED_VERSION): g1-c1 was never a member and owned
     // nothing when the driver closed it; there is no stop to find.
@@ -111,6 +99,24 @@ fn truth_stop_ms(truth: &Value, a: &Action) -> Option<f64> {
         .filter(|ts| *ts > a.ts)
         .min()
         .map(|ts| ts.millis_since(a.ts))
+}
+
+/// The truth's callback stop of `partition` that `a` began (`lab/truth.py`
+/// `partition_stops`: same group and old owner, stopped at the action):
+/// `Some(Some(ms))` when another member logged it assigned, `Some(None)`
+/// when none did before the run ended, `None` when the truth has no such
+/// entry.
+fn callback_stop_ms(truth: &Value, a: &Action, partition: &str) -> Option<Option<f64>> {
+    let stop = truth["partition_stops"].as_array()?.iter().find(|s| {
+        s["group"].as_str() == Some(a.group.as_str())
+            && s["from_client_id"].as_str() == Some(a.client_id.as_str())
+            && s["partition"].as_str() == Some(partition)
+            && s["stopped_at"]
+                .as_str()
+                .and_then(Timestamp::parse_rfc3339)
+                .is_some_and(|t| t.millis_since(a.ts).abs() < 1.0)
+    })?;
+    Some(stop["stopped_ms"].as_f64())
 }
 
 /// The stop of `a`'s owner: in a rebalance of its group, else among the
@@ -187,13 +193,25 @@ fn every_owner_the_driver_stopped_shows_a_partition_stop_starting_at_the_action(
                     a.action, a.client_id, a.ts, p.partition, p.why_stopped, p.stopped_at
                 ));
             }
-            // The stop's length, where the lab's clients logged the next
-            // generation and it is long enough to matter (2 s). Apache
-            // Kafka only: tansu answers a new round with the generation it
-            // already had (its truths log "generation 2" twice), so the
-            // next generation there does not mark the end of a stop.
-            let kafka = name.starts_with("ak");
-            let want = truth_stop_ms(&truth, &a).filter(|ms| kafka && *ms >= 2000.0);
+            // The stop's length: the clients' own callbacks where the truth
+            // has them (a partition no member was ever given again is still
+            // stopped, as kgtrace must say too), else the time until another
+            // member logged the next generation; checked when it is long
+            // enough to matter (2 s).
+            let want = match callback_stop_ms(&truth, &a, &p.partition) {
+                Some(None) => {
+                    if p.stopped_ms.is_some() {
+                        failures.push(format!(
+                            "{name}: {} {}: no member was given {} again, kgtrace ends its stop after {:?} ms",
+                            a.action, a.client_id, p.partition, p.stopped_ms
+                        ));
+                    }
+                    None
+                }
+                Some(Some(ms)) => Some(ms),
+                None => truth_stop_ms(&truth, &a),
+            }
+            .filter(|ms| *ms >= 2000.0);
             if let Some(want) = want {
                 let allowed = (want * 0.25).max(1000.0);
                 let ok = p.stopped_ms.is_some_and(|ms| (ms - want).abs() <= allowed);

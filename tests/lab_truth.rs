@@ -46,103 +46,27 @@ struct Known {
 /// Every disagreement kgtrace has with the truth today. Keep it true: the
 /// tests fail when an entry stops happening (delete it) or changes.
 const KNOWN_DIFFERENCES: &[Known] = &[
-    // --- ck_cooperative_sticky: a tansu storm (generations 6 to 16 in 10 s) ---
-    // tansu answered the leader g1-c2 at once but parked every other member's
-    // JoinGroup for about 3 s and then answered it with a NEW generation, so
-    // g1-c1 and g1-c3 kept arriving one generation late, their SyncGroups
-    // failed and they rejoined. No driver action happened between g1-c3's
-    // start (16:36:12.791) and g1-c1's close (16:36:22.049): which member
-    // "caused" each of 7..13 is a judgement call. The truth names the member
-    // whose SyncGroup failed last before the generation's first logged join
-    // (lab/truth.py; log times have millisecond resolution, so a failure in
-    // the same millisecond as the answer counts as "before").
+    // --- ck_cooperative_sticky: a second KIP-429 follow-up ---
     Known {
         fixture: "ck_cooperative_sticky",
         group: "g1",
-        from: Some(6),
-        to: Some(7),
-        truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "member_joined g1-c3",
-        why: "Generation 7 is g1-c1's JoinGroup of frame 767 (16:36:13.593, \
-              sent after a REBALANCE_IN_PROGRESS heartbeat; generations 5 and \
-              6 were formed without waiting for it) answered in frame 939 \
-              (16:36:16.594). The SyncGroup failure the truth cites is frame \
-              942, AFTER that answer (same millisecond in the client log). \
-              The provable cause is g1-c1 missing the previous round; kgtrace \
-              has no rule for 'a known member's parked rejoin forms the next \
-              generation', so (low confidence) it carries on the cause of the \
-              rounds before it, g1-c3 joining.",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(10),
-        to: Some(11),
+        from: Some(2),
+        to: Some(3),
         truth: "previous_rebalance_failed g1-c3",
-        kgtrace: "previous_rebalance_failed g1-c1",
-        why: "Generation 11 is g1-c3's JoinGroup of frame 950 (16:36:16.870) \
-              answered in frame 1130 (16:36:19.871); the g1-c3 SyncGroup \
-              failure the truth cites (frame 1133) comes after that answer. \
-              g1-c1's failed SyncGroup of generation 10 (frame 1126, \
-              16:36:19.596, rejoin frame 1127 answered only in generation 13) \
-              does precede it: previous_rebalance_failed g1-c1 is what the \
-              wire supports.",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(15),
-        to: Some(16),
-        truth: "member_left g1-c1",
-        kgtrace: "previous_rebalance_failed g1-c3",
-        why: "kgtrace now files the leave under 13->15, as the truth does. \
-              For 15->16 it finds a cause of its own, g1-c3's SyncGroup \
-              answered REBALANCE_IN_PROGRESS (frame 1335) and its rejoin \
-              (frame 1336), so the KIP-429 follow-up rule (for rounds with no \
-              cause) does not apply; the truth calls the round the leave's \
-              expected follow-up. Both readings fit the wire.",
-    },
-    // --- kjs_join_one_by_one: background group g2 re-formed at generation 1 ---
-    // --- kp_ten_members: twelve members started within 0.12 s ---
-    Known {
-        fixture: "kp_ten_members",
-        group: "g1",
-        from: Some(7),
-        to: Some(8),
-        truth: "previous_rebalance_failed g1-c1",
-        kgtrace: "member_joined g1-c12",
-        why: "The failed SyncGroup the truth cites (frame 514) comes after \
-              generation 8 was answered (frame 508), so kgtrace cannot credit \
-              it; its only candidate is g1-c12's join (frame 498), kept at low \
-              confidence because tansu answered it only in a later generation. \
-              A judgement call inside a 12-member burst.",
-    },
-    Known {
-        fixture: "kjs_join_one_by_one",
-        group: "g2",
-        from: Some(1),
-        to: Some(2),
-        truth: "previous_rebalance_failed g2-c2",
-        kgtrace: "unknown",
-        why: "kgtrace now splits the re-formed generation 1 (the leader answered \
-              generation 1 again with another member list, frame 168) into a \
-              round of its own, as the truth does, and credits g2-c2's failed \
-              SyncGroup to that round (1->1, matched). For 1->2 it finds no \
-              cause of its own: the members were only told \
-              REBALANCE_IN_PROGRESS. The truth repeats the same failed \
-              SyncGroup for both rounds.",
-    },
-    Known {
-        fixture: "ck_cooperative_sticky",
-        group: "g1",
-        from: Some(9),
-        to: Some(10),
-        truth: "unknown",
-        kgtrace: "previous_rebalance_failed g1-c1",
-        why: "No cause of its own on the wire; it starts 41 ms after 8->9, \
-              whose cause (g1-c1's failed SyncGroup, frame 942) kgtrace carries \
-              on at low confidence as the same churn. The truth says unknown. \
-              A judgement call inside the storm.",
+        kgtrace: "member_joined g1-c3",
+        why: "Generation 3 began with g1-c1's JoinGroup of frame 946 \
+              (19:03:44.396), 2 ms after its generation-2 SyncGroup answer \
+              (frame 942) and its callback revoking lab-0 and lab-2: \
+              librdkafka's cooperative rejoin after a revocation (KIP-429). \
+              The SyncGroup failure the truth cites (g1-c3's generation-1 \
+              SyncGroup, answered REBALANCE_IN_PROGRESS in frame 1023 at \
+              19:03:45.835) comes after the round began. kgtrace sees the \
+              request only as a known member rejoining a Stable group (it \
+              does not compare subscription metadata, so it cannot tell the \
+              owned partitions changed) and carries on the cause of the \
+              rounds before, g1-c3 joining, at low confidence. Neither names \
+              g1-c1's follow-up; the truth marks only the first follow-up \
+              after a driver action expected.",
     },
 ];
 
@@ -521,7 +445,7 @@ macro_rules! lab_truth_tests {
 }
 
 lab_truth_tests! {
-    ck_cooperative_sticky_storm_matches_its_truth_apart_from_listed_differences => "ck_cooperative_sticky",
+    ck_cooperative_sticky_follow_ups_match_their_truth_apart_from_listed_differences => "ck_cooperative_sticky",
     ck_killed_member_is_named_as_a_session_timeout => "ck_killed",
     ck_max_poll_member_is_named_as_a_poll_timeout => "ck_max_poll",
     ck_midstream_capture_matches_its_truth => "ck_midstream",

@@ -90,7 +90,7 @@ fn log_lines(r: &Rebalance) -> String {
 #[test]
 fn a_broker_log_and_a_capture_of_the_same_rebalances_give_one_record_each_with_both_kinds_of_evidence(
 ) {
-    let pcap = fixture("kp_clean_leave.pcap");
+    let pcap = fixture("ck_midstream.pcap");
     let (wire_only, _) = rebalances(vec![pcap.clone()], "UTC");
     let described: Vec<&Rebalance> = wire_only
         .iter()
@@ -143,12 +143,12 @@ fn a_broker_log_and_a_capture_of_the_same_rebalances_give_one_record_each_with_b
         .find(|r| r.trigger.kind == "member_left")
         .expect("the clean leave");
     assert_eq!(leave.trigger.confidence, "high");
-    assert_eq!(leave.trigger.client_id.as_deref(), Some("g1-c2"));
+    assert_eq!(leave.trigger.client_id.as_deref(), Some("g1-c1"));
 }
 
 #[test]
 fn a_log_read_in_the_wrong_zone_is_still_lined_up_by_its_offset() {
-    let pcap = fixture("kp_clean_leave.pcap");
+    let pcap = fixture("ck_midstream.pcap");
     let (wire_only, _) = rebalances(vec![pcap.clone()], "UTC");
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");

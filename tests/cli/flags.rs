@@ -48,27 +48,27 @@ fn help_lists_the_trigger_kinds_and_exit_codes() {
 
 #[test]
 fn since_accepts_a_time_of_day_on_the_inputs_first_day() {
-    // ck_max_poll's rounds start 16:34:40 … 16:35:04 (UTC).
+    // ck_max_poll's rounds start 19:00:36 … 19:00:59 (UTC).
     let out = run(&[
         "rebalances",
         "-q",
         MAX_POLL,
         "--since",
-        "16:35:00",
+        "19:00:55",
         "--format",
         "csv",
     ])
     .expect_code(0);
     let rows = csv(&out.stdout);
     assert_eq!(rows.len(), 2, "{}", out.stdout);
-    assert!(rows[1][0].starts_with("2026-12-02T16:35:04"));
+    assert!(rows[1][0].starts_with("2026-12-03T19:00:59"));
     // The same instant typed in another zone.
     let local = run(&[
         "rebalances",
         "-q",
         MAX_POLL,
         "--since",
-        "17:35:00",
+        "20:00:55",
         "--log-tz",
         "+01:00",
         "--format",

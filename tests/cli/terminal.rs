@@ -71,7 +71,7 @@ fn in_a_terminal(cols: u16, args: &[&str]) -> Option<String> {
 
 #[test]
 fn tables_fit_a_terminal_of_80_100_and_200_columns_keeping_group_and_trigger() {
-    let capture = "fixtures/lab/kjs_join_one_by_one.pcap";
+    let capture = "fixtures/lab/ck_session_timeout.pcap";
     for cols in [80u16, 100, 200] {
         let Some(text) = in_a_terminal(cols, &["rebalances", "-q", capture]) else {
             return;
@@ -88,7 +88,7 @@ fn tables_fit_a_terminal_of_80_100_and_200_columns_keeping_group_and_trigger() {
             "{text}"
         );
         // Each group and trigger whole on its row.
-        assert!(text.contains("previous_rebalance_failed"), "{cols}\n{text}");
+        assert!(text.contains("session_timeout"), "{cols}\n{text}");
         assert!(table.iter().any(|l| l.contains("┆ g2 ")), "{cols}\n{text}");
         if cols == 200 {
             assert!(!text.contains("(hidden"), "{text}");
