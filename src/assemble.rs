@@ -62,6 +62,7 @@ pub fn assemble(
         rebalances.retain(|r| filter.rebalance(r, first));
     }
     let end = timeline.events.last().map(|e| e.ts);
+    report.input_end = end;
     report.worst_stop = crate::stops::worst_stop(&rebalances, &without, end);
     report.stops_without_rebalance = without;
     if wants(View::Rebalances) {

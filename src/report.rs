@@ -47,6 +47,11 @@ pub struct Report {
     /// generation back), but nothing consumed its partitions while it was
     /// down. Empty when none.
     pub stops_without_rebalance: Vec<StopWithoutRebalance>,
+    /// The inputs' last group event: stops still open at the end are
+    /// measured to it (the worst stop, the story). Not serialised: each
+    /// input's `last_ts` says it in the JSON.
+    #[serde(skip)]
+    pub input_end: Option<Timestamp>,
 }
 
 /// Partitions stopped with no rebalance to hang the stop on.

@@ -90,6 +90,7 @@ pub(crate) fn story(report: &Report, names: &[&str], style: TimeStyle) -> Vec<Bl
                 by_group.summary(name),
                 by_group.rounds(name),
                 name,
+                report.input_end,
                 style,
             ))
         })

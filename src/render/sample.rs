@@ -170,6 +170,7 @@ pub(crate) fn incident() -> Report {
             without_rebalance: false,
         }),
         stops_without_rebalance: Vec::new(),
+        input_end: None,
         diagnostic_counts: vec![
             DiagnosticCount {
                 kind: DiagnosticKind::MidStreamStart,

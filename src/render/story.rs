@@ -12,16 +12,19 @@
 //! hold-up from `straggler`. Nothing here is free text.
 
 use crate::report::{GroupSummary, Rebalance, RemovedMember};
+use crate::time::Timestamp;
 
 use super::doc::{Line, Span, TriggerClass};
 use super::grids;
 use super::human::{self, TimeStyle};
 
-/// The story of group `name`.
+/// The story of group `name`; `end` is the inputs' last event (partitions
+/// still stopped are measured to it, as the headline's worst stop is).
 pub(crate) fn group_of(
     summary: Option<&GroupSummary>,
     rounds: &[&Rebalance],
     name: &str,
+    end: Option<Timestamp>,
     style: TimeStyle,
 ) -> Line {
     let mut line = vec![Span::code(human::one_line(name))];
@@ -32,7 +35,7 @@ pub(crate) fn group_of(
         return line;
     };
     line.push(Span::plain(" The worst: "));
-    line.extend(worst_clauses(worst, settled(rounds, worst), style));
+    line.extend(worst_clauses(worst, settled(rounds, worst), end, style));
     line.extend(longest(&unexpected, worst, style));
     line.extend(others(&unexpected, worst));
     line.extend(without_rebalance(summary, style));
@@ -238,7 +241,12 @@ fn longest(unexpected: &[&Rebalance], worst: &Rebalance, style: TimeStyle) -> Li
 
 /// `at 16:34:58.910554 g1-c2 / 13457946… stopped polling (LeaveGroup …);
 /// it left; generation 2 → 3 took 3.26 s.`
-fn worst_clauses(r: &Rebalance, settled: Option<&Rebalance>, style: TimeStyle) -> Line {
+fn worst_clauses(
+    r: &Rebalance,
+    settled: Option<&Rebalance>,
+    end: Option<Timestamp>,
+    style: TimeStyle,
+) -> Line {
     let mut line = match went_quiet(r) {
         Some(quiet) => quiet_then_removed(r, quiet, style),
         None => {
@@ -325,7 +333,7 @@ fn worst_clauses(r: &Rebalance, settled: Option<&Rebalance>, style: TimeStyle) -
             human::duration(s.after_start_ms)
         )));
     }
-    line.extend(cost(r));
+    line.extend(cost(r, end));
     line.push(Span::plain("."));
     line
 }
@@ -409,8 +417,9 @@ fn silent_before_the_round(kind: &str) -> bool {
 /// What the round cost, from its `partitions` (else its group-level
 /// `stop`): `; partitions orders-3..5 stopped for up to 11.4 s and 212
 /// records will be read twice` (the `reprocessed` counts summed; `skipped`
-/// likewise).
-fn cost(r: &Rebalance) -> Line {
+/// likewise). Partitions still stopped at the inputs' last event (`end`)
+/// are measured to it, as the headline's worst stop is.
+fn cost(r: &Rebalance, end: Option<Timestamp>) -> Line {
     let Some(stop) = &r.stop else {
         return Vec::new();
     };
@@ -459,13 +468,36 @@ fn cost(r: &Rebalance) -> Line {
         .filter(|p| p.resumed_at.is_none())
         .count();
     let up_to = if r.partitions.len() > 1 { "up to " } else { "" };
+    // How long the ones still stopped had been, at the inputs' last event.
+    let open_for = end.and_then(|end| {
+        r.partitions
+            .iter()
+            .filter(|p| p.resumed_at.is_none())
+            .map(|p| human::millis_between(p.stopped_at, end))
+            .fold(None::<f64>, |a, ms| Some(a.map_or(ms, |a| a.max(ms))))
+    });
+    let still_clause = |n: usize| match open_for {
+        Some(ms) => format!(
+            "{n} still stopped at the end of the input, {} after they stopped",
+            human::duration(ms)
+        ),
+        None => format!("{n} still stopped at the end of the input"),
+    };
     let how_long = match (longest, still) {
         (Some(ms), 0) => format!(" stopped for {up_to}{}", human::duration(ms)),
         (Some(ms), n) => format!(
-            " stopped for {up_to}{} ({n} still stopped at the end of the input)",
-            human::duration(ms)
+            " stopped for {up_to}{} ({})",
+            human::duration(ms),
+            still_clause(n)
         ),
-        (None, _) => " stopped and were still stopped at the end of the input".into(),
+        (None, n) => match open_for {
+            Some(ms) => format!(
+                " stopped and were still stopped at the end of the input, {} after they stopped",
+                human::duration(ms)
+            ),
+            None if n > 0 => " stopped and were still stopped at the end of the input".into(),
+            None => " stopped".into(),
+        },
     };
     line.push(Span::plain(how_long));
     let sum = |f: fn(&crate::report::PartitionStop) -> Option<i64>| -> i64 {
@@ -684,6 +716,7 @@ mod tests {
             summary,
             rounds,
             name,
+            report.input_end,
             TimeStyle::for_report(report),
         ))
     }
@@ -773,6 +806,35 @@ mod tests {
         let text = story(&report, "orders-service");
         assert!(
             text.contains("partitions orders-3..5 stopped for up to 11.40 s and 212 records will be read twice."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn partitions_still_stopped_at_the_end_say_how_long_they_had_been_stopped() {
+        use crate::report::{PartitionStop, RebalanceStop};
+        use crate::time::Timestamp;
+        let mut report = sample::incident();
+        let end = Timestamp(1_700_000_000_000_000_000);
+        report.input_end = Some(end);
+        let resumed = PartitionStop {
+            partition: "orders-3".into(),
+            stopped_ms: Some(7_000.0),
+            resumed_at: Some(Timestamp(1)),
+            ..PartitionStop::default()
+        };
+        let still = PartitionStop {
+            partition: "orders-4".into(),
+            stopped_at: end.offset_by(-50_100_000_000),
+            ..PartitionStop::default()
+        };
+        for r in &mut report.rebalances {
+            r.stop = Some(RebalanceStop::default());
+            r.partitions = vec![resumed.clone(), still.clone()];
+        }
+        let text = story(&report, "orders-service");
+        assert!(
+            text.contains("stopped for up to 7.00 s (1 still stopped at the end of the input, 50.10 s after they stopped)"),
             "{text}"
         );
     }
