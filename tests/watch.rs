@@ -290,12 +290,7 @@ fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_r
 /// windows are cut to seconds ([`SMALL`]), with why. Real inputs meet the
 /// default windows (10 min of events, 5 min of hindsight); these cuts
 /// show what a window too short for a cause costs.
-const DIFFER_WITH_SMALL_WINDOWS: &[(&str, &str)] = &[(
-    "ck_static_expired.pcap",
-    "g1-c2's session.timeout.ms comes from its JoinGroup of 19:02:28, in the round \
-     before 0 -> 0; when 0 -> 0 is revised 60 s later that round has left the window, \
-     so the revised record says session.timeout.ms = unknown",
-)];
+const DIFFER_WITH_SMALL_WINDOWS: &[(&str, &str)] = &[];
 
 /// Windows of seconds: most fixtures span more than this.
 const SMALL: kgtrace::watch::engine::Bounds = kgtrace::watch::engine::Bounds {

@@ -18,8 +18,10 @@
 //! Memory is bounded by these windows (the constants below):
 //! - per group, the events of the last [`RETAIN_NS`] of event time, plus
 //!   the span of the group's last completed round (who was a member, with
-//!   what assignment: what the next round is compared with) and of any
-//!   round still open; events in between are dropped;
+//!   what assignment: what the next round is compared with), of the round
+//!   each of its members last joined in (the JoinGroup its timeouts come
+//!   from: at most one round per member) and of any round still open;
+//!   events in between are dropped;
 //! - the data path (Fetch, ListOffsets, topic ids): the last [`RETAIN_NS`];
 //! - per emitted record, one rendered line while it can still change
 //!   ([`HINDSIGHT_NS`] after it completed), then only the time before which
@@ -125,9 +127,10 @@ struct Window {
     /// Records that started before this are final or forgotten: never told
     /// again.
     final_before: Timestamp,
-    /// The last completed round's span and the earliest open round's start
-    /// (from the last evaluation): kept by [`Window::trim`].
-    last_round: Option<(Timestamp, Timestamp)>,
+    /// Spans of rounds the next evaluation must still see, from the last
+    /// one ([`kept_spans`]), and the earliest open round's start: kept by
+    /// [`Window::trim`].
+    kept: Vec<(Timestamp, Timestamp)>,
     open_since: Option<Timestamp>,
     /// The open rounds' records as last rebuilt (selected by the filter).
     open: Vec<Rebalance>,
@@ -364,15 +367,13 @@ impl Window {
     /// Compares the rebuilt records with what was told and tells the
     /// difference.
     fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: &mut Vec<Output>) {
-        self.last_round = None;
+        self.kept = kept_spans(&rebalances);
         self.open_since = None;
         self.open.clear();
         let mut standing = Vec::new();
         for r in rebalances {
             if r.status == "in_progress" {
                 self.open_since.get_or_insert(r.started_at);
-            } else if let Some(done) = r.completed_at.or(Some(r.started_at)) {
-                self.last_round = Some((r.started_at, done));
             }
             // Before `final_before`: a final record, or what is left of one
             // whose first events were trimmed (never told again).
@@ -441,21 +442,51 @@ impl Window {
         self.announced.retain(|s| *s >= final_before);
     }
 
-    /// Drops the events older than `cut` that neither the last completed
-    /// round nor an open round spans.
+    /// Drops the events older than `cut` that neither a kept round
+    /// ([`kept_spans`]) nor an open round spans.
     fn trim(&mut self, cut: Timestamp) {
         if self.events.first().is_none_or(|e| e.ts >= cut) {
             return;
         }
-        let (round_from, round_to) = self.last_round.unwrap_or((cut, cut));
         let open = self.open_since.unwrap_or(cut);
         let told_from = self.told.keys().next().copied().unwrap_or(cut);
         let keep_from = cut.min(open).min(told_from);
-        self.events
-            .retain(|e| e.ts >= keep_from || (e.ts >= round_from && e.ts <= round_to));
-        self.rejected
-            .retain(|s| *s >= keep_from || (*s >= round_from && *s <= round_to));
+        let kept = &self.kept;
+        let keep = |t: Timestamp| t >= keep_from || kept.iter().any(|(a, b)| t >= *a && t <= *b);
+        self.events.retain(|e| keep(e.ts));
+        self.rejected.retain(|s| keep(*s));
     }
+}
+
+/// The rounds a window keeps past its retention: the last completed one
+/// (who was a member, with what assignment: what the next round is compared
+/// with) and, for each member it began with, the latest earlier round that
+/// member joined in. That JoinGroup carries the member's session and
+/// rebalance timeouts, by which its later removal is judged (a member that
+/// joined an hour before it went silent is judged by them as the batch run
+/// judges it). At most one span per member.
+fn kept_spans(rebalances: &[Rebalance]) -> Vec<(Timestamp, Timestamp)> {
+    let done: Vec<&Rebalance> = rebalances
+        .iter()
+        .filter(|r| r.status != "in_progress")
+        .collect();
+    let Some((last, before)) = done.split_last() else {
+        return Vec::new();
+    };
+    let span = |r: &Rebalance| (r.started_at, r.completed_at.unwrap_or(r.started_at));
+    let mut spans = vec![span(last)];
+    for m in &last.members_before {
+        let joined = before
+            .iter()
+            .rev()
+            .find(|r| r.joins.iter().any(|j| j.member_id == m.member_id));
+        if let Some(s) = joined.map(|r| span(r)) {
+            if !spans.contains(&s) {
+                spans.push(s);
+            }
+        }
+    }
+    spans
 }
 
 /// What [`Window::tell`] selects with: the filter, the first event's time,
