@@ -503,12 +503,14 @@ type Decompressed<'a> = (Box<dyn BufRead + 'a>, Arc<AtomicBool>);
 /// The read buffer of a log: small enough to stay in the CPU's cache. A
 /// log is read a buffer at a time and each buffer is searched once, so what
 /// costs is copying it (the kernel's copy into it, then the NUL filter's);
-/// measured on the 1 GB realistic log (benches/throughput.rs `realog`), 1 MB
+/// measured on the 1 GB realistic log (benches/throughput/dense.rs `realog`), 1 MB
 /// buffers spent a quarter of the run in the kernel's copy alone.
 const LOG_BUFFER: usize = 64 << 10;
 
-/// A plain input's read buffer: a capture's is large (its records are
-/// parsed in place, and a jumbo packet must fit), a log's is [`LOG_BUFFER`].
+/// A plain input's read buffer: a log's is [`LOG_BUFFER`]; a capture's
+/// stays at 1 MB, below the pcap reader's own 4 MiB buffer
+/// (capture/pcap.rs `INITIAL_BUFFER`), whose refills then read past it
+/// straight from the file (a 64 KiB one measured no different).
 fn read_buffer(kind: Kind) -> usize {
     match kind {
         Kind::Log => LOG_BUFFER,

@@ -9,7 +9,10 @@
 //! [`Rebalance`]s, the span from `GroupSummary::first_seen`/`last_seen`, the
 //! cause from `Trigger::kind`, `member_id`, `client_id` and `detail`, the
 //! removals from `Rebalance::removed`, the length from `duration_ms`, the
-//! hold-up from `straggler`. Nothing here is free text.
+//! hold-up from `straggler`; how long partitions still stopped at the end
+//! had been stopped, from `Report::input_end` (the time line's last event,
+//! the end the headline's worst stop is measured to). Nothing here is free
+//! text.
 
 use crate::report::{GroupSummary, Rebalance, RemovedMember};
 use crate::time::Timestamp;
@@ -473,31 +476,30 @@ fn cost(r: &Rebalance, end: Option<Timestamp>) -> Line {
         r.partitions
             .iter()
             .filter(|p| p.resumed_at.is_none())
-            .map(|p| human::millis_between(p.stopped_at, end))
+            .map(|p| human::millis_between(p.stopped_at, end).max(0.0))
             .fold(None::<f64>, |a, ms| Some(a.map_or(ms, |a| a.max(ms))))
     });
-    let still_clause = |n: usize| match open_for {
+    let since = |n: usize| match open_for {
         Some(ms) => format!(
-            "{n} still stopped at the end of the input, {} after they stopped",
-            human::duration(ms)
+            ", {}{} after {} stopped",
+            if n > 1 { "up to " } else { "" },
+            human::duration(ms),
+            if n > 1 { "they" } else { "it" }
         ),
-        None => format!("{n} still stopped at the end of the input"),
+        None => String::new(),
     };
     let how_long = match (longest, still) {
         (Some(ms), 0) => format!(" stopped for {up_to}{}", human::duration(ms)),
         (Some(ms), n) => format!(
-            " stopped for {up_to}{} ({})",
+            " stopped for {up_to}{} ({n} still stopped at the end of the input{})",
             human::duration(ms),
-            still_clause(n)
+            since(n)
         ),
-        (None, n) => match open_for {
-            Some(ms) => format!(
-                " stopped and were still stopped at the end of the input, {} after they stopped",
-                human::duration(ms)
-            ),
-            None if n > 0 => " stopped and were still stopped at the end of the input".into(),
-            None => " stopped".into(),
-        },
+        (None, n) => format!(
+            " {} still stopped at the end of the input{}",
+            if names.len() == 1 { "was" } else { "were" },
+            since(n)
+        ),
     };
     line.push(Span::plain(how_long));
     let sum = |f: fn(&crate::report::PartitionStop) -> Option<i64>| -> i64 {
@@ -834,7 +836,7 @@ mod tests {
         }
         let text = story(&report, "orders-service");
         assert!(
-            text.contains("stopped for up to 7.00 s (1 still stopped at the end of the input, 50.10 s after they stopped)"),
+            text.contains("stopped for up to 7.00 s (1 still stopped at the end of the input, 50.10 s after it stopped)"),
             "{text}"
         );
     }

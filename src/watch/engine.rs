@@ -367,7 +367,7 @@ impl Window {
     /// Compares the rebuilt records with what was told and tells the
     /// difference.
     fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: &mut Vec<Output>) {
-        self.kept = kept_spans(&rebalances);
+        self.kept = kept_spans(&rebalances, self.final_before);
         self.open_since = None;
         self.open.clear();
         let mut standing = Vec::new();
@@ -460,29 +460,48 @@ impl Window {
 
 /// The rounds a window keeps past its retention: the last completed one
 /// (who was a member, with what assignment: what the next round is compared
-/// with) and, for each member it began with, the latest earlier round that
-/// member joined in. That JoinGroup carries the member's session and
-/// rebalance timeouts, by which its later removal is judged (a member that
-/// joined an hour before it went silent is judged by them as the batch run
-/// judges it). At most one span per member.
-fn kept_spans(rebalances: &[Rebalance]) -> Vec<(Timestamp, Timestamp)> {
+/// with), every completed round that may still be revised (started at or
+/// after `final_before`) and, for each member such a round began with, the
+/// latest round that member joined in. That JoinGroup carries the member's
+/// session and rebalance timeouts, by which its later removal is judged (a
+/// member that joined an hour before it went silent is judged by them as
+/// the batch run judges it); a span starts at the earliest JoinGroup
+/// request of its round, which may precede the round's start. At most one
+/// span per revisable round and per member.
+fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timestamp, Timestamp)> {
     let done: Vec<&Rebalance> = rebalances
         .iter()
         .filter(|r| r.status != "in_progress")
         .collect();
-    let Some((last, before)) = done.split_last() else {
+    let Some(last) = done.last() else {
         return Vec::new();
     };
-    let span = |r: &Rebalance| (r.started_at, r.completed_at.unwrap_or(r.started_at));
-    let mut spans = vec![span(last)];
-    for m in &last.members_before {
-        let joined = before
+    let span = |r: &Rebalance| {
+        let from = r
+            .joins
             .iter()
-            .rev()
-            .find(|r| r.joins.iter().any(|j| j.member_id == m.member_id));
-        if let Some(s) = joined.map(|r| span(r)) {
-            if !spans.contains(&s) {
-                spans.push(s);
+            .map(|j| j.requested_at)
+            .fold(r.started_at, Timestamp::min);
+        (from, r.completed_at.unwrap_or(r.started_at))
+    };
+    let mut spans = Vec::new();
+    let mut add = |s: (Timestamp, Timestamp)| {
+        if !spans.contains(&s) {
+            spans.push(s);
+        }
+    };
+    for (i, r) in done.iter().enumerate() {
+        if r.started_at < final_before && !std::ptr::eq(*r, *last) {
+            continue;
+        }
+        add(span(r));
+        for m in &r.members_before {
+            let joined = done[..=i]
+                .iter()
+                .rev()
+                .find(|j| j.joins.iter().any(|j| j.member_id == m.member_id));
+            if let Some(j) = joined {
+                add(span(j));
             }
         }
     }
