@@ -47,9 +47,10 @@ pub struct Report {
     /// generation back), but nothing consumed its partitions while it was
     /// down. Empty when none.
     pub stops_without_rebalance: Vec<StopWithoutRebalance>,
-    /// The inputs' last group event: stops still open at the end are
-    /// measured to it (the worst stop, the story). Not serialised: each
-    /// input's `last_ts` says it in the JSON.
+    /// The time line's last group event: stops still open at the end are
+    /// measured to it (the worst stop, the story). Not serialised (the JSON
+    /// gives each input's own `first_ts`/`last_ts`, a log's in its own
+    /// clock).
     #[serde(skip)]
     pub input_end: Option<Timestamp>,
 }

@@ -437,9 +437,10 @@ fn a_static_member_restarted_on_tansu_is_found_from_its_new_process_join_though_
     // not from a member id change. The truth logs the close and the new
     // process's JoinGroup answer (same_generation_rejoins.joins_logged):
     // the stop starts at the close (max(1 s, 25 %)) and cannot end before
-    // that answer; tansu then holds the SyncGroup about 3 s more (its
-    // truths' notes), which the truth files do not time, so the end is
-    // bounded from below only.
+    // that answer, so here the end is bounded from below only; the
+    // stop's length is checked against the clients' own callbacks (their
+    // `partition_stops`) by
+    // `every_partition_stop_of_two_seconds_the_clients_callbacks_show_is_reported_with_its_length`.
     for name in ["ck_static_restart", "kp_static_restart"] {
         let truth = util::truth_of(name);
         let report = util::analyse(name, View::Rebalances);

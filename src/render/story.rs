@@ -842,6 +842,28 @@ mod tests {
     }
 
     #[test]
+    fn a_partition_never_resumed_says_it_was_still_stopped_and_since_when() {
+        use crate::report::{PartitionStop, RebalanceStop};
+        use crate::time::Timestamp;
+        let mut report = sample::incident();
+        let end = Timestamp(1_700_000_000_000_000_000);
+        report.input_end = Some(end);
+        for r in &mut report.rebalances {
+            r.stop = Some(RebalanceStop::default());
+            r.partitions = vec![PartitionStop {
+                partition: "orders-4".into(),
+                stopped_at: end.offset_by(-12_000_000_000),
+                ..PartitionStop::default()
+            }];
+        }
+        let text = story(&report, "orders-service");
+        assert!(
+            text.contains("partition orders-4 was still stopped at the end of the input, 12.00 s after it stopped"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_silent_member_without_known_partitions_is_not_given_the_rounds_length() {
         use crate::report::RebalanceStop;
         let mut report = sample::incident();

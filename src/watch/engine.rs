@@ -18,10 +18,11 @@
 //! Memory is bounded by these windows (the constants below):
 //! - per group, the events of the last [`RETAIN_NS`] of event time, plus
 //!   the span of the group's last completed round (who was a member, with
-//!   what assignment: what the next round is compared with), of the round
-//!   each of its members last joined in (the JoinGroup its timeouts come
-//!   from: at most one round per member) and of any round still open;
-//!   events in between are dropped;
+//!   what assignment: what the next round is compared with) and of every
+//!   round that may still be revised, of the round each of their members
+//!   last joined in (the JoinGroup its timeouts come from: at most one
+//!   round per member) and of any round still open; events in between are
+//!   dropped;
 //! - the data path (Fetch, ListOffsets, topic ids): the last [`RETAIN_NS`];
 //! - per emitted record, one rendered line while it can still change
 //!   ([`HINDSIGHT_NS`] after it completed), then only the time before which
@@ -127,9 +128,9 @@ struct Window {
     /// Records that started before this are final or forgotten: never told
     /// again.
     final_before: Timestamp,
-    /// Spans of rounds the next evaluation must still see, from the last
-    /// one ([`kept_spans`]), and the earliest open round's start: kept by
-    /// [`Window::trim`].
+    /// Spans of rounds the next evaluation must still see ([`kept_spans`],
+    /// from the last evaluation) and the earliest open round's start: kept
+    /// by [`Window::trim`].
     kept: Vec<(Timestamp, Timestamp)>,
     open_since: Option<Timestamp>,
     /// The open rounds' records as last rebuilt (selected by the filter).
@@ -473,9 +474,6 @@ fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timesta
         .iter()
         .filter(|r| r.status != "in_progress")
         .collect();
-    let Some(last) = done.last() else {
-        return Vec::new();
-    };
     let span = |r: &Rebalance| {
         let from = r
             .joins
@@ -491,7 +489,8 @@ fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timesta
         }
     };
     for (i, r) in done.iter().enumerate() {
-        if r.started_at < final_before && !std::ptr::eq(*r, *last) {
+        let last = i + 1 == done.len();
+        if r.started_at < final_before && !last {
             continue;
         }
         add(span(r));
