@@ -536,9 +536,9 @@ pub fn timeline_entry(ev: &GroupEvent) -> TimelineEntry {
     let (frame, line) = location(&ev.evidence.at);
     TimelineEntry {
         ts: ev.ts,
-        group: ev.group.clone(),
-        member_id: ev.member_id.clone(),
-        group_instance_id: ev.group_instance_id.clone(),
+        group: ev.group.as_deref().map(String::from),
+        member_id: ev.member_id.as_deref().map(String::from),
+        group_instance_id: ev.group_instance_id.as_deref().map(String::from),
         client_id: ev.client.client_id.clone(),
         client_host: ev.client.address.clone(),
         generation: ev.generation_id,

@@ -13,7 +13,57 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::fast_hash::FastSet;
 use crate::time::Timestamp;
+
+/// A group, member or instance id as an event carries it: shared, not
+/// copied, by every event that names it (issue 12: a coordinator's capture
+/// names the same few thousand ids in millions of events).
+pub type Id = Arc<str>;
+
+/// Hands out one shared [`Id`] per distinct text, so the events of one input
+/// hold each group and member id once. At [`MAX_IDS`] it forgets the ids no
+/// event holds any more; ids past the cap after that are handed out unshared
+/// (correct, only not deduplicated), so a hostile input cannot grow it.
+#[derive(Debug)]
+pub struct Ids {
+    known: FastSet<Id>,
+    cap: usize,
+}
+
+impl Default for Ids {
+    fn default() -> Ids {
+        Ids {
+            known: FastSet::default(),
+            cap: MAX_IDS,
+        }
+    }
+}
+
+/// How many ids one [`Ids`] shares at most.
+pub const MAX_IDS: usize = 256 * 1024;
+
+impl Ids {
+    /// The shared id for `text`.
+    pub fn id(&mut self, text: &str) -> Id {
+        if let Some(id) = self.known.get(text) {
+            return id.clone();
+        }
+        let id: Id = Arc::from(text);
+        if self.known.len() >= self.cap {
+            self.known.retain(|id| Arc::strong_count(id) > 1);
+        }
+        if self.known.len() < self.cap {
+            self.known.insert(id.clone());
+        }
+        id
+    }
+
+    /// [`Ids::id`] of an optional text.
+    pub fn of(&mut self, text: Option<&str>) -> Option<Id> {
+        text.map(|t| self.id(t))
+    }
+}
 
 /// One observation about a consumer group (or about the connection of one of
 /// its members).
@@ -23,11 +73,11 @@ pub struct GroupEvent {
     pub ts: Timestamp,
     /// The group's `group_id`; `None` for events that name no group
     /// (a connection closing, a FindCoordinator for a transaction id).
-    pub group: Option<String>,
+    pub group: Option<Id>,
     /// The member this event is about, as Kafka writes it (`member_id`).
-    pub member_id: Option<String>,
+    pub member_id: Option<Id>,
     /// Static membership id (KIP-345 `group.instance.id`).
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<Id>,
     /// Generation (classic) or epoch (KIP-848) the event carries.
     pub generation_id: Option<i32>,
     /// Who sent or received it on the wire, or who logged it: shared by the
@@ -832,5 +882,45 @@ mod tests {
         ] {
             assert!(!o.is(other), "{other}");
         }
+    }
+}
+
+#[cfg(test)]
+mod ids_tests {
+    use super::*;
+
+    fn capped(cap: usize) -> Ids {
+        Ids {
+            cap,
+            ..Ids::default()
+        }
+    }
+
+    #[test]
+    fn the_same_text_is_one_shared_id() {
+        let mut ids = Ids::default();
+        let a = ids.id("consumer-1-7f3e");
+        let b = ids.id("consumer-1-7f3e");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &ids.id("consumer-2-0c1d")));
+        assert_eq!(ids.of(None), None);
+        assert_eq!(ids.of(Some("g1")).as_deref(), Some("g1"));
+    }
+
+    #[test]
+    fn at_the_cap_ids_no_event_holds_are_forgotten_and_the_rest_stay_shared() {
+        let mut ids = capped(2);
+        let held = ids.id("held");
+        drop(ids.id("dropped"));
+        // Full: "dropped" is held by nobody, so it is forgotten to make room.
+        let third = ids.id("third");
+        assert_eq!(ids.known.len(), 2);
+        assert!(Arc::ptr_eq(&held, &ids.id("held")));
+        assert!(Arc::ptr_eq(&third, &ids.id("third")));
+        // Full of held ids: a new one is handed out, right but unshared.
+        let fourth = ids.id("fourth");
+        assert_eq!(&*fourth, "fourth");
+        assert!(!Arc::ptr_eq(&fourth, &ids.id("fourth")));
+        assert_eq!(ids.known.len(), 2);
     }
 }

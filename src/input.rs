@@ -1276,8 +1276,11 @@ impl ExchangeSink {
                 .push(normalize::events_from_close(&closed, &self.source));
         }
         for mut ex in self.pending.drain(..) {
+            if self.keep {
+                self.rows.push(row_of(&ex));
+            }
             self.events.extend(normalize::events_from_exchange(
-                &ex,
+                &mut ex,
                 &self.source,
                 &mut self.clients,
             ));
@@ -1287,9 +1290,6 @@ impl ExchangeSink {
                 &mut self.clients,
                 &mut self.data,
             );
-            if self.keep {
-                self.rows.push(row_of(&ex));
-            }
         }
         self.count += (self.events.len() - before) as u64;
     }

@@ -5,6 +5,9 @@
 //! request at its time with its frame, the response at its time with its
 //! frame), and one `ConnectionClosed` event per closed connection that
 //! carried group traffic. After this stage nothing depends on the wire.
+//! The events of one input share their client and their group, member
+//! and instance ids ([`ClientCache`]); each exchange is spent making them
+//! (its request and response move into the events).
 //!
 //! Connection closes: [`crate::kafka::KafkaDecoder::take_closed`] hands
 //! back, for each connection that named a group and then saw FIN or RST,
@@ -15,7 +18,8 @@
 
 use std::sync::Arc;
 
-use crate::event::{ClientRef, DataEvent, EventKind, Evidence, GroupEvent, Location};
+use crate::event::{ClientRef, DataEvent, EventKind, Evidence, GroupEvent, Id, Ids, Location};
+use crate::fast_hash::FastMap;
 use crate::kafka::{ClosedConnection, Exchange};
 use crate::time::Timestamp;
 
@@ -23,9 +27,9 @@ use crate::time::Timestamp;
 /// group API), then its response (one event per group for responses about
 /// several groups).
 pub fn events_from_exchange(
-    ex: &Exchange,
+    ex: &mut Exchange,
     source: &Arc<str>,
-    clients: &mut ClientCache,
+    shared: &mut ClientCache,
 ) -> Vec<GroupEvent> {
     let mut events = Vec::new();
     // Most exchanges of a capture (Fetch, Produce) carry no group event:
@@ -33,16 +37,24 @@ pub fn events_from_exchange(
     if ex.request.is_none() && ex.response.is_none() && ex.response_groups.is_empty() {
         return events;
     }
-    let client = shared_client(ex, clients);
-    if let (Some(kind), Some(ts), Some(frame)) = (&ex.request, ex.request_ts, ex.request_frame) {
+    let client = shared_client(ex, shared);
+    let ids = &mut shared.ids;
+    let group = ids.of(ex.group_id.as_deref());
+    let instance = ids.of(ex.group_instance_id.as_deref());
+    let request_member = ids.of(ex.request_member_id.as_deref());
+    // The exchange is spent here: its kinds move into the events (a deep
+    // copy of every commit's offsets was a tenth of the allocations).
+    if let (Some(kind), Some(ts), Some(frame)) =
+        (ex.request.take(), ex.request_ts, ex.request_frame)
+    {
         events.push(GroupEvent {
             ts,
-            group: ex.group_id.clone(),
-            member_id: ex.request_member_id.clone(),
-            group_instance_id: ex.group_instance_id.clone(),
+            group: group.clone(),
+            member_id: request_member.clone(),
+            group_instance_id: instance.clone(),
             generation_id: ex.request_generation_id,
             client: client.clone(),
-            kind: kind.clone(),
+            kind,
             truncated: ex.request_truncated,
             evidence: evidence(source, frame),
         });
@@ -51,27 +63,28 @@ pub fn events_from_exchange(
         return events;
     };
     if !ex.response_groups.is_empty() {
-        for (group, kind) in &ex.response_groups {
+        for (name, kind) in std::mem::take(&mut ex.response_groups) {
             events.push(about_group(
                 ts,
-                group,
+                ids.id(&name),
                 kind,
                 &client,
                 evidence(source, frame),
             ));
         }
-    } else if let Some(kind) = &ex.response {
+    } else if let Some(kind) = ex.response.take() {
+        let member = match ex.response_member_id.as_deref() {
+            Some(m) => Some(ids.id(m)),
+            None => request_member,
+        };
         events.push(GroupEvent {
             ts,
-            group: ex.group_id.clone(),
-            member_id: ex
-                .response_member_id
-                .clone()
-                .or(ex.request_member_id.clone()),
-            group_instance_id: ex.group_instance_id.clone(),
+            group,
+            member_id: member,
+            group_instance_id: instance,
             generation_id: ex.response_generation_id.or(ex.request_generation_id),
             client,
-            kind: kind.clone(),
+            kind,
             truncated: ex.response_truncated,
             evidence: evidence(source, frame),
         });
@@ -82,7 +95,8 @@ pub fn events_from_exchange(
 /// The connection's client as one shared value: the cached one while its
 /// client id and software are unchanged (the address and broker are the
 /// connection's own), else a new one that replaces it.
-fn shared_client(ex: &Exchange, clients: &mut ClientCache) -> Arc<ClientRef> {
+fn shared_client(ex: &Exchange, shared: &mut ClientCache) -> Arc<ClientRef> {
+    let clients = &mut shared.clients;
     if let Some(c) = clients
         .get(&ex.conn)
         .filter(|c| c.client_id == ex.client_id && c.software == ex.client_software)
@@ -94,17 +108,31 @@ fn shared_client(ex: &Exchange, clients: &mut ClientCache) -> Arc<ClientRef> {
     c
 }
 
-/// Each connection's client, shared by its group and data-path events.
-pub type ClientCache = std::collections::HashMap<u64, Arc<ClientRef>>;
+/// What the events of one input share: each connection's client (by its
+/// group and data-path events) and one copy of each group, member and
+/// instance id.
+#[derive(Debug, Default)]
+pub struct ClientCache {
+    clients: FastMap<u64, Arc<ClientRef>>,
+    ids: Ids,
+}
+
+impl ClientCache {
+    /// Nothing shared yet.
+    pub fn new() -> ClientCache {
+        ClientCache::default()
+    }
+}
 
 /// The data-path events one exchange shows (Fetch positions and partition
 /// headers, ListOffsets, Metadata topic ids), moved out of it into `out`.
 pub fn data_events_from_exchange(
     ex: &mut Exchange,
     source: &Arc<str>,
-    clients: &mut ClientCache,
+    shared: &mut ClientCache,
     out: &mut Vec<DataEvent>,
 ) {
+    let clients = &mut shared.clients;
     if ex.request_data.is_none() && ex.response_data.is_none() {
         return;
     }
@@ -145,9 +173,9 @@ pub fn data_events_from_exchange(
 pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupEvent {
     GroupEvent {
         ts: closed.ts,
-        group: closed.group_id.clone(),
-        member_id: closed.member_id.clone(),
-        group_instance_id: closed.group_instance_id.clone(),
+        group: closed.group_id.as_deref().map(Id::from),
+        member_id: closed.member_id.as_deref().map(Id::from),
+        group_instance_id: closed.group_instance_id.as_deref().map(Id::from),
         generation_id: None,
         client: Arc::new(ClientRef {
             client_id: closed.client_id.clone(),
@@ -165,19 +193,19 @@ pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupE
 
 fn about_group(
     ts: Timestamp,
-    group: &str,
-    kind: &EventKind,
+    group: Id,
+    kind: EventKind,
     client: &Arc<ClientRef>,
     evidence: Evidence,
 ) -> GroupEvent {
     GroupEvent {
         ts,
-        group: Some(group.to_string()),
+        group: Some(group),
         member_id: None,
         group_instance_id: None,
         generation_id: None,
         client: client.clone(),
-        kind: kind.clone(),
+        kind,
         truncated: false,
         evidence,
     }
@@ -216,7 +244,8 @@ mod tests {
         let (q, r) = join_group_v5_frames(3);
         let qf = sim.send(1, ToServer, &q);
         let rf = sim.send(1, ToClient, &r);
-        let events = events_from_exchange(sim.only(), &source(), &mut ClientCache::new());
+        let events =
+            events_from_exchange(&mut sim.only().clone(), &source(), &mut ClientCache::new());
         assert_eq!(events.len(), 2);
         let (req, resp) = (&events[0], &events[1]);
         assert_eq!(req.evidence.at, Location::Frame { frame: qf });
@@ -246,7 +275,8 @@ mod tests {
         let (q, r) = list_groups_v4_frames(1);
         sim.send(1, ToServer, &q);
         sim.send(1, ToClient, &r);
-        let events = events_from_exchange(sim.only(), &source(), &mut ClientCache::new());
+        let events =
+            events_from_exchange(&mut sim.only().clone(), &source(), &mut ClientCache::new());
         let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();
         assert_eq!(groups, vec![Some("a"), Some("b")]);
         let EventKind::GroupListed { state, .. } = &events[1].kind else {
@@ -270,7 +300,10 @@ mod tests {
             &crate::kafka::testkit::raw_response(1, &[0; 8]),
         );
         assert_eq!(sim.only().api, "Metadata");
-        assert!(events_from_exchange(sim.only(), &source(), &mut ClientCache::new()).is_empty());
+        assert!(
+            events_from_exchange(&mut sim.only().clone(), &source(), &mut ClientCache::new())
+                .is_empty()
+        );
     }
 
     #[test]

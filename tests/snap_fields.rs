@@ -393,15 +393,13 @@ fn kgtrace_value(field: &str, events: &[&GroupEvent], row: Option<&RowFields>) -
     let event = |f: &dyn Fn(&GroupEvent) -> Option<String>| events.iter().find_map(|e| f(e));
     let (list, index, sub) = split_index(field);
     match (list, sub) {
-        ("group_id", _) => {
-            event(&|e| e.group.clone()).or_else(|| from_row(&|r| r.group_id.clone()))
-        }
-        ("member_id", _) => {
-            event(&|e| e.member_id.clone()).or_else(|| from_row(&|r| r.member_id.clone()))
-        }
+        ("group_id", _) => event(&|e| e.group.as_deref().map(String::from))
+            .or_else(|| from_row(&|r| r.group_id.clone())),
+        ("member_id", _) => event(&|e| e.member_id.as_deref().map(String::from))
+            .or_else(|| from_row(&|r| r.member_id.clone())),
         ("generation_id", _) => event(&|e| e.generation_id.map(|g| g.to_string()))
             .or_else(|| from_row(&|r| r.generation_id.map(|g| g.to_string()))),
-        ("group_instance_id", _) => event(&|e| e.group_instance_id.clone()),
+        ("group_instance_id", _) => event(&|e| e.group_instance_id.as_deref().map(String::from)),
         ("error_code", _) => from_row(&|r| r.error_code.map(|c| c.to_string())),
         _ => event(&|e| kind_value(&e.kind, list, index, sub)),
     }

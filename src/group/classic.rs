@@ -213,7 +213,12 @@ impl Classic {
         }
         self.generation = Some(generation);
         self.generations_seen.insert(generation);
-        if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+        if let Some(m) = ev
+            .member_id
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .map(String::from)
+        {
             self.current.insert(m);
         }
         self.set_state(ev.ts, "Stable");
@@ -247,7 +252,7 @@ impl Classic {
         c.last_seen = Some(ev.ts);
         c.session_timeout_ms = session.or(c.session_timeout_ms);
         c.generation = ev.generation_id.filter(|g| *g >= 0).or(c.generation);
-        c.member_known |= ev.member_id.as_ref().is_some_and(|m| !m.is_empty());
+        c.member_known |= ev.member_id.as_deref().is_some_and(|m| !m.is_empty());
     }
 
     /// The previous generation's clients whose member ids were never seen.
@@ -291,7 +296,11 @@ impl Classic {
         self.activity.push(Activity {
             at: ev.ts,
             client_key,
-            member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+            member_id: ev
+                .member_id
+                .as_deref()
+                .filter(|m| !m.is_empty())
+                .map(String::from),
             what,
         });
     }
@@ -451,7 +460,7 @@ impl Classic {
         if *identity_cut {
             return;
         }
-        let member_id = ev.member_id.clone().unwrap_or_default();
+        let member_id = ev.member_id.as_deref().unwrap_or_default().to_string();
         if !member_id.is_empty() {
             let m = self.book.entry(&member_id);
             m.session_timeout_ms = Some(*session_timeout_ms);
@@ -499,7 +508,7 @@ impl Classic {
         };
         r.cite(ev);
         if member_id.is_empty() && ev.group_instance_id.is_some() {
-            r.static_join = ev.group_instance_id.clone();
+            r.static_join = ev.group_instance_id.as_deref().map(String::from);
         }
         if let Some(reason) = reason {
             if trigger::is_cooperative_follow_up(reason) && opening {
@@ -668,7 +677,7 @@ impl Classic {
             return;
         };
         let asked = self.joins_in_flight.remove(exchange);
-        let member_id = ev.member_id.clone().unwrap_or_default();
+        let member_id = ev.member_id.as_deref().unwrap_or_default().to_string();
         if let Some(e) = error {
             return self.on_join_error(ev, *e, asked.map(|a| a.member_id));
         }
@@ -860,7 +869,7 @@ impl Classic {
                 let c = Candidate {
                     kind: Kind::PreviousRebalanceFailed,
                     confidence: Confidence::Medium,
-                    member_id: ev.member_id.clone(),
+                    member_id: ev.member_id.as_deref().map(String::from),
                     client_id: ev.client.client_id.clone(),
                     detail: format!(
                         "the previous round did not complete: {}'s SyncGroup was answered REBALANCE_IN_PROGRESS and it rejoined",
@@ -879,7 +888,7 @@ impl Classic {
             }
             return self.on_error_answer(ev, Some(*e));
         }
-        let member_id = ev.member_id.clone().unwrap_or_default();
+        let member_id = ev.member_id.as_deref().unwrap_or_default().to_string();
         let names = partition_names(assignment);
         // A cut answer's assignment is unknown, not empty.
         if !ev.truncated {
@@ -971,7 +980,8 @@ impl Classic {
             return false;
         };
         last.cite(ev);
-        last.synced.insert(ev.member_id.clone().unwrap_or_default());
+        last.synced
+            .insert(ev.member_id.as_deref().unwrap_or_default().to_string());
         if let Some(r) = self.round.as_mut() {
             r.disproved = true;
         }
@@ -1037,7 +1047,7 @@ impl Classic {
     /// produced is in the group, even if the round did not show it rejoin
     /// (tansu lets members keep their generation without rejoining).
     fn confirm_member(&mut self, ev: &GroupEvent) {
-        let Some(m) = ev.member_id.as_ref().filter(|m| !m.is_empty()) else {
+        let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) else {
             return;
         };
         if self.round.is_some() {
@@ -1049,11 +1059,11 @@ impl Classic {
         let listed = last.members_final.as_ref().is_some_and(|f| f.contains(m));
         if last.generation.is_some() && last.generation == ev.generation_id && !listed {
             last.removed.remove(m);
-            last.expected.insert(m.clone());
+            last.expected.insert(m.to_string());
             if let Some(f) = last.members_final.as_mut() {
-                f.insert(m.clone());
+                f.insert(m.to_string());
             }
-            self.current.insert(m.clone());
+            self.current.insert(m.to_string());
         }
     }
 
@@ -1114,7 +1124,10 @@ impl Classic {
         };
         let key = client_key(ev);
         let leavers: Vec<_> = if members.is_empty() {
-            vec![(ev.member_id.clone().unwrap_or_default(), None)]
+            vec![(
+                ev.member_id.as_deref().unwrap_or_default().to_string(),
+                None,
+            )]
         } else {
             members
                 .iter()

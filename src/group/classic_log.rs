@@ -20,7 +20,11 @@ fn candidate(ev: &GroupEvent, kind: Kind, confidence: Confidence, detail: String
     Candidate {
         kind,
         confidence,
-        member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+        member_id: ev
+            .member_id
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .map(String::from),
         client_id: ev.client.client_id.clone(),
         detail,
         at: ev.ts,
@@ -263,7 +267,12 @@ fn suspect_weak(
 }
 
 fn mark_removed(g: &mut Classic, ev: &GroupEvent, how: &str) {
-    if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+    if let Some(m) = ev
+        .member_id
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .map(String::from)
+    {
         g.round_at(ev).removed.insert(m, how.to_string());
     }
 }
@@ -559,7 +568,7 @@ pub fn on_client(g: &mut Classic, ev: &GroupEvent, line: &ClientLine) {
                 g.activity.push(super::classic::Activity {
                     at: ev.ts,
                     client_key: super::classic::client_key(ev),
-                    member_id: ev.member_id.clone(),
+                    member_id: ev.member_id.as_deref().map(String::from),
                     what: ActivityKind::Evicted,
                 });
             }
@@ -648,7 +657,12 @@ fn joined(g: &mut Classic, ev: &GroupEvent) {
         r.generation = Some(generation);
         r.join_completed_at = Some(ev.ts);
     }
-    if let Some(m) = ev.member_id.clone().filter(|m| !m.is_empty()) {
+    if let Some(m) = ev
+        .member_id
+        .as_deref()
+        .filter(|m| !m.is_empty())
+        .map(String::from)
+    {
         r.record_join(&m, ev.client.client_id.clone(), ev.ts, None);
     }
     g.saw_generation(generation);

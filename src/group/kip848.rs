@@ -203,7 +203,11 @@ impl<'a> Consumer<'a> {
         let c = Candidate {
             kind,
             confidence,
-            member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+            member_id: ev
+                .member_id
+                .as_deref()
+                .filter(|m| !m.is_empty())
+                .map(String::from),
             client_id: ev.client.client_id.clone(),
             detail,
             at: ev.ts,
@@ -218,7 +222,7 @@ impl<'a> Consumer<'a> {
     }
 
     fn on_request(&mut self, ev: &'a GroupEvent, member_epoch: i32, topics: Option<&[String]>) {
-        let member = ev.member_id.clone().unwrap_or_default();
+        let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         match member_epoch {
             0 => {
                 if !member.is_empty() {
@@ -281,7 +285,7 @@ impl<'a> Consumer<'a> {
     /// rejoins are not.
     fn on_classic_join(&mut self, ev: &'a GroupEvent) {
         self.activity.push(activity(ev, ActivityKind::Join));
-        let member = ev.member_id.clone().unwrap_or_default();
+        let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         if !member.is_empty() && self.known.insert(member) {
             self.suspect(
                 ev,
@@ -300,7 +304,7 @@ impl<'a> Consumer<'a> {
         ev: &'a GroupEvent,
         assignment: &[crate::event::TopicPartitions],
     ) {
-        let member = ev.member_id.clone().unwrap_or_default();
+        let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         if member.is_empty() {
             return self.cite(ev);
         }
@@ -336,7 +340,7 @@ impl<'a> Consumer<'a> {
         member_epoch: i32,
         assignment: Option<&[crate::event::TopicPartitions]>,
     ) {
-        let member = ev.member_id.clone().unwrap_or_default();
+        let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         if member_epoch < 0 {
             self.current.remove(&member);
             self.cite(ev);
@@ -607,7 +611,7 @@ impl<'a> Consumer<'a> {
             // member is answered MEMBER_ID_REQUIRED and is not in the group.
             BrokerLine::MemberJoined { pending: true, .. } => self.cite(ev),
             BrokerLine::MemberJoined { .. } => {
-                let member = ev.member_id.clone().unwrap_or_default();
+                let member = ev.member_id.as_deref().unwrap_or_default().to_string();
                 // A member the broker already answered with an epoch has
                 // joined: the capture showed it first, the log line is late.
                 let answered = self.current.contains(&member);
@@ -657,7 +661,7 @@ impl<'a> Consumer<'a> {
                 if let Some(r) = self.round.as_mut().filter(|r| r.generation == Some(*epoch)) {
                     r.cite(ev);
                     if state.eq_ignore_ascii_case("stable") {
-                        if let Some(m) = ev.member_id.clone() {
+                        if let Some(m) = ev.member_id.as_deref().map(String::from) {
                             r.synced.insert(m);
                         }
                         r.completed_at = Some(ev.ts);
@@ -683,7 +687,7 @@ impl<'a> Consumer<'a> {
                 let Some(epoch) = ev.generation_id.filter(|e| *e > 0) else {
                     return self.cite(ev);
                 };
-                let member = ev.member_id.clone().unwrap_or_default();
+                let member = ev.member_id.as_deref().unwrap_or_default().to_string();
                 let round = match self.round.as_mut().filter(|r| r.generation == Some(epoch)) {
                     Some(r) => Some(r),
                     None => self
@@ -809,7 +813,7 @@ fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
         let Some(epoch) = ev.generation_id.filter(|e| *e >= 0) else {
             continue;
         };
-        let member = ev.member_id.clone().unwrap_or_default();
+        let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         let (prev, before, row) = last.remove(&member).unwrap_or((-1, Vec::new(), None));
         if epoch == 0 {
             joined.insert(member.clone(), ev.ts);
@@ -977,7 +981,11 @@ fn activity(ev: &GroupEvent, what: ActivityKind) -> Activity {
     Activity {
         at: ev.ts,
         client_key: client_key(ev),
-        member_id: ev.member_id.clone().filter(|m| !m.is_empty()),
+        member_id: ev
+            .member_id
+            .as_deref()
+            .filter(|m| !m.is_empty())
+            .map(String::from),
         what,
     }
 }

@@ -86,7 +86,7 @@ impl MemberBook {
         let m = self.entry(member_id);
         merge_client(&mut m.client, &event.client);
         if event.group_instance_id.is_some() {
-            m.group_instance_id = event.group_instance_id.clone();
+            m.group_instance_id = event.group_instance_id.as_deref().map(String::from);
         }
         m.first_seen.get_or_insert(ts);
         // The broker's lines on an expiry name the member but are not

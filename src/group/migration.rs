@@ -193,11 +193,13 @@ pub fn handover(history: &GroupHistory, events: &[&GroupEvent]) -> Handover {
 }
 
 fn member_ids(events: &[&GroupEvent]) -> BTreeSet<String> {
-    events
+    // Each id once, then copied: not a String per event.
+    let ids: BTreeSet<&str> = events
         .iter()
-        .filter_map(|e| e.member_id.clone())
+        .filter_map(|e| e.member_id.as_deref())
         .filter(|m| !m.is_empty())
-        .collect()
+        .collect();
+    ids.into_iter().map(String::from).collect()
 }
 
 /// One history from the stretches' histories, in order: every record

@@ -203,13 +203,19 @@ fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
 fn reconstruct_group(group: &str, evs: &[&GroupEvent]) -> GroupHistory {
     let mut parts = Vec::new();
     let mut handover: Option<migration::Handover> = None;
-    for (protocol, range) in migration::segments(evs) {
+    let segments = migration::segments(evs);
+    let last = segments.len().saturating_sub(1);
+    for (i, (protocol, range)) in segments.into_iter().enumerate() {
         let part = &evs[range];
         let h = match protocol {
             migration::Protocol::Consumer => kip848::reconstruct(group, part, handover.as_ref()),
             migration::Protocol::Classic => reconstruct_classic(group, part, handover.as_ref()),
         };
-        handover = Some(migration::handover(&h, part));
+        // Only a stretch followed by another hands over (nearly every group
+        // has one stretch: its member ids are not gathered for nothing).
+        if i < last {
+            handover = Some(migration::handover(&h, part));
+        }
         parts.push((protocol, h));
     }
     migration::join(group, parts)

@@ -416,7 +416,7 @@ fn log_event(
     GroupEvent {
         ts: secs(at),
         group: Some("g1".into()),
-        member_id: member.map(String::from),
+        member_id: member.map(Into::into),
         group_instance_id: None,
         generation_id: generation,
         client: ClientRef {
@@ -663,7 +663,7 @@ fn a_static_leader_rejoining_while_stable_gets_the_member_list_without_a_round()
     );
     for ev in &mut s.events {
         let instance = ev.client.client_id.as_deref().map(|c| c.replace('c', "i"));
-        ev.group_instance_id = instance;
+        ev.group_instance_id = instance.map(Into::into);
     }
     s.sync(15.01, "c1", "i1-new", 2, &[0]);
     s.heartbeat(18.0, "c2", "m2", 2, 0);

@@ -1184,7 +1184,7 @@ fn answers_batched_find_coordinator_keys_one_group_at_a_time() {
         sim.send(1, ToClient, &response(key::FIND_COORDINATOR, 4, 1, &resp));
         let ex = sim.only();
         let events = crate::normalize::events_from_exchange(
-            ex,
+            &mut ex.clone(),
             &std::sync::Arc::from("t"),
             &mut Default::default(),
         );

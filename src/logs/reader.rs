@@ -22,7 +22,7 @@ use super::layout::{split_entry, starts_entry, structured_line, Component, Entry
 use super::parsed::{Outcome, Parsed};
 use super::{broker, client, request_log, LogSummary};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
-use crate::event::{ClientLine, ClientRef, EventKind, Evidence, GroupEvent, Location};
+use crate::event::{ClientLine, ClientRef, EventKind, Evidence, GroupEvent, Ids, Location};
 use crate::time::{LocalTimeKind, LogZone, Timestamp, ZoneClock};
 
 static PREFILTER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"roup"));
@@ -64,6 +64,8 @@ pub(crate) struct LineReader<'a> {
     /// The last line's client, shared by the lines after it that name the
     /// same one (a broker's lines all name none).
     last_client: Option<Arc<ClientRef>>,
+    /// One copy of each group, member and instance id the lines name.
+    ids: Ids,
     /// Whether the first line was seen (it may be a CSV header).
     started: bool,
     /// A CSV export's columns, when the first line was its header.
@@ -81,6 +83,7 @@ impl<'a> LineReader<'a> {
             pending: None,
             rejoin_reasons: HashMap::new(),
             last_client: None,
+            ids: Ids::default(),
             started: false,
             csv: None,
         }
@@ -237,9 +240,9 @@ impl<'a> LineReader<'a> {
         self.last_client = Some(client.clone());
         Some(GroupEvent {
             ts,
-            group: p.group.or(group),
-            member_id: p.member_id,
-            group_instance_id: p.group_instance_id.or(instance),
+            group: self.ids.of(p.group.or(group).as_deref()),
+            member_id: self.ids.of(p.member_id.as_deref()),
+            group_instance_id: self.ids.of(p.group_instance_id.or(instance).as_deref()),
             generation_id: p.generation_id,
             client,
             kind,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::event::{
-    ClientRef, DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, PartitionOffset,
+    ClientRef, DataEvent, DataKind, ErrorCode, EventKind, GroupEvent, Id, PartitionOffset,
 };
 use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
@@ -88,7 +88,7 @@ pub(crate) struct GroupIndex {
     pub assigned: BTreeMap<i32, Vec<Assigned>>,
     /// The protocol (assignor) each generation's JoinGroup answers name.
     pub protocols: BTreeMap<i32, String>,
-    pub members: FastMap<String, MemberTrail>,
+    pub members: FastMap<Id, MemberTrail>,
     /// OffsetFetch answers by client: `(ts, offsets)`.
     pub offset_fetches: FastMap<ClientKey, Vec<(Timestamp, Vec<PartitionOffset>)>>,
     /// Static members' JoinGroups with an empty member id, in time order.
@@ -127,7 +127,7 @@ impl GroupIndex {
     /// Indexes one group's events.
     pub(crate) fn build(events: &[&GroupEvent]) -> GroupIndex {
         let mut g = GroupIndex::default();
-        let mut pending: FastMap<u64, (String, usize)> = FastMap::default();
+        let mut pending: FastMap<u64, (Id, usize)> = FastMap::default();
         for ev in events {
             g.member(ev);
             match &ev.kind {
@@ -145,7 +145,7 @@ impl GroupIndex {
                             .collect();
                         g.assigned.entry(gen).or_default().push(Assigned {
                             ts: ev.ts,
-                            member_id: m.clone(),
+                            member_id: m.to_string(),
                             partitions,
                             inferred: false,
                         });
@@ -195,12 +195,12 @@ impl GroupIndex {
                     if let Some(i) = &ev.group_instance_id {
                         g.static_joins.push(StaticJoin {
                             ts: ev.ts,
-                            group_instance_id: i.clone(),
+                            group_instance_id: i.to_string(),
                         });
                     }
                 }
                 EventKind::ConnectionClosed { .. } => {
-                    if let Some(t) = ev.member_id.as_ref().and_then(|m| g.members.get_mut(m)) {
+                    if let Some(t) = ev.member_id.as_deref().and_then(|m| g.members.get_mut(m)) {
                         t.closed.push(ev.ts);
                     }
                 }
@@ -240,7 +240,7 @@ impl GroupIndex {
             t.client = client_key(ev.client.client_id.as_deref(), ev.client.address.as_deref());
         }
         if t.group_instance_id.is_none() {
-            t.group_instance_id = ev.group_instance_id.clone();
+            t.group_instance_id = ev.group_instance_id.as_deref().map(String::from);
         }
         t.requests.push(ev.ts);
         match &ev.kind {
@@ -256,7 +256,7 @@ impl GroupIndex {
             EventKind::LeaveGroupRequest { members, .. } => {
                 let reason = members
                     .iter()
-                    .find(|x| &x.member_id == m)
+                    .find(|x| *x.member_id == **m)
                     .and_then(|x| x.reason.clone());
                 t.leaves.push((ev.ts, reason));
             }

@@ -78,7 +78,7 @@ fn one_round(
     for m in &r.members_before {
         if let Some(k) = idx
             .members
-            .get(&m.member_id)
+            .get(m.member_id.as_str())
             .and_then(|t| t.client.as_ref())
         {
             *keys.entry(k).or_default() += 1;

@@ -224,7 +224,7 @@ fn status(r: &Rebalance, followed: bool, idx: &GroupIndex) -> (String, Vec<Strin
         idx.members
             .iter()
             .filter(|(_, t)| t.joins.iter().any(|ts| *ts >= r.started_at))
-            .map(|(m, _)| m.as_str()),
+            .map(|(m, _)| &**m),
     );
     let removed: BTreeSet<&str> = r.removed.iter().map(|m| m.member_id.as_str()).collect();
     let waiting: Vec<String> = if r.join_completed_at.is_none() {

@@ -183,7 +183,7 @@ fn owner(idx: &GroupIndex, a: &Assigned) -> Owner {
         member_id: a.member_id.clone(),
         client_id: idx
             .members
-            .get(&a.member_id)
+            .get(a.member_id.as_str())
             .and_then(|t| t.client_id.clone()),
     }
 }
@@ -200,7 +200,7 @@ fn one(
     if from.inferred {
         notes.push(super::inferred::NOTE.to_string());
     }
-    let trail = c.idx.members.get(&from.member_id);
+    let trail = c.idx.members.get(from.member_id.as_str());
     let (why, stopped_at) = why_stopped(c, from, trail, cooperative, emptied, &mut notes);
     fill(c, p, from, to, why, stopped_at, notes)
 }
@@ -213,7 +213,7 @@ pub(crate) fn moved(c: &Round<'_>, mv: &Move) -> PartitionStop {
         Cause::Revoked => ("revoked", mv.stopped_at),
         Cause::Left => ("owner_left", mv.stopped_at),
         Cause::Removed => {
-            let trail = c.idx.members.get(&mv.from.member_id);
+            let trail = c.idx.members.get(mv.from.member_id.as_str());
             let at = last_request_before(c, &mv.from, trail, mv.stopped_at, &mut notes);
             ("owner_silent", at)
         }
@@ -232,7 +232,7 @@ pub(crate) fn fill(
     stopped_at: Timestamp,
     mut notes: Vec<String>,
 ) -> PartitionStop {
-    let trail = c.idx.members.get(&from.member_id);
+    let trail = c.idx.members.get(from.member_id.as_str());
     let mut stop = PartitionStop {
         partition: p.to_string(),
         from: Some(owner(c.idx, from)),
@@ -387,7 +387,7 @@ fn resume(
     stop: &mut PartitionStop,
     notes: &mut Vec<String>,
 ) {
-    let trail = c.idx.members.get(&to.member_id);
+    let trail = c.idx.members.get(to.member_id.as_str());
     let client = trail.and_then(|t| t.client.as_ref());
     let pt = client
         .and_then(|k| c.clients.clients.get(k))

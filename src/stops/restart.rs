@@ -96,7 +96,7 @@ fn new_process_join(
     old: &Assigned,
     new: &Assigned,
 ) -> Option<Timestamp> {
-    let closed = idx.members.get(&old.member_id)?.closed.as_slice();
+    let closed = idx.members.get(old.member_id.as_str())?.closed.as_slice();
     idx.static_joins
         .iter()
         .filter(|s| s.group_instance_id == id && s.ts > old.ts && s.ts <= new.ts)
@@ -119,7 +119,7 @@ fn replaced(
     let rejoined = joined
         .or_else(|| {
             idx.members
-                .get(&new.member_id)
+                .get(new.member_id.as_str())
                 .and_then(|t| t.joins.iter().find(|ts| **ts >= old.ts && **ts <= new.ts))
                 .copied()
         })
@@ -139,7 +139,7 @@ fn replaced(
         assigned_by: "SyncGroup",
         inferred: &[],
     };
-    let trail = idx.members.get(&old.member_id);
+    let trail = idx.members.get(old.member_id.as_str());
     let partitions = old
         .partitions
         .iter()

@@ -50,7 +50,7 @@ impl Script {
         self.events.push(GroupEvent {
             ts: at(ms),
             group: Some("g".into()),
-            member_id: (!member.is_empty()).then(|| member.to_string()),
+            member_id: (!member.is_empty()).then(|| member.into()),
             group_instance_id: None,
             generation_id: gen,
             client: client(c).into(),
