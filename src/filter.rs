@@ -247,7 +247,7 @@ impl Filter {
         let yes = groups_ok
             && opt_match(&self.member, &[x.member_id.as_deref()])
             && opt_match(&self.client, &[x.client_id.as_deref()])
-            && opt_match(&self.host, &[Some(x.connection.as_str())])
+            && opt_match(&self.host, &[Some(&*x.connection)])
             && self.time_ok(x.ts, first)
             && self.kind_ok(&[&x.api]);
         self.verdict(yes)

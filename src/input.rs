@@ -1303,7 +1303,7 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
         api_version: ex.api_version,
         correlation_id: ex.correlation_id,
         client_id: ex.client_id.clone(),
-        connection: ex.connection.clone(),
+        connection: ex.connection.to_string(),
         request_frame: ex.request_frame,
         response_frame: ex.response_frame,
         latency_ms: ex.latency_ms,

@@ -18,6 +18,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use crate::event::{BrokerLine, ClientLine, ErrorCode, EventKind, GroupEvent};
+use crate::fast_hash::FastMap;
 use crate::report::StateChange;
 use crate::time::Timestamp;
 
@@ -103,7 +104,12 @@ pub struct Classic {
     context: Vec<Context>,
     /// Clients of this group by client key: their last group request or
     /// answer, for rounds whose members' ids were cut by a snap length.
-    clients: HashMap<String, ClientSeen>,
+    clients: FastMap<String, ClientSeen>,
+    /// Each shared client's key (events of one connection share their
+    /// [`crate::event::ClientRef`]), by its address, formatted once rather
+    /// than per event. The events outlive this state, so an address is
+    /// never reused while it is a key here.
+    client_keys: FastMap<usize, String>,
 }
 
 /// Clients remembered per group (more are not tracked).
@@ -243,11 +249,23 @@ impl Classic {
         if ev.client.client_id.is_none() {
             return;
         }
-        let key = client_key(ev);
-        if !self.clients.contains_key(&key) && self.clients.len() >= MAX_CLIENTS {
-            return;
+        if self.client_keys.len() >= 4 * MAX_CLIENTS {
+            // A cache: a capture of very many connections starts it again.
+            self.client_keys.clear();
         }
-        let c = self.clients.entry(key).or_default();
+        let key = self
+            .client_keys
+            .entry(std::sync::Arc::as_ptr(&ev.client) as usize)
+            .or_insert_with(|| client_key(ev));
+        if !self.clients.contains_key(key.as_str()) {
+            if self.clients.len() >= MAX_CLIENTS {
+                return;
+            }
+            self.clients.insert(key.clone(), ClientSeen::default());
+        }
+        let Some(c) = self.clients.get_mut(key.as_str()) else {
+            return;
+        };
         c.client_id.clone_from(&ev.client.client_id);
         c.last_seen = Some(ev.ts);
         c.session_timeout_ms = session.or(c.session_timeout_ms);

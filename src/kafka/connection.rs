@@ -57,7 +57,7 @@ struct Attribution {
 pub(crate) struct Connection {
     ends: Ends,
     /// `"client -> server"`, as exchanges and diagnostics name it.
-    label: String,
+    label: Arc<str>,
     requests: FrameSplitter,
     responses: FrameSplitter,
     in_flight: InFlight,
@@ -76,7 +76,7 @@ impl Connection {
     pub(crate) fn new(ends: Ends, in_sync: bool, max_frame_len: usize, source: Arc<str>) -> Self {
         Connection {
             ends,
-            label: format!("{} -> {}", ends.client, ends.server),
+            label: Arc::from(format!("{} -> {}", ends.client, ends.server)),
             requests: FrameSplitter::new(in_sync, max_frame_len),
             responses: FrameSplitter::new(in_sync, max_frame_len),
             in_flight: InFlight::new(),
@@ -177,7 +177,7 @@ impl Connection {
     fn diag(&self, ctx: &mut Ctx, kind: DiagnosticKind, frame: Option<u64>, detail: String) {
         let at = match frame {
             Some(f) => format!("frame {f} ({})", self.label),
-            None => self.label.clone(),
+            None => self.label.to_string(),
         };
         ctx.diags.add(kind, &self.source, at, detail);
     }

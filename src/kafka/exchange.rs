@@ -6,6 +6,7 @@
 //! what is known about a group member's connection when it ends.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -36,7 +37,7 @@ pub struct Exchange {
     /// The request header's `client_id`.
     pub client_id: Option<String>,
     /// `"ip:port -> ip:port"`, client first.
-    pub connection: String,
+    pub connection: Arc<str>,
     /// Frame that completed the request (1-based, as Wireshark counts).
     pub request_frame: Option<u64>,
     /// Frame that completed the response.
@@ -180,7 +181,7 @@ pub(crate) struct Ends {
 /// seen without its request.
 pub(crate) fn build(
     ends: Ends,
-    label: &str,
+    label: &Arc<str>,
     req: Option<RequestSide>,
     resp: Option<ResponseSide>,
     unmatched: (i16, i16, i32),
@@ -245,7 +246,7 @@ pub(crate) fn build(
         api_version,
         correlation_id,
         client_id,
-        connection: label.to_string(),
+        connection: label.clone(),
         request_frame,
         response_frame,
         latency_ms,

@@ -779,7 +779,7 @@ fn flips_roles_when_requests_flow_towards_the_guessed_client() {
     sim.send(1, ToClient, &q);
     sim.send(1, ToServer, &r);
     let ex = sim.only();
-    assert_eq!(ex.connection, format!("{CLIENT} -> {BROKER}"));
+    assert_eq!(*ex.connection, *format!("{CLIENT} -> {BROKER}"));
     assert_eq!(ex.client.to_string(), CLIENT);
 }
 
@@ -793,7 +793,7 @@ fn detects_kafka_on_an_unconfigured_port_from_the_traffic() {
     assert!(sim.out.is_empty());
     sim.send(1, ToServer, &r);
     let ex = sim.only();
-    assert_eq!(ex.connection, "10.0.0.1:51000 -> 10.0.0.5:36333");
+    assert_eq!(&*ex.connection, "10.0.0.1:51000 -> 10.0.0.5:36333");
     assert_eq!((ex.request_frame, ex.response_frame), (Some(2), Some(3)));
 }
 
@@ -813,7 +813,7 @@ fn does_not_look_at_other_ports_when_detection_is_off() {
     sim.open_between(2, "10.0.0.1:50001", "10.0.0.2:19092", true);
     sim.send(2, ToServer, &q);
     sim.send(2, ToClient, &r);
-    assert_eq!(sim.only().connection, "10.0.0.1:50001 -> 10.0.0.2:19092");
+    assert_eq!(&*sim.only().connection, "10.0.0.1:50001 -> 10.0.0.2:19092");
 }
 
 #[test]

@@ -268,7 +268,7 @@ fn exchange_row(x: &ExchangeRow) -> Vec<String> {
         x.api_version.to_string(),
         x.correlation_id.to_string(),
         opt(x.client_id.as_deref()),
-        x.connection.clone(),
+        x.connection.to_string(),
         opt(x.request_frame),
         opt(x.response_frame),
         opt(x.latency_ms),
