@@ -23,12 +23,16 @@ pub type Id = Arc<str>;
 
 /// Hands out one shared [`Id`] per distinct text, so the events of one input
 /// hold each group and member id once. At [`MAX_IDS`] it forgets the ids no
-/// event holds any more; ids past the cap after that are handed out unshared
-/// (correct, only not deduplicated), so a hostile input cannot grow it.
+/// event holds any more; while it stays full, new ids are handed out
+/// unshared (correct, only not deduplicated), and it looks for ids to forget
+/// again only after as many more: a hostile input cannot grow it, and a log
+/// whose every line names a new member id does not pay a sweep per line.
 #[derive(Debug)]
 pub struct Ids {
     known: FastSet<Id>,
     cap: usize,
+    /// New ids to hand out unshared before the next sweep.
+    sweep_in: usize,
 }
 
 impl Default for Ids {
@@ -36,6 +40,7 @@ impl Default for Ids {
         Ids {
             known: FastSet::default(),
             cap: MAX_IDS,
+            sweep_in: 0,
         }
     }
 }
@@ -50,11 +55,15 @@ impl Ids {
             return id.clone();
         }
         let id: Id = Arc::from(text);
-        if self.known.len() >= self.cap {
+        if self.known.len() >= self.cap && self.sweep_in == 0 {
+            // One pass over the set per `cap` new ids: amortised O(1).
             self.known.retain(|id| Arc::strong_count(id) > 1);
+            self.sweep_in = self.cap;
         }
         if self.known.len() < self.cap {
             self.known.insert(id.clone());
+        } else {
+            self.sweep_in -= 1;
         }
         id
     }
@@ -917,10 +926,30 @@ mod ids_tests {
         assert_eq!(ids.known.len(), 2);
         assert!(Arc::ptr_eq(&held, &ids.id("held")));
         assert!(Arc::ptr_eq(&third, &ids.id("third")));
-        // Full of held ids: a new one is handed out, right but unshared.
+        // Full of held ids: new ones are handed out, right but unshared,
+        // without a sweep each ...
         let fourth = ids.id("fourth");
         assert_eq!(&*fourth, "fourth");
         assert!(!Arc::ptr_eq(&fourth, &ids.id("fourth")));
         assert_eq!(ids.known.len(), 2);
+        // ... until `cap` of them went by: then ids let go are forgotten.
+        drop(third);
+        let fifth = ids.id("fifth");
+        assert!(Arc::ptr_eq(&fifth, &ids.id("fifth")));
+        assert!(Arc::ptr_eq(&held, &ids.id("held")));
+    }
+
+    #[test]
+    fn a_new_id_on_every_line_does_not_sweep_on_every_line() {
+        let mut ids = capped(4);
+        let held: Vec<Id> = (0..4).map(|i| ids.id(&format!("m-{i}"))).collect();
+        // Full of held ids: the fifth sweeps once and finds nothing ...
+        let fifth = ids.id("m-4");
+        assert_eq!(ids.sweep_in, 3);
+        // ... and the next new ids are handed out without another sweep.
+        let more: Vec<Id> = (5..8).map(|i| ids.id(&format!("m-{i}"))).collect();
+        assert_eq!(ids.sweep_in, 0);
+        assert_eq!(ids.known.len(), 4);
+        assert_eq!((&*held[3], &*fifth, &*more[2]), ("m-3", "m-4", "m-7"));
     }
 }
