@@ -406,37 +406,40 @@ fn describe_broker(line: &BrokerLine) -> Described {
                     .unwrap_or_default()
             ),
         ),
-        B::RequestCompleted {
-            api,
-            api_version,
-            error,
-            total_time_ms,
-            remote_time_ms,
-            reason,
-            ..
-        } => s(
-            &format!("request log: {api}"),
-            if api == "JoinGroup" {
-                "join"
-            } else if api == "SyncGroup" {
-                "sync"
-            } else if api == "LeaveGroup" {
-                "leave"
-            } else {
-                "heartbeat"
-            },
-            format!(
-                "v{api_version} total={total_time_ms:.0}ms remote={remote_time_ms:.0}ms{}{}",
-                error
-                    .as_ref()
-                    .map(|e| format!(" error={e}"))
-                    .unwrap_or_default(),
-                reason
-                    .as_ref()
-                    .map(|r| format!(" reason=\"{r}\""))
-                    .unwrap_or_default()
-            ),
-        ),
+        B::RequestCompleted(rc) => {
+            let crate::event::RequestCompleted {
+                api,
+                api_version,
+                error,
+                total_time_ms,
+                remote_time_ms,
+                reason,
+                ..
+            } = rc.as_ref();
+            s(
+                &format!("request log: {api}"),
+                if api == "JoinGroup" {
+                    "join"
+                } else if api == "SyncGroup" {
+                    "sync"
+                } else if api == "LeaveGroup" {
+                    "leave"
+                } else {
+                    "heartbeat"
+                },
+                format!(
+                    "v{api_version} total={total_time_ms:.0}ms remote={remote_time_ms:.0}ms{}{}",
+                    error
+                        .as_ref()
+                        .map(|e| format!(" error={e}"))
+                        .unwrap_or_default(),
+                    reason
+                        .as_ref()
+                        .map(|r| format!(" reason=\"{r}\""))
+                        .unwrap_or_default()
+                ),
+            )
+        }
     }
 }
 

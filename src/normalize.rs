@@ -42,8 +42,8 @@ pub fn events_from_exchange(
     let group = ids.of(ex.group_id.as_deref());
     let instance = ids.of(ex.group_instance_id.as_deref());
     let request_member = ids.of(ex.request_member_id.as_deref());
-    // The exchange is spent here: its kinds move into the events (a deep
-    // copy of every commit's offsets was a tenth of the allocations).
+    // The exchange is spent here: its kinds move into the events rather
+    // than being copied (a commit's copy was one allocation per partition).
     if let (Some(kind), Some(ts), Some(frame)) =
         (ex.request.take(), ex.request_ts, ex.request_frame)
     {

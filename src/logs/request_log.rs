@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::event::{BrokerLine, ErrorCode, EventKind};
+use crate::event::{BrokerLine, ErrorCode, EventKind, RequestCompleted};
 use crate::logs::parsed::{number, regex, text, Outcome, Parsed};
 
 /// The API key in `"requestApiKey":N`, read without parsing the JSON.
@@ -67,7 +67,7 @@ fn parsed(api: &str, v: &Value) -> Parsed {
         .as_i64()
         .and_then(|c| ErrorCode::from_code(c as i16))
         .map(|e| e.name().to_string());
-    let line = BrokerLine::RequestCompleted {
+    let line = BrokerLine::RequestCompleted(Box::new(RequestCompleted {
         api: api.to_string(),
         api_version: header["requestApiVersion"].as_i64().unwrap_or(-1) as i16,
         correlation_id: header["correlationId"].as_i64().unwrap_or(-1) as i32,
@@ -78,7 +78,7 @@ fn parsed(api: &str, v: &Value) -> Parsed {
         local_time_ms: float(&v["localTimeMs"]),
         reason,
         leader: string(&response["leader"]),
-    };
+    }));
     let member_id = string(&response["memberId"])
         .or_else(|| string(&request["memberId"]))
         .or_else(|| leaving.and_then(|m| string(&m["memberId"])));
@@ -116,7 +116,7 @@ fn text_form(line: &[u8]) -> Option<Parsed> {
         _ => "SyncGroup",
     };
     let ms = |i| number::<f64>(&t, i).unwrap_or(0.0);
-    let line_kind = BrokerLine::RequestCompleted {
+    let line_kind = BrokerLine::RequestCompleted(Box::new(RequestCompleted {
         api: api.to_string(),
         api_version: number(&h, 2).unwrap_or(-1),
         correlation_id: number(&h, 4).unwrap_or(-1),
@@ -127,7 +127,7 @@ fn text_form(line: &[u8]) -> Option<Parsed> {
         remote_time_ms: ms(4),
         reason: None,
         leader: None,
-    };
+    }));
     let group_id = group
         .captures(line)
         .and_then(|c| text(&c, 1))
@@ -169,17 +169,17 @@ mod tests {
             (Some("g"), Some("c-1-ab"), Some(4))
         );
         assert_eq!(p.client_id.as_deref(), Some("c-1"));
-        let EventKind::Broker(BrokerLine::RequestCompleted {
+        let EventKind::Broker(BrokerLine::RequestCompleted(rc)) = &p.kind else {
+            panic!()
+        };
+        let RequestCompleted {
             api,
             remote_time_ms,
             reason,
             error,
             api_version,
             ..
-        }) = &p.kind
-        else {
-            panic!()
-        };
+        } = rc.as_ref();
         assert_eq!(
             (api.as_str(), *api_version, *remote_time_ms, error),
             ("JoinGroup", 9, 3000.5, &None)
@@ -200,9 +200,10 @@ mod tests {
         let Outcome::Event(p) = parse(json.as_bytes()) else {
             panic!()
         };
-        let EventKind::Broker(BrokerLine::RequestCompleted { error, .. }) = &p.kind else {
+        let EventKind::Broker(BrokerLine::RequestCompleted(rc)) = &p.kind else {
             panic!()
         };
+        let error = &rc.error;
         assert_eq!(error.as_deref(), Some("REBALANCE_IN_PROGRESS"));
         assert_eq!(p.generation_id, Some(3));
     }
@@ -214,9 +215,10 @@ mod tests {
             panic!()
         };
         assert_eq!(p.member_id.as_deref(), Some("m"));
-        let EventKind::Broker(BrokerLine::RequestCompleted { reason, .. }) = &p.kind else {
+        let EventKind::Broker(BrokerLine::RequestCompleted(rc)) = &p.kind else {
             panic!()
         };
+        let reason = &rc.reason;
         assert_eq!(reason.as_deref(), Some("the consumer is being closed"));
     }
 
@@ -242,15 +244,15 @@ mod tests {
             (p.group.as_deref(), p.client_id.as_deref()),
             (Some("g"), Some("consumer-1"))
         );
-        let EventKind::Broker(BrokerLine::RequestCompleted {
+        let EventKind::Broker(BrokerLine::RequestCompleted(rc)) = &p.kind else {
+            panic!()
+        };
+        let RequestCompleted {
             api,
             remote_time_ms,
             correlation_id,
             ..
-        }) = &p.kind
-        else {
-            panic!()
-        };
+        } = rc.as_ref();
         assert_eq!(
             (api.as_str(), *remote_time_ms, *correlation_id),
             ("JoinGroup", 3000.5, 5)
