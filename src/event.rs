@@ -22,16 +22,21 @@ use crate::time::Timestamp;
 pub type Id = Arc<str>;
 
 /// Hands out one shared [`Id`] per distinct text, so the events of one input
-/// hold each group and member id once. At [`MAX_IDS`] it forgets the ids no
-/// event holds any more; while it stays full, new ids are handed out
-/// unshared (correct, only not deduplicated), and it looks for ids to forget
-/// again only after as many more: a hostile input cannot grow it, and a log
-/// whose every line names a new member id does not pay a sweep per line.
+/// hold each group and member id once. Each time it has doubled it forgets
+/// the ids no event holds any more, so under `kgtrace watch`, which lets old
+/// events go, it holds about the live ids, not every id seen in days of
+/// member churn. At [`MAX_IDS`] new ids are handed out unshared (correct,
+/// only not deduplicated) and it looks for ids to forget again only after
+/// as many more: a hostile input cannot grow it, and a log whose every line
+/// names a new member id does not pay a sweep per line. Each sweep is paid
+/// for by as many new ids as it scans (amortised O(1)).
 #[derive(Debug)]
 pub struct Ids {
     known: FastSet<Id>,
     cap: usize,
-    /// New ids to hand out unshared before the next sweep.
+    /// The size at which to sweep next (below the cap).
+    next_sweep: usize,
+    /// When full: new ids to hand out unshared before the next sweep.
     sweep_in: usize,
 }
 
@@ -40,6 +45,7 @@ impl Default for Ids {
         Ids {
             known: FastSet::default(),
             cap: MAX_IDS,
+            next_sweep: SWEEP_AT_LEAST,
             sweep_in: 0,
         }
     }
@@ -48,6 +54,9 @@ impl Default for Ids {
 /// How many ids one [`Ids`] shares at most.
 pub const MAX_IDS: usize = 256 * 1024;
 
+/// No sweep before this many ids (a capture names a few thousand).
+const SWEEP_AT_LEAST: usize = 4096;
+
 impl Ids {
     /// The shared id for `text`.
     pub fn id(&mut self, text: &str) -> Id {
@@ -55,10 +64,14 @@ impl Ids {
             return id.clone();
         }
         let id: Id = Arc::from(text);
-        if self.known.len() >= self.cap && self.sweep_in == 0 {
-            // One pass over the set per `cap` new ids: amortised O(1).
-            self.known.retain(|id| Arc::strong_count(id) > 1);
-            self.sweep_in = self.cap;
+        let len = self.known.len();
+        if len >= self.cap {
+            if self.sweep_in == 0 {
+                self.sweep();
+                self.sweep_in = self.cap;
+            }
+        } else if len >= self.next_sweep {
+            self.sweep();
         }
         if self.known.len() < self.cap {
             self.known.insert(id.clone());
@@ -66,6 +79,12 @@ impl Ids {
             self.sweep_in -= 1;
         }
         id
+    }
+
+    /// Forgets the ids no event holds.
+    fn sweep(&mut self) {
+        self.known.retain(|id| Arc::strong_count(id) > 1);
+        self.next_sweep = (2 * self.known.len()).max(SWEEP_AT_LEAST);
     }
 
     /// [`Ids::id`] of an optional text.
@@ -955,6 +974,22 @@ mod ids_tests {
         let fifth = ids.id("fifth");
         assert!(Arc::ptr_eq(&fifth, &ids.id("fifth")));
         assert!(Arc::ptr_eq(&held, &ids.id("held")));
+    }
+
+    #[test]
+    fn ids_let_go_are_forgotten_each_time_the_table_doubles() {
+        let mut ids = Ids {
+            next_sweep: 3,
+            ..Ids::default()
+        };
+        let held = ids.id("held");
+        drop((ids.id("gone-1"), ids.id("gone-2")));
+        // Three known: the fourth new id sweeps the two no event holds.
+        let fourth = ids.id("fourth");
+        assert_eq!(ids.known.len(), 2);
+        assert_eq!(ids.next_sweep, SWEEP_AT_LEAST);
+        assert!(Arc::ptr_eq(&held, &ids.id("held")));
+        assert!(Arc::ptr_eq(&fourth, &ids.id("fourth")));
     }
 
     #[test]
