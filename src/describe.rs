@@ -5,7 +5,7 @@
 //! detail line. Shared by the timeline and the evidence of rebalances so the
 //! same event reads the same everywhere.
 
-use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location};
+use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location, RequestCompleted};
 use crate::report::{EvidenceLine, TimelineEntry};
 
 /// The words for an event.
@@ -407,7 +407,7 @@ fn describe_broker(line: &BrokerLine) -> Described {
             ),
         ),
         B::RequestCompleted(rc) => {
-            let crate::event::RequestCompleted {
+            let RequestCompleted {
                 api,
                 api_version,
                 error,

@@ -25,7 +25,8 @@ use crate::time::Timestamp;
 
 /// The group events one exchange shows: its request (if captured and of a
 /// group API), then its response (one event per group for responses about
-/// several groups).
+/// several groups). The request and response are moved out of `ex`, not
+/// copied: what is left serves only the data path and the `decode` row.
 pub fn events_from_exchange(
     ex: &mut Exchange,
     source: &Arc<str>,
