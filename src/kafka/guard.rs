@@ -67,6 +67,12 @@ struct Guard<'a> {
     /// A replaced value turned out to be a length at this position: the
     /// decode is stopped (every read fails) and done again.
     found_length: Option<usize>,
+    /// Read positions from the first replacement on. Both decodes read the
+    /// same positions up to their first replacement (same bytes, same known
+    /// lengths; the fill only matters once a value is replaced), so only
+    /// what follows can differ. Nearly every message has no replacement:
+    /// recording every read grew a vector per message (2.5 % of the
+    /// instructions on a dense coordinator capture, callgrind).
     trace: Vec<usize>,
     /// Continuation bytes of an accepted varint still to hand out as read.
     varint_left: u8,
@@ -152,7 +158,9 @@ impl Buf for Guard<'_> {
 
     fn advance(&mut self, n: usize) {
         self.pos = (self.pos + n).min(self.bytes.len());
-        self.trace.push(self.pos);
+        if self.replaced {
+            self.trace.push(self.pos);
+        }
         self.last_replaced = None;
     }
 
