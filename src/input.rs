@@ -1302,7 +1302,7 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
         api: ex.api.to_string(),
         api_version: ex.api_version,
         correlation_id: ex.correlation_id,
-        client_id: ex.client_id.clone(),
+        client_id: ex.client_id.as_deref().map(str::to_owned),
         connection: ex.connection.to_string(),
         request_frame: ex.request_frame,
         response_frame: ex.response_frame,

@@ -98,10 +98,9 @@ pub fn events_from_exchange(
 /// connection's own), else a new one that replaces it.
 fn shared_client(ex: &Exchange, shared: &mut ClientCache) -> Arc<ClientRef> {
     let clients = &mut shared.clients;
-    if let Some(c) = clients
-        .get(&ex.conn)
-        .filter(|c| c.client_id == ex.client_id && c.software == ex.client_software)
-    {
+    if let Some(c) = clients.get(&ex.conn).filter(|c| {
+        c.client_id.as_deref() == ex.client_id.as_deref() && c.software == ex.client_software
+    }) {
         return c.clone();
     }
     let c = Arc::new(client_ref(ex));
@@ -139,7 +138,7 @@ pub fn data_events_from_exchange(
     }
     let cached = clients
         .get(&ex.conn)
-        .filter(|c| c.client_id == ex.client_id || ex.client_id.is_none());
+        .filter(|c| c.client_id.as_deref() == ex.client_id.as_deref() || ex.client_id.is_none());
     let client = match cached {
         Some(c) => c.clone(),
         None => {
@@ -179,7 +178,7 @@ pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupE
         group_instance_id: closed.group_instance_id.as_deref().map(Id::from),
         generation_id: None,
         client: Arc::new(ClientRef {
-            client_id: closed.client_id.clone(),
+            client_id: closed.client_id.as_deref().map(str::to_owned),
             address: Some(closed.client.to_string()),
             software: closed.software.clone(),
             broker: Some(closed.server.to_string()),
@@ -214,7 +213,7 @@ fn about_group(
 
 fn client_ref(ex: &Exchange) -> ClientRef {
     ClientRef {
-        client_id: ex.client_id.clone(),
+        client_id: ex.client_id.as_deref().map(str::to_owned),
         address: Some(ex.client.to_string()),
         software: ex.client_software.clone(),
         broker: Some(ex.server.to_string()),

@@ -46,7 +46,7 @@ pub(crate) type InFlight = BTreeMap<i32, Box<RequestSide>>;
 /// The last things a connection said about its group member.
 #[derive(Clone, Debug, Default)]
 struct Attribution {
-    client_id: Option<String>,
+    client_id: Option<Arc<str>>,
     group_id: Option<String>,
     member_id: Option<String>,
     group_instance_id: Option<String>,
@@ -201,7 +201,8 @@ impl Connection {
         let (api_key, version) = (peek.api_key, peek.api_version);
         let no_answer = api_key == 0 && header::produce_acks(&f.bytes, version) == Read::Done(0);
         let exchange = ctx.next_exchange();
-        let client_id = peek.client_id.as_deref().or(self.last.client_id.as_deref());
+        let named = peek.client_id.map(|raw| self.client_id_text(raw));
+        let client_id = named.as_deref().or(self.last.client_id.as_deref());
         let assigned = ctx.assigned(client_id);
         let mut decoded = self.decode_request(f, (api_key, version), exchange, assigned, ctx);
         if let Some(EventKind::ConsumerGroupHeartbeatRequest { broker_offers, .. }) =
@@ -215,9 +216,9 @@ impl Connection {
         if let Some(s) = &decoded.decoded.software {
             self.software = Some(s.clone());
         }
-        self.remember(&peek.client_id, &decoded.decoded, api_key);
+        self.remember(&named, &decoded.decoded, api_key);
         let req = RequestSide {
-            client_id: peek.client_id,
+            client_id: named,
             software: self.software.clone(),
             ..decoded
         };
@@ -233,6 +234,17 @@ impl Connection {
             if let Some((_, oldest)) = self.in_flight.pop_first() {
                 self.unanswered(*oldest, ctx);
             }
+        }
+    }
+
+    /// A request's `client_id` as text (lossy UTF-8), shared with the
+    /// connection's last one when the bytes are the same: a connection
+    /// names one client id on every request, and reading it afresh was an
+    /// allocation and a UTF-8 pass per request.
+    fn client_id_text(&self, raw: &[u8]) -> Arc<str> {
+        match &self.last.client_id {
+            Some(last) if last.as_bytes() == raw => last.clone(),
+            _ => Arc::from(String::from_utf8_lossy(raw)),
         }
     }
 
@@ -336,8 +348,8 @@ impl Connection {
 
     /// Keeps the last ids the connection named (copied only when they
     /// change: a member's connection names the same ones every request).
-    fn remember(&mut self, client_id: &Option<String>, d: &Decoded, api_key: i16) {
-        fn keep(last: &mut Option<String>, new: &Option<String>) {
+    fn remember(&mut self, client_id: &Option<Arc<str>>, d: &Decoded, api_key: i16) {
+        fn keep<T: PartialEq + Clone>(last: &mut Option<T>, new: &Option<T>) {
             if new.is_some() && last != new {
                 last.clone_from(new);
             }

@@ -34,8 +34,9 @@ pub struct Exchange {
     pub api_version: i16,
     /// `correlation_id`.
     pub correlation_id: i32,
-    /// The request header's `client_id`.
-    pub client_id: Option<String>,
+    /// The request header's `client_id` (shared by a connection's
+    /// exchanges).
+    pub client_id: Option<Arc<str>>,
     /// `"ip:port -> ip:port"`, client first.
     pub connection: Arc<str>,
     /// Frame that completed the request (1-based, as Wireshark counts).
@@ -134,7 +135,7 @@ pub struct ClosedConnection {
     /// Broker end.
     pub server: SocketAddr,
     /// Last `client_id` seen on it.
-    pub client_id: Option<String>,
+    pub client_id: Option<Arc<str>>,
     /// Last group named on it.
     pub group_id: Option<String>,
     /// Last member id used on it.
@@ -151,7 +152,7 @@ pub(crate) struct RequestSide {
     pub api_key: i16,
     pub api_version: i16,
     pub correlation_id: i32,
-    pub client_id: Option<String>,
+    pub client_id: Option<Arc<str>>,
     pub ts: Timestamp,
     pub frame: u64,
     pub exchange: u64,

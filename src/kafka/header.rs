@@ -26,15 +26,16 @@ pub(crate) const REQUEST_FIXED: usize = 10;
 
 /// The header fields of a request, read by hand.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct RequestPeek {
+pub(crate) struct RequestPeek<'a> {
     /// `request_api_key`.
     pub api_key: i16,
     /// `request_api_version`.
     pub api_version: i16,
     /// `correlation_id`.
     pub correlation_id: i32,
-    /// `client_id` (lossy UTF-8; `None` when null).
-    pub client_id: Option<String>,
+    /// `client_id`'s bytes (`None` when null): read as text only where it
+    /// is kept, once per connection and client id, not per frame.
+    pub client_id: Option<&'a [u8]>,
 }
 
 /// Result of reading a header from a possibly short prefix.
@@ -62,7 +63,7 @@ pub(crate) fn size_at(b: &[u8]) -> Option<usize> {
 }
 
 /// Reads a request header's common prefix from `body` (no size prefix).
-pub(crate) fn peek_request(body: &[u8]) -> Read<RequestPeek> {
+pub(crate) fn peek_request(body: &[u8]) -> Read<RequestPeek<'_>> {
     let (Some(api_key), Some(api_version), Some(correlation_id), Some(len)) = (
         i16_at(body, 0),
         i16_at(body, 2),
@@ -75,7 +76,7 @@ pub(crate) fn peek_request(body: &[u8]) -> Read<RequestPeek> {
         -1 => None,
         n if n < 0 => return Read::Invalid,
         n => match body.get(REQUEST_FIXED..REQUEST_FIXED + n as usize) {
-            Some(text) => Some(String::from_utf8_lossy(text).into_owned()),
+            Some(text) => Some(text),
             None => return Read::NeedMore(REQUEST_FIXED + n as usize),
         },
     };
@@ -241,7 +242,7 @@ mod tests {
             panic!("not read")
         };
         assert_eq!((p.api_key, p.api_version, p.correlation_id), (12, 4, 7));
-        assert_eq!(p.client_id.as_deref(), Some("rdkafka"));
+        assert_eq!(p.client_id, Some(&b"rdkafka"[..]));
     }
 
     #[test]
