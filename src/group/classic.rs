@@ -15,7 +15,7 @@
 //! arrives, or at the end of the input; late answers of a closed round's
 //! generation are attached to it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use crate::event::{BrokerLine, ClientLine, ErrorCode, EventKind, GroupEvent};
 use crate::fast_hash::FastMap;
@@ -84,11 +84,11 @@ pub struct Classic {
     pub activity: Vec<Activity>,
     /// The earliest JoinGroup of each client key, so that "joined before"
     /// is one lookup, not a scan of the activity log.
-    first_join: HashMap<String, Timestamp>,
+    first_join: FastMap<String, Timestamp>,
     /// Coordinator last seen.
     pub coordinator: Option<String>,
     /// Join requests awaiting their answers: exchange → (member id asked, client key).
-    joins_in_flight: HashMap<u64, JoinAsked>,
+    joins_in_flight: FastMap<u64, JoinAsked>,
     /// First and last event times.
     pub span: Option<(Timestamp, Timestamp)>,
     /// SyncGroups answered REBALANCE_IN_PROGRESS since the last round

@@ -9,9 +9,10 @@
 //! it (KIP-848, `ConsumerGroupHeartbeatRequest.json`). A round here runs
 //! from the first cause to the last member answered with the new epoch.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
+use crate::fast_hash::FastMap;
 use crate::report::{GroupSummary, StateChange};
 use crate::time::Timestamp;
 
@@ -40,7 +41,7 @@ struct Consumer<'a> {
     /// `getOrMaybeSubscribeDynamicConsumerGroupMember` with
     /// createIfNotExists), but only a member not yet in it joins.
     known: BTreeSet<String>,
-    member_epoch: HashMap<String, i32>,
+    member_epoch: FastMap<String, i32>,
     pending: VecDeque<(Candidate, &'a GroupEvent)>,
     round: Option<Round>,
     done: super::round::ClosedRounds,
@@ -59,9 +60,9 @@ struct Consumer<'a> {
     targets: BTreeSet<i32>,
     /// The heartbeat interval each member was last told
     /// (ConsumerGroupHeartbeatResponse `HeartbeatIntervalMs`).
-    heartbeat_ms: HashMap<String, i32>,
+    heartbeat_ms: FastMap<String, i32>,
     /// Each member's latest joining ConsumerGroupHeartbeat (epoch 0).
-    join_requests: HashMap<String, &'a GroupEvent>,
+    join_requests: FastMap<String, &'a GroupEvent>,
     /// Members whose joins the open round took from the wire, in the order
     /// their requests were sent.
     round_joiners: Vec<String>,
@@ -797,9 +798,9 @@ const MEMBER_VIEW_NOTE: &str = "only a KIP-848 client's log: each row is one rec
 /// reconciled again is evidence of its row). The member's first row after
 /// joining is its own join; the others' causes are not in a client log.
 fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
-    let mut last: HashMap<String, (i32, Vec<String>, Option<usize>)> = HashMap::new();
+    let mut last: FastMap<String, (i32, Vec<String>, Option<usize>)> = FastMap::default();
     // When each member reconciled epoch 0 (joined): its first row starts there.
-    let mut joined: HashMap<String, Timestamp> = HashMap::new();
+    let mut joined: FastMap<String, Timestamp> = FastMap::default();
     let mut rounds: Vec<Round> = Vec::new();
     for ev in reconciles {
         let EventKind::Client(ClientLine::Reconciling {
@@ -920,7 +921,7 @@ fn is_wire_join(ev: &GroupEvent) -> bool {
 fn fenced_by_silence(
     r: &mut Round,
     book: &MemberBook,
-    heartbeat_ms: &HashMap<String, i32>,
+    heartbeat_ms: &FastMap<String, i32>,
     activity: &ActivityIndex<'_>,
 ) {
     if r.candidates

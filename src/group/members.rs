@@ -6,9 +6,8 @@
 //! heard from. The reconstructor asks it "who is this", "who went silent"
 //! and "who was in the group" when it writes a rebalance record.
 
-use std::collections::HashMap;
-
 use crate::event::{BrokerLine, ClientRef, EventKind, GroupEvent, TopicPartitions};
+use crate::fast_hash::FastMap;
 use crate::report::MemberSummary;
 use crate::time::Timestamp;
 
@@ -58,7 +57,7 @@ impl Member {
 /// Every member ever seen in one group, by `member_id`.
 #[derive(Clone, Debug, Default)]
 pub struct MemberBook {
-    members: HashMap<String, Member>,
+    members: FastMap<String, Member>,
 }
 
 impl MemberBook {

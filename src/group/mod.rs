@@ -18,9 +18,10 @@ mod round;
 pub use round::MAX_ROUNDS_PER_GROUP;
 pub mod trigger;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
+use crate::fast_hash::FastMap;
 use crate::report::{GroupSummary, Rebalance, Trigger};
 use crate::time::Timestamp;
 
@@ -53,12 +54,16 @@ pub struct GroupHistory {
 pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
     // Once for the run, not once per group (that was quadratic in groups).
     let groupless = groupless_static_notes(events);
-    let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
+    // Gathered in a hash map, then put in name order once (a tree walk
+    // compared group names byte by byte for every event).
+    let mut by_group: FastMap<&str, Vec<&GroupEvent>> = FastMap::default();
     for ev in events {
         if let Some(g) = ev.group.as_deref() {
             by_group.entry(g).or_default().push(ev);
         }
     }
+    let mut by_group: Vec<(&str, Vec<&GroupEvent>)> = by_group.into_iter().collect();
+    by_group.sort_unstable_by_key(|(g, _)| *g);
     by_group
         .into_iter()
         .map(|(group, evs)| match consumer_protocol_refused(&evs) {

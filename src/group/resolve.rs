@@ -10,8 +10,7 @@
 //! a member whose requests stopped for its `session.timeout.ms`, often
 //! answered UNKNOWN_MEMBER_ID when it comes back.
 
-use std::collections::{HashMap, HashSet};
-
+use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
 use super::classic::{Activity, ActivityKind};
@@ -33,8 +32,8 @@ const MIN_SESSION_TIMEOUT_MS: f64 = 6000.0;
 /// scan of the whole log per candidate and per silent member).
 #[derive(Default)]
 pub struct ActivityIndex<'a> {
-    by_member: HashMap<(ActivityKind, &'a str), Vec<Timestamp>>,
-    by_key: HashMap<(ActivityKind, &'a str), Vec<Timestamp>>,
+    by_member: FastMap<(ActivityKind, &'a str), Vec<Timestamp>>,
+    by_key: FastMap<(ActivityKind, &'a str), Vec<Timestamp>>,
 }
 
 impl<'a> ActivityIndex<'a> {
@@ -214,7 +213,7 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
     // A member list cut by the snap length may hold the joiner: nothing
     // shows it was answered only later.
     let known = !round.members_cut();
-    let clients: HashSet<String> = members
+    let clients: FastSet<String> = members
         .iter()
         .filter_map(|m| book.client_id(m))
         .chain(round.joins.values().filter_map(|j| j.client_id.clone()))
@@ -229,8 +228,8 @@ fn credit_newcomers(round: &mut Round, book: &MemberBook, newcomers: &[String]) 
     }
     // Members and client ids already named as this round's joiners, kept
     // as sets so that crediting n newcomers is linear, not n².
-    let mut named_members: HashSet<String> = HashSet::new();
-    let mut named_clients: HashSet<String> = HashSet::new();
+    let mut named_members: FastSet<String> = FastSet::default();
+    let mut named_clients: FastSet<String> = FastSet::default();
     for c in round
         .candidates
         .iter()

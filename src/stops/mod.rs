@@ -61,6 +61,7 @@ mod tests;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{DataEvent, GroupEvent};
+use crate::fast_hash::FastMap;
 use crate::group::GroupHistory;
 use crate::report::{PartitionStop, Rebalance, RebalanceStop, StopWithoutRebalance, WorstStop};
 use crate::time::Timestamp;
@@ -96,7 +97,9 @@ pub fn apply_folded(histories: &mut [GroupHistory], events: &[GroupEvent], data:
 }
 
 fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &ClientIndex) {
-    let mut by_group: BTreeMap<&str, Vec<&GroupEvent>> = BTreeMap::new();
+    // Hashed, not ordered: only looked up (a tree walk compared group names
+    // byte by byte for every event).
+    let mut by_group: FastMap<&str, Vec<&GroupEvent>> = FastMap::default();
     for ev in events {
         if let Some(g) = ev.group.as_deref() {
             by_group.entry(g).or_default().push(ev);
