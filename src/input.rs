@@ -1312,7 +1312,7 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
         generation_id: ex.generation_id,
         error_code: ex.error_code,
         error: ex.error.map(str::to_string),
-        client_software: ex.client_software.clone(),
+        client_software: ex.client_software.as_deref().map(str::to_owned),
     }
 }
 

@@ -99,7 +99,8 @@ pub fn events_from_exchange(
 fn shared_client(ex: &Exchange, shared: &mut ClientCache) -> Arc<ClientRef> {
     let clients = &mut shared.clients;
     if let Some(c) = clients.get(&ex.conn).filter(|c| {
-        c.client_id.as_deref() == ex.client_id.as_deref() && c.software == ex.client_software
+        c.client_id.as_deref() == ex.client_id.as_deref()
+            && c.software.as_deref() == ex.client_software.as_deref()
     }) {
         return c.clone();
     }
@@ -180,7 +181,7 @@ pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupE
         client: Arc::new(ClientRef {
             client_id: closed.client_id.as_deref().map(str::to_owned),
             address: Some(closed.client.to_string()),
-            software: closed.software.clone(),
+            software: closed.software.as_deref().map(str::to_owned),
             broker: Some(closed.server.to_string()),
         }),
         kind: EventKind::ConnectionClosed {
@@ -215,7 +216,7 @@ fn client_ref(ex: &Exchange) -> ClientRef {
     ClientRef {
         client_id: ex.client_id.as_deref().map(str::to_owned),
         address: Some(ex.client.to_string()),
-        software: ex.client_software.clone(),
+        software: ex.client_software.as_deref().map(str::to_owned),
         broker: Some(ex.server.to_string()),
     }
 }

@@ -61,7 +61,9 @@ pub(crate) struct Connection {
     requests: FrameSplitter,
     responses: FrameSplitter,
     in_flight: InFlight,
-    software: Option<String>,
+    /// KIP-511 software from the connection's ApiVersions, shared by every
+    /// request after it (copied per request, it was an allocation each).
+    software: Option<Arc<str>>,
     /// What the broker's last ApiVersions answer on this connection offered.
     offered: Option<super::decode::OfferedApis>,
     last: Attribution,
@@ -214,7 +216,7 @@ impl Connection {
                 .map(|o| o.offers(apis::key::CONSUMER_GROUP_HEARTBEAT));
         }
         if let Some(s) = &decoded.decoded.software {
-            self.software = Some(s.clone());
+            self.software = Some(Arc::from(s.as_str()));
         }
         self.remember(&named, &decoded.decoded, api_key);
         let req = RequestSide {

@@ -56,8 +56,9 @@ pub struct Exchange {
     pub error_code: Option<i16>,
     /// Kafka's name for `error_code` (`NONE` for 0).
     pub error: Option<&'static str>,
-    /// KIP-511 `name/version` from this connection's ApiVersions.
-    pub client_software: Option<String>,
+    /// KIP-511 `name/version` from this connection's ApiVersions (shared
+    /// by the connection's exchanges).
+    pub client_software: Option<Arc<str>>,
     /// Connection id (the reassembler's).
     #[serde(skip)]
     pub conn: u64,
@@ -143,7 +144,7 @@ pub struct ClosedConnection {
     /// Last static id used on it.
     pub group_instance_id: Option<String>,
     /// KIP-511 software.
-    pub software: Option<String>,
+    pub software: Option<Arc<str>>,
 }
 
 /// The request side of an exchange being built.
@@ -157,7 +158,7 @@ pub(crate) struct RequestSide {
     pub frame: u64,
     pub exchange: u64,
     pub decoded: Decoded,
-    pub software: Option<String>,
+    pub software: Option<Arc<str>>,
 }
 
 /// The response side of an exchange being built.
