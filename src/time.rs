@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use chrono::{Datelike, Timelike};
+
 use serde::{Serialize, Serializer};
 
 use crate::error::Error;
@@ -56,7 +58,21 @@ impl Timestamp {
         let secs = self.0.div_euclid(1_000_000_000);
         let nanos = self.0.rem_euclid(1_000_000_000) as u32;
         match chrono::DateTime::from_timestamp(secs, nanos) {
-            Some(t) => t.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+            // Written digit by digit: chrono's `format` parses its pattern
+            // on every call, and every event and evidence line shows a time
+            // (2 % of a dense capture's run). Nanoseconds in an i64 span
+            // 1677-2262, so the year always has four digits.
+            Some(t) => {
+                let mut b = *b"0000-00-00T00:00:00.000000Z";
+                put_digits(&mut b[0..4], t.year().unsigned_abs());
+                put_digits(&mut b[5..7], t.month());
+                put_digits(&mut b[8..10], t.day());
+                put_digits(&mut b[11..13], t.hour());
+                put_digits(&mut b[14..16], t.minute());
+                put_digits(&mut b[17..19], t.second());
+                put_digits(&mut b[20..26], nanos / 1000);
+                String::from_utf8(b.to_vec()).unwrap_or_default()
+            }
             None => format!("@{}ns", self.0),
         }
     }
@@ -68,6 +84,14 @@ impl Timestamp {
             t.timestamp(),
             t.timestamp_subsec_nanos(),
         ))
+    }
+}
+
+/// `n`'s last `out.len()` decimal digits, zero-padded, into `out`.
+fn put_digits(out: &mut [u8], mut n: u32) {
+    for d in out.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
     }
 }
 
@@ -449,6 +473,30 @@ impl<'a> ZoneClock<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_by_hand_is_what_the_pattern_writes() {
+        let by_pattern = |t: Timestamp| {
+            let (secs, nanos) = (t.0.div_euclid(1_000_000_000), t.0.rem_euclid(1_000_000_000));
+            chrono::DateTime::from_timestamp(secs, nanos as u32)
+                .unwrap()
+                .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                .to_string()
+        };
+        for ns in [
+            0,
+            -1,
+            999,
+            1_000,
+            1_714_564_800_123_456_789,
+            951_782_400_000_000_001, // 2000-02-29
+            i64::MIN,
+            i64::MAX,
+        ] {
+            let t = Timestamp(ns);
+            assert_eq!(t.to_rfc3339(), by_pattern(t), "{ns}");
+        }
+    }
 
     #[test]
     fn renders_microseconds_in_utc() {
