@@ -226,23 +226,36 @@ impl FrameSplitter {
     }
 
     fn read_size(&mut self, data: &[u8], out: &mut Vec<Piece>) -> usize {
+        // The whole size prefix in this piece of stream (nearly always):
+        // read in place, so the frame's buffer is allocated once at its
+        // room, not first for the four size bytes and then grown.
+        if self.buf.is_empty() {
+            if let Some(size) = header::size_at(data).filter(|s| plausible_size(*s)) {
+                self.start_frame(size);
+                return 4;
+            }
+        }
         let used = fill(&mut self.buf, data, 4);
         if let Some(size) = header::size_at(&self.buf) {
-            if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) {
+            if plausible_size(size) {
                 self.buf.clear();
-                // Room for the head and a small body at once (a group
-                // API's frame is usually whole in it), instead of growing
-                // the buffer a few bytes at a time; capped, as `size` is
-                // the wire's word.
-                self.buf.reserve(size.min(FIRST_ROOM));
-                let want = size.min(header::REQUEST_FIXED);
-                self.state = State::Head { size, want };
+                self.start_frame(size);
             } else {
                 out.push(Piece::LostSync { size });
                 self.lose_sync();
             }
         }
         used
+    }
+
+    /// A frame of `size` bytes (after its size prefix) begins.
+    fn start_frame(&mut self, size: usize) {
+        // Room for the head and a small body at once (a group API's frame
+        // is usually whole in it), instead of growing the buffer a few
+        // bytes at a time; capped, as `size` is the wire's word.
+        self.buf.reserve(size.min(FIRST_ROOM));
+        let want = size.min(header::REQUEST_FIXED);
+        self.state = State::Head { size, want };
     }
 
     /// Goes back to searching, keeping what was read after its first byte
@@ -444,6 +457,11 @@ const FIRST_ROOM: usize = 512;
 
 /// Room taken at most for a body to be buffered, before its bytes came.
 const BODY_ROOM: usize = 1 << 20;
+
+/// Whether a size prefix may start a frame.
+fn plausible_size(size: usize) -> bool {
+    (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size)
+}
 
 fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
     let n = want.saturating_sub(buf.len()).min(data.len());
