@@ -371,7 +371,9 @@ pub enum EventKind {
         exchange: u64,
         /// First partition error, if any.
         error: Option<ErrorCode>,
-        /// Each partition's answer (`offset` is -1; `error` its error).
+        /// The partitions answered with an error (`offset` is -1; `error`
+        /// its error); a partition not listed was committed, or was past
+        /// a cut in the capture.
         partitions: Vec<PartitionOffset>,
     },
     /// OffsetFetch request or response.

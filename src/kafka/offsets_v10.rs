@@ -358,7 +358,7 @@ mod tests {
             Some(EventKind::OffsetCommitResponse {
                 exchange: 3,
                 error: crate::event::ErrorCode::from_code(27),
-                partitions: vec![offset(0, -1, None), offset(1, -1, Some(27))],
+                partitions: vec![offset(1, -1, Some(27))],
             })
         );
         let d =
