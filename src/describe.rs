@@ -5,6 +5,8 @@
 //! detail line. Shared by the timeline and the evidence of rebalances so the
 //! same event reads the same everywhere.
 
+use std::fmt::Write as _;
+
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location, RequestCompleted};
 use crate::report::{EvidenceLine, TimelineEntry};
 
@@ -559,23 +561,24 @@ pub fn timeline_entry(ev: &GroupEvent) -> TimelineEntry {
 pub fn evidence_line(ev: &GroupEvent) -> EvidenceLine {
     let words = describe(ev);
     let (frame, line) = location(&ev.evidence.at);
+    // Written into the one string (a `format!` per part was a string
+    // each, for every event a round cites).
     let mut text = words.kind;
-    if let Some(m) = &ev.member_id {
-        if !m.is_empty() {
-            text.push_str(&format!(" member={m}"));
-        }
+    if let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) {
+        let _ = write!(text, " member={m}");
     }
     if let Some(c) = &ev.client.client_id {
-        text.push_str(&format!(" client={c}"));
+        let _ = write!(text, " client={c}");
     }
     if let Some(g) = ev.generation_id {
-        text.push_str(&format!(" generation={g}"));
+        let _ = write!(text, " generation={g}");
     }
     if let Some(e) = words.error {
-        text.push_str(&format!(" error={e}"));
+        let _ = write!(text, " error={e}");
     }
     if !words.detail.is_empty() {
-        text.push_str(&format!(" {}", words.detail));
+        text.push(' ');
+        text.push_str(&words.detail);
     }
     EvidenceLine {
         source: ev.evidence.source.to_string(),
