@@ -230,14 +230,14 @@ impl FrameSplitter {
         // read in place, so the frame's buffer is allocated once at its
         // room, not first for the four size bytes and then grown.
         if self.buf.is_empty() {
-            if let Some(size) = header::size_at(data).filter(|s| plausible_size(*s)) {
+            if let Some(size) = header::size_at(data).filter(|s| header::plausible_frame_size(*s)) {
                 self.start_frame(size);
                 return 4;
             }
         }
         let used = fill(&mut self.buf, data, 4);
         if let Some(size) = header::size_at(&self.buf) {
-            if plausible_size(size) {
+            if header::plausible_frame_size(size) {
                 self.buf.clear();
                 self.start_frame(size);
             } else {
@@ -457,11 +457,6 @@ const FIRST_ROOM: usize = 512;
 
 /// Room taken at most for a body to be buffered, before its bytes came.
 const BODY_ROOM: usize = 1 << 20;
-
-/// Whether a size prefix may start a frame.
-fn plausible_size(size: usize) -> bool {
-    (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size)
-}
 
 fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
     let n = want.saturating_sub(buf.len()).min(data.len());

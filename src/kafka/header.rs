@@ -62,6 +62,12 @@ pub(crate) fn size_at(b: &[u8]) -> Option<usize> {
     Some(u32::from_be_bytes(b.get(..4)?.try_into().ok()?) as usize)
 }
 
+/// Whether a size prefix may start a frame: at least a correlation id, at
+/// most [`MAX_PLAUSIBLE_FRAME`].
+pub(crate) fn plausible_frame_size(size: usize) -> bool {
+    (4..=MAX_PLAUSIBLE_FRAME).contains(&size)
+}
+
 /// Reads a request header's common prefix from `body` (no size prefix).
 pub(crate) fn peek_request(body: &[u8]) -> Read<RequestPeek<'_>> {
     let (Some(api_key), Some(api_version), Some(correlation_id), Some(len)) = (
@@ -135,7 +141,7 @@ pub(crate) fn plausible_response(at: &[u8], in_flight: impl Fn(i32) -> bool) -> 
     let Some(size) = size_at(at) else {
         return Read::NeedMore(4);
     };
-    if !(4..=MAX_PLAUSIBLE_FRAME).contains(&size) {
+    if !plausible_frame_size(size) {
         return Read::Invalid;
     }
     match i32_at(at, 4) {

@@ -130,7 +130,7 @@ impl FrameRules for ResponseRules<'_> {
     fn plausible_next(&self, at: &[u8]) -> Read<()> {
         match header::size_at(at) {
             None => Read::NeedMore(4),
-            Some(size) if (4..=header::MAX_PLAUSIBLE_FRAME).contains(&size) => Read::Done(()),
+            Some(size) if header::plausible_frame_size(size) => Read::Done(()),
             Some(_) => Read::Invalid,
         }
     }
