@@ -77,8 +77,18 @@ fn sort_in_order(events: &mut [GroupEvent]) {
         .collect();
     drop(sources);
     keys.sort_unstable();
-    let mut from: Vec<usize> = keys.into_iter().map(|k| k.4).collect();
-    // Place i takes the event at from[i]: follow each cycle once.
+    let from: Vec<usize> = keys.into_iter().map(|k| k.4).collect();
+    put_in_order(events, from);
+}
+
+/// Moves each item once to its place: place `i` takes the item now at
+/// `from[i]` (`from` is a permutation of `0..items.len()`). Sorting small
+/// keys and then this costs no scratch copy of the items, where a stable
+/// sort of large items moves each many times and borrows room for half of
+/// them.
+pub(crate) fn put_in_order<T>(items: &mut [T], mut from: Vec<usize>) {
+    debug_assert_eq!(items.len(), from.len());
+    // Follow each cycle once.
     for start in 0..from.len() {
         let mut at = start;
         loop {
@@ -87,7 +97,7 @@ fn sort_in_order(events: &mut [GroupEvent]) {
             if next == start || next == at {
                 break;
             }
-            events.swap(at, next);
+            items.swap(at, next);
             at = next;
         }
     }
@@ -183,6 +193,17 @@ fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<
 mod tests {
     use super::*;
     use crate::event::{ClientRef, Evidence};
+
+    #[test]
+    fn put_in_order_moves_every_item_to_its_place() {
+        // Cycles of lengths 1, 2 and 4: from[i] names the item place i takes.
+        let mut items = vec!['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+        put_in_order(&mut items, vec![0, 2, 1, 4, 5, 6, 3]);
+        assert_eq!(items, vec!['a', 'c', 'b', 'e', 'f', 'g', 'd']);
+        let mut none: Vec<u8> = Vec::new();
+        put_in_order(&mut none, Vec::new());
+        assert!(none.is_empty());
+    }
 
     fn ev(ts_ms: i64, gen: i32, kind: EventKind, at: Location, source: &str) -> GroupEvent {
         GroupEvent {
