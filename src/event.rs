@@ -124,7 +124,7 @@ pub struct GroupEvent {
 }
 
 /// The client side of an event, as far as it is known.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct ClientRef {
     /// The request header's `client_id`, or the client log's `clientId=`.
     pub client_id: Option<String>,

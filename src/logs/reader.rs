@@ -23,6 +23,7 @@ use super::parsed::{Outcome, Parsed};
 use super::{broker, client, request_log, LogSummary};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::event::{ClientLine, ClientRef, EventKind, Evidence, GroupEvent, Ids, Location};
+use crate::fast_hash::FastSet;
 use crate::time::{LocalTimeKind, LogZone, Timestamp, ZoneClock};
 
 static PREFILTER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"roup"));
@@ -33,6 +34,9 @@ const MAX_CONTINUATION: usize = 1 << 20;
 
 /// Clients whose pending rejoin reason is remembered at once.
 const MAX_CLIENTS: usize = 1 << 16;
+
+/// Distinct clients shared at once (a log names a few hundred).
+const MAX_SHARED_CLIENTS: usize = 1 << 12;
 
 /// A multi-line entry waiting for its continuation lines.
 struct Pending {
@@ -61,9 +65,13 @@ pub(crate) struct LineReader<'a> {
     /// Last "Request joining group due to" reason per (client id, group),
     /// given to that client's next "(Re-)joining group".
     rejoin_reasons: HashMap<(Option<String>, Option<String>), String>,
-    /// The last line's client, shared by the lines after it that name the
-    /// same one (a broker's lines all name none).
-    last_client: Option<Arc<ClientRef>>,
+    /// One shared copy of each client the lines name (a broker's lines
+    /// name only the broker): a copy per line was a tenth of a long log's
+    /// memory, and sharing only the previous line's missed a log that
+    /// interleaves several brokers and clients. Forgotten when it reaches
+    /// [`MAX_SHARED_CLIENTS`] (a line is then given a fresh copy, correct,
+    /// only not shared).
+    clients: FastSet<Arc<ClientRef>>,
     /// One copy of each group, member and instance id the lines name.
     ids: Ids,
     /// Whether the first line was seen (it may be a CSV header).
@@ -82,7 +90,7 @@ impl<'a> LineReader<'a> {
             summary: LogSummary::default(),
             pending: None,
             rejoin_reasons: HashMap::new(),
-            last_client: None,
+            clients: FastSet::default(),
             ids: Ids::default(),
             started: false,
             csv: None,
@@ -233,11 +241,7 @@ impl<'a> LineReader<'a> {
             &p.group.as_ref().or(group.as_ref()).cloned(),
             &mut kind,
         );
-        let client = match self.last_client.take() {
-            Some(last) if *last == client => last,
-            _ => Arc::new(client),
-        };
-        self.last_client = Some(client.clone());
+        let client = self.shared(client);
         Some(GroupEvent {
             ts,
             group: self.ids.of(p.group.or(group).as_deref()),
@@ -252,6 +256,19 @@ impl<'a> LineReader<'a> {
                 at: Location::Line { line: no },
             },
         })
+    }
+
+    /// The one shared copy of `client`.
+    fn shared(&mut self, client: ClientRef) -> Arc<ClientRef> {
+        if let Some(known) = self.clients.get(&client) {
+            return known.clone();
+        }
+        if self.clients.len() >= MAX_SHARED_CLIENTS {
+            self.clients.clear();
+        }
+        let client = Arc::new(client);
+        self.clients.insert(client.clone());
+        client
     }
 
     /// The line's instant; DST-ambiguous times are flagged, lines without a
@@ -388,6 +405,21 @@ mod tests {
         assert_eq!(quiet_prefix(b"abc"), 0);
         assert_eq!(quiet_prefix(b"Group\na\n"), 0);
         assert_eq!(quiet_prefix(b""), 0);
+    }
+
+    #[test]
+    fn lines_naming_the_same_client_share_one_copy_of_it() {
+        let text = "\
+[2024-01-02 03:04:05,000] INFO [GroupCoordinator 3]: Stabilized group g generation 9 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator)
+[2024-01-02 03:04:06,000] INFO [GroupCoordinator 4]: Stabilized group h generation 2 (__consumer_offsets-2) with 1 members (kafka.coordinator.group.GroupCoordinator)
+[2024-01-02 03:04:07,000] INFO [GroupCoordinator 3]: Stabilized group g generation 10 (__consumer_offsets-1) with 2 members (kafka.coordinator.group.GroupCoordinator)
+";
+        let (out, _, _) = read(text);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].client.broker.as_deref(), Some("broker 3"));
+        assert_eq!(out[1].client.broker.as_deref(), Some("broker 4"));
+        assert!(Arc::ptr_eq(&out[0].client, &out[2].client));
+        assert!(!Arc::ptr_eq(&out[0].client, &out[1].client));
     }
 
     #[test]
