@@ -90,6 +90,21 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
     apply_index(histories, events, &ClientIndex::build(data));
 }
 
+/// The data path indexed once, for several [`apply_with`] calls (the
+/// watch engine rebuilds its groups one at a time).
+pub(crate) fn index_data(data: &[DataEvent]) -> ClientIndex {
+    ClientIndex::build(data)
+}
+
+/// [`apply`] with the data path already indexed ([`index_data`]).
+pub(crate) fn apply_with(
+    histories: &mut [GroupHistory],
+    events: &[GroupEvent],
+    clients: &ClientIndex,
+) {
+    apply_index(histories, events, clients);
+}
+
 /// [`apply`] with the data path already folded (batch runs fold it as
 /// they read: [`ClientFolder`]).
 pub fn apply_folded(histories: &mut [GroupHistory], events: &[GroupEvent], data: ClientFolder) {

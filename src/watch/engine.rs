@@ -271,23 +271,25 @@ impl Engine {
             self.new_data = false;
         }
         let mut out = Vec::new();
+        // The data path is indexed once; each group is rebuilt from its own
+        // window in place, one after the other (both stages judge a group
+        // from its own events alone). Copying every named group's events
+        // into one run made the end of the input, when all are rebuilt,
+        // hold them twice.
         if !names.is_empty() {
-            let mut events = Vec::new();
+            let clients = crate::stops::index_data(self.data.make_contiguous());
             for g in &names {
-                if let Some(w) = self.groups.get_mut(g) {
-                    events.extend(w.events.iter().cloned());
-                    w.dirty = false;
-                    w.touched = false;
-                }
-            }
-            let mut histories = crate::group::reconstruct(&events);
-            crate::stops::apply(&mut histories, &events, self.data.make_contiguous());
-            drop(events);
-            for h in histories {
-                if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
-                    self.rebalanced.insert(h.summary.group.clone());
-                }
-                if let Some(w) = self.groups.get_mut(&h.summary.group) {
+                let Some(w) = self.groups.get_mut(g) else {
+                    continue;
+                };
+                w.dirty = false;
+                w.touched = false;
+                let mut histories = crate::group::reconstruct(&w.events);
+                crate::stops::apply_with(&mut histories, &w.events, &clients);
+                for h in histories {
+                    if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
+                        self.rebalanced.insert(h.summary.group.clone());
+                    }
                     self.unmatched.first_event(self.first);
                     let select = Select {
                         filter: &self.filter,
