@@ -289,7 +289,7 @@ impl GroupIndex {
 }
 
 /// One partition's Fetch traffic from one client, each in time order.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct PartitionTrail {
     /// Fetch requests: `(ts, fetch_offset)`.
     pub positions: Vec<(Timestamp, i64)>,
@@ -359,13 +359,23 @@ impl ClientIndex {
 
 /// One client's traffic while it is folded: partitions by interned
 /// `(topic, partition)` as the wire named them (ids not yet resolved).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct FoldTrail {
     key: ClientKey,
     /// Whether a Fetch of it was seen (only those are indexed).
     used: bool,
+    /// When the last one was (a trimmed folder forgets a client whose
+    /// Fetch traffic is all older than its cut).
+    last_used: Timestamp,
     fetches: Vec<Timestamp>,
     partitions: FastMap<(u32, i32), PartitionTrail>,
+}
+
+impl FoldTrail {
+    fn use_at(&mut self, ts: Timestamp) {
+        self.used = true;
+        self.last_used = self.last_used.max(ts);
+    }
 }
 
 /// The [`ClientIndex`] built as the data-path events stream: each event is
@@ -411,7 +421,7 @@ impl ClientFolder {
         };
         match &d.kind {
             DataKind::FetchRequest { partitions, .. } => {
-                self.trails[slot].used = true;
+                self.trails[slot].use_at(d.ts);
                 self.trails[slot].fetches.push(d.ts);
                 for p in partitions {
                     let t = self.topic(&p.topic);
@@ -424,7 +434,7 @@ impl ClientFolder {
                 }
             }
             DataKind::FetchResponse { partitions, .. } => {
-                self.trails[slot].used = true;
+                self.trails[slot].use_at(d.ts);
                 for p in partitions.iter().filter(|p| p.error.is_none()) {
                     let t = self.topic(&p.topic);
                     self.trails[slot]
@@ -454,6 +464,7 @@ impl ClientFolder {
             let slot = self.trail(t.key) as usize;
             let mine = &mut self.trails[slot];
             mine.used |= t.used;
+            mine.last_used = mine.last_used.max(t.last_used);
             mine.fetches.extend(t.fetches);
             // In the order first made (a hash map's order would change
             // which of a name's and an id's entries come first on a tie).
@@ -484,55 +495,52 @@ impl ClientFolder {
             trails,
             ..
         } = self;
-        let mut unnamed = FastSet::default();
-        let mut written: FastMap<(u32, i32), Arc<str>> = FastMap::default();
-        let mut clients: FastMap<ClientKey, ClientTrail> = FastMap::default();
-        for t in trails.into_iter().filter(|t| t.used) {
-            let mut c = ClientTrail {
-                fetches: t.fetches,
-                ..ClientTrail::default()
-            };
-            c.fetches.sort();
-            // In the order first made (a hash map's order would change
-            // which of a name's and an id's entries come first on a tie).
-            let mut parts: Vec<_> = t.partitions.into_iter().collect();
-            parts.sort_unstable_by_key(|(k, _)| *k);
-            for ((topic, p), mut pt) in parts {
-                let tp = written.entry((topic, p)).or_insert_with(|| {
-                    let raw = topic_list[topic as usize].as_str();
-                    let name = names.get(raw).map_or_else(
-                        || {
-                            if looks_like_uuid(raw) {
-                                unnamed.insert(topic);
-                            }
-                            raw
-                        },
-                        String::as_str,
-                    );
-                    format!("{name}-{p}").into()
-                });
-                // A topic fetched by name and by id lands in one trail.
-                let at = c.partitions.entry(tp.clone()).or_default();
-                if at.positions.is_empty() && at.watermarks.is_empty() {
-                    *at = std::mem::take(&mut pt);
-                } else {
-                    at.positions.append(&mut pt.positions);
-                    at.watermarks.append(&mut pt.watermarks);
-                }
+        index_of(names, &topic_list, trails.into_iter())
+    }
+
+    /// The index of what is folded now, the folder kept (the watch engine
+    /// folds on and asks again). Equal to [`Self::finish`] on a copy.
+    pub(crate) fn snapshot(&self) -> ClientIndex {
+        index_of(
+            self.names.clone(),
+            &self.topic_list,
+            self.trails.iter().filter(|t| t.used).cloned(),
+        )
+    }
+
+    /// Forgets Fetch traffic older than `cut` (the watch engine's window),
+    /// each client that has none left, and the connections no event holds
+    /// any more. Topic names are kept: a Metadata answer names a topic id
+    /// for as long as the topic lives.
+    pub(crate) fn trim(&mut self, cut: Timestamp) {
+        for t in &mut self.trails {
+            t.fetches.retain(|ts| *ts >= cut);
+            t.partitions.retain(|_, pt| {
+                pt.positions.retain(|x| x.0 >= cut);
+                pt.watermarks.retain(|x| x.0 >= cut);
+                !(pt.positions.is_empty() && pt.watermarks.is_empty())
+            });
+            if t.last_used < cut {
+                t.used = false;
             }
-            for pt in c.partitions.values_mut() {
-                pt.positions.sort_by_key(|x| x.0);
-                pt.watermarks.sort_by_key(|x| x.0);
-                pt.positions.shrink_to_fit();
-                pt.watermarks.shrink_to_fit();
-            }
-            clients.insert(t.key, c);
         }
-        ClientIndex {
-            clients,
-            unnamed_topic_ids: unnamed.len(),
-            topic_names: names,
-        }
+        // Held by this map alone: its connection is gone and so are its
+        // events (an address freed here may be reused, as a new slot).
+        self.slots.retain(|_, (c, _)| Arc::strong_count(c) > 1);
+    }
+
+    /// Positions, watermarks and Fetch times held (for the memory figures).
+    pub(crate) fn entries(&self) -> usize {
+        self.trails
+            .iter()
+            .map(|t| {
+                t.fetches.len()
+                    + t.partitions
+                        .values()
+                        .map(|p| p.positions.len() + p.watermarks.len())
+                        .sum::<usize>()
+            })
+            .sum()
     }
 
     /// The trail of `client`'s connection, if it has a client id.
@@ -570,6 +578,64 @@ impl ClientFolder {
         self.topics.insert(topic.to_string(), t);
         self.topic_list.push(topic.to_string());
         t
+    }
+}
+
+/// The index of folded trails: topic ids named, each list sorted by time
+/// (stable, so equal times keep the order they were made in).
+fn index_of(
+    names: FastMap<String, String>,
+    topic_list: &[String],
+    trails: impl Iterator<Item = FoldTrail>,
+) -> ClientIndex {
+    let mut unnamed = FastSet::default();
+    let mut written: FastMap<(u32, i32), Arc<str>> = FastMap::default();
+    let mut clients: FastMap<ClientKey, ClientTrail> = FastMap::default();
+    for t in trails.filter(|t| t.used) {
+        let mut c = ClientTrail {
+            fetches: t.fetches,
+            ..ClientTrail::default()
+        };
+        c.fetches.sort();
+        // In the order first made (a hash map's order would change
+        // which of a name's and an id's entries come first on a tie).
+        let mut parts: Vec<_> = t.partitions.into_iter().collect();
+        parts.sort_unstable_by_key(|(k, _)| *k);
+        for ((topic, p), mut pt) in parts {
+            let tp = written.entry((topic, p)).or_insert_with(|| {
+                let raw = topic_list[topic as usize].as_str();
+                let name = names.get(raw).map_or_else(
+                    || {
+                        if looks_like_uuid(raw) {
+                            unnamed.insert(topic);
+                        }
+                        raw
+                    },
+                    String::as_str,
+                );
+                format!("{name}-{p}").into()
+            });
+            // A topic fetched by name and by id lands in one trail.
+            let at = c.partitions.entry(tp.clone()).or_default();
+            if at.positions.is_empty() && at.watermarks.is_empty() {
+                *at = std::mem::take(&mut pt);
+            } else {
+                at.positions.append(&mut pt.positions);
+                at.watermarks.append(&mut pt.watermarks);
+            }
+        }
+        for pt in c.partitions.values_mut() {
+            pt.positions.sort_by_key(|x| x.0);
+            pt.watermarks.sort_by_key(|x| x.0);
+            pt.positions.shrink_to_fit();
+            pt.watermarks.shrink_to_fit();
+        }
+        clients.insert(t.key, c);
+    }
+    ClientIndex {
+        clients,
+        unnamed_topic_ids: unnamed.len(),
+        topic_names: names,
     }
 }
 
@@ -626,5 +692,116 @@ mod name_tests {
         errors.sort_unstable();
         assert_eq!(errors, ["orders-0", "other-id-1"]);
         assert!(g.offset_fetches[&key][0].1[0].is("orders-0"));
+    }
+}
+
+#[cfg(test)]
+mod folder_tests {
+    use super::*;
+    use crate::event::{Evidence, Location, PartitionWatermark};
+
+    fn client(id: &str) -> Arc<ClientRef> {
+        Arc::new(ClientRef {
+            client_id: Some(id.into()),
+            address: Some("10.0.0.1:5000".into()),
+            ..ClientRef::default()
+        })
+    }
+
+    fn event(ts: i64, client: &Arc<ClientRef>, kind: DataKind) -> DataEvent {
+        DataEvent {
+            ts: Timestamp(ts),
+            client: client.clone(),
+            kind,
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame { frame: ts as u64 },
+            },
+        }
+    }
+
+    fn fetch(ts: i64, client: &Arc<ClientRef>, offset: i64) -> DataEvent {
+        let p = PartitionOffset {
+            topic: "orders".into(),
+            partition: 0,
+            offset,
+            error: None,
+        };
+        let kind = DataKind::FetchRequest {
+            exchange: ts as u64,
+            partitions: vec![p],
+        };
+        event(ts, client, kind)
+    }
+
+    fn answer(ts: i64, client: &Arc<ClientRef>, error: Option<ErrorCode>) -> DataEvent {
+        let p = PartitionWatermark {
+            topic: "orders".into(),
+            partition: 0,
+            error,
+            high_watermark: 100 + ts,
+            last_stable_offset: -1,
+            last_offset: None,
+        };
+        let kind = DataKind::FetchResponse {
+            exchange: ts as u64,
+            partitions: vec![p],
+        };
+        event(ts, client, kind)
+    }
+
+    fn folded(events: &[DataEvent]) -> ClientFolder {
+        let mut f = ClientFolder::default();
+        events.iter().for_each(|d| f.fold(d));
+        f
+    }
+
+    #[test]
+    fn a_snapshot_is_the_index_the_folder_would_finish_into() {
+        let (a, b) = (client("a"), client("b"));
+        let events = [
+            fetch(3, &a, 10),
+            answer(4, &a, None),
+            fetch(1, &b, 7),
+            fetch(2, &a, 9),
+        ];
+        let f = folded(&events);
+        let snap = f.snapshot().in_order();
+        assert!(snap.contains("(Timestamp(4), 104)"), "{snap}");
+        assert_eq!(snap, f.finish().in_order());
+    }
+
+    #[test]
+    fn trimming_keeps_what_indexing_only_the_newer_events_gives() {
+        let (a, b, c) = (client("a"), client("b"), client("c"));
+        let events = [
+            fetch(1, &a, 5),
+            fetch(2, &b, 7),
+            answer(3, &c, Some(ErrorCode(6))),
+            fetch(5, &a, 6),
+            answer(6, &a, None),
+            answer(7, &c, Some(ErrorCode(6))),
+        ];
+        for cut in [0, 2, 3, 4, 6, 8] {
+            let mut f = folded(&events);
+            f.trim(Timestamp(cut));
+            let newer: Vec<DataEvent> = events.iter().filter(|d| d.ts.0 >= cut).cloned().collect();
+            assert_eq!(
+                f.snapshot().in_order(),
+                ClientIndex::build(&newer).in_order(),
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn trimming_forgets_connections_nothing_else_holds() {
+        let (a, b) = (client("a"), client("b"));
+        let mut f = folded(&[fetch(1, &a, 5), fetch(2, &b, 7)]);
+        assert_eq!(f.slots.len(), 2);
+        drop(a);
+        f.trim(Timestamp(0));
+        assert_eq!(f.slots.len(), 1, "a's connection is gone, b's lives");
+        assert_eq!(f.entries(), 4, "trimming at 0 keeps every Fetch");
     }
 }

@@ -90,13 +90,9 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
     apply_index(histories, events, &ClientIndex::build(data));
 }
 
-/// The data path indexed once, for several [`apply_with`] calls (the
-/// watch engine rebuilds its groups one at a time).
-pub(crate) fn index_data(data: &[DataEvent]) -> ClientIndex {
-    ClientIndex::build(data)
-}
-
-/// [`apply`] with the data path already indexed ([`index_data`]).
+/// [`apply`] with the data path already indexed
+/// ([`ClientFolder::snapshot`]: the watch engine rebuilds its groups one at
+/// a time from one index).
 pub(crate) fn apply_with(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],

@@ -23,7 +23,10 @@
 //!   last joined in (the JoinGroup its timeouts come from: at most one
 //!   round per member) and of any round still open; events in between are
 //!   dropped;
-//! - the data path (Fetch, ListOffsets, topic ids): the last [`RETAIN_NS`];
+//! - the data path: each Fetch folded as it arrives into its client's
+//!   per-partition positions and watermarks (what the stops stage looks
+//!   up, [`ClientFolder`]; the events are not kept), of the last
+//!   [`RETAIN_NS`]; topic names by id are kept;
 //! - per emitted record, one rendered line while it can still change
 //!   ([`HINDSIGHT_NS`] after it completed), then only the time before which
 //!   nothing is emitted again;
@@ -33,12 +36,13 @@
 //! Connections live in the readers (`tcp`, `kafka`), which already evict
 //! closed and idle ones.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::{DataEvent, EventKind, GroupEvent};
 use crate::filter::Filter;
 use crate::no_rebalance::Sources;
 use crate::report::Rebalance;
+use crate::stops::ClientFolder;
 use crate::time::Timestamp;
 use crate::timeline::order_key;
 use crate::unmatched::Tally;
@@ -164,7 +168,9 @@ pub struct Counts {
 /// The streaming engine.
 pub struct Engine {
     groups: BTreeMap<String, Window>,
-    data: VecDeque<DataEvent>,
+    /// The data path, folded as it arrives (16 bytes per partition a
+    /// Fetch names, not the events) and trimmed to the window.
+    data: ClientFolder,
     filter: Filter,
     bounds: Bounds,
     /// The first event's time (relative `--since`/`--until`).
@@ -192,7 +198,7 @@ impl Engine {
     pub fn new(filter: Filter, bounds: Bounds) -> Engine {
         Engine {
             groups: BTreeMap::new(),
-            data: VecDeque::new(),
+            data: ClientFolder::default(),
             filter: filter.clone(),
             bounds,
             first: None,
@@ -240,7 +246,7 @@ impl Engine {
     /// Takes one data-path event.
     pub fn push_data(&mut self, ev: DataEvent) {
         self.newest = self.newest.max(ev.ts);
-        self.data.push_back(ev);
+        self.data.fold(&ev);
         self.new_data = true;
     }
 
@@ -277,7 +283,7 @@ impl Engine {
         // into one run made the end of the input, when all are rebuilt,
         // hold them twice.
         if !names.is_empty() {
-            let clients = crate::stops::index_data(self.data.make_contiguous());
+            let clients = self.data.snapshot();
             for g in &names {
                 let Some(w) = self.groups.get_mut(g) else {
                     continue;
@@ -354,15 +360,14 @@ impl Engine {
             !(w.newest < cut && w.open_since.is_none() && w.told.is_empty() && !w.dirty)
         });
         self.counts.evicted += (before - self.groups.len()) as u64;
-        while self.data.front().is_some_and(|d| d.ts < cut) {
-            self.data.pop_front();
-        }
+        self.data.trim(cut);
     }
 
-    /// Events and data events held now (for tests and the memory figures).
+    /// Group events and data-path entries (Fetch times, positions,
+    /// watermarks) held now (for tests and the memory figures).
     pub fn held(&self) -> (usize, usize) {
         let events = self.groups.values().map(|w| w.events.len()).sum();
-        (events, self.data.len())
+        (events, self.data.entries())
     }
 }
 
