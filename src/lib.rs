@@ -12,11 +12,13 @@
 //! `kgtrace watch` streams the same stages: the readers hand each packet's
 //! and each line's events on through an [`input::Tap`] as they are read,
 //! and instead of one sorted time line the [`watch`] engine keeps per
-//! group a bounded window of events (in the time line's order) and runs
-//! `group` and `stops` over it whenever something may have changed a round:
+//! group a bounded window of events (in the time line's order), folds the
+//! data path as it arrives ([`stops::ClientFolder`], trimmed to the same
+//! window) and runs `group` and `stops` over each group's window whenever
+//! something may have changed one of its rounds:
 //!
 //! ```text
-//! input (reader threads) ─ Tap ─▶ Flow ─ channel ─▶ watch::engine: per-group windows ─ group + stops ─▶ started / completed / revised / withdrawn records ─ watch::line ─▶ io::Write (flushed per record)
+//! input (reader threads) ─ Tap ─▶ Flow ─ channel ─▶ watch::engine: per-group windows, folded data path ─ group + stops ─▶ started / completed / revised / withdrawn records ─ watch::line ─▶ io::Write (flushed per record)
 //! ```
 //!
 //! - [`capture`] reads pcap and pcapng (pcap-parser) and slices packets
