@@ -498,14 +498,64 @@ impl ClientFolder {
         index_of(names, &topic_list, trails.into_iter())
     }
 
-    /// The index of what is folded now, the folder kept (the watch engine
-    /// folds on and asks again). Equal to [`Self::finish`] on a copy.
+    /// The index of what is folded now, the folder kept. Equal to
+    /// [`Self::finish`] on a copy (the reference [`Self::snapshot_for`] is
+    /// tested against).
+    #[cfg(test)]
     pub(crate) fn snapshot(&self) -> ClientIndex {
         index_of(
             self.names.clone(),
             &self.topic_list,
             self.trails.iter().filter(|t| t.used).cloned(),
         )
+    }
+
+    /// The index of what is folded now, the folder kept (the watch engine
+    /// folds on and asks again), of the clients `events` name only: everything the
+    /// stops stage looks up for those events' group (it finds a member's
+    /// Fetch traffic by the client key of the member's own events). The
+    /// count of unnamed topic ids is still over every client, as in the
+    /// whole index. The watch engine rebuilds a few groups at a time; a copy
+    /// of every client's traffic for each was most of its work on a busy
+    /// coordinator.
+    pub(crate) fn snapshot_for(&self, events: &[GroupEvent]) -> ClientIndex {
+        let mut seen: FastSet<usize> = FastSet::default();
+        let mut slots: Vec<u32> = Vec::new();
+        for ev in events {
+            if !seen.insert(Arc::as_ptr(&ev.client) as usize) {
+                continue;
+            }
+            let key = client_key(ev.client.client_id.as_deref(), ev.client.address.as_deref());
+            if let Some(s) = key.and_then(|k| self.keys.get(&k)) {
+                slots.push(*s);
+            }
+        }
+        // In the folder's order, as the whole index is made.
+        slots.sort_unstable();
+        slots.dedup();
+        let trails = slots
+            .into_iter()
+            .map(|s| &self.trails[s as usize])
+            .filter(|t| t.used)
+            .cloned();
+        let mut index = index_of(self.names.clone(), &self.topic_list, trails);
+        index.unnamed_topic_ids = self.unnamed_topic_ids();
+        index
+    }
+
+    /// Topic ids fetched (by a client still indexed) that no Metadata
+    /// answer named, as [`index_of`] counts them.
+    fn unnamed_topic_ids(&self) -> usize {
+        let mut unnamed: FastSet<u32> = FastSet::default();
+        for t in self.trails.iter().filter(|t| t.used) {
+            for (topic, _) in t.partitions.keys() {
+                let raw = self.topic_list[*topic as usize].as_str();
+                if !self.names.contains_key(raw) && looks_like_uuid(raw) {
+                    unnamed.insert(*topic);
+                }
+            }
+        }
+        unnamed.len()
     }
 
     /// Forgets Fetch traffic older than `cut` (the watch engine's window),
@@ -792,6 +842,44 @@ mod folder_tests {
                 "cut at {cut}"
             );
         }
+    }
+
+    fn group_event(client: &Arc<ClientRef>) -> GroupEvent {
+        GroupEvent {
+            ts: Timestamp(1),
+            group: Some("g".into()),
+            member_id: Some("m".into()),
+            group_instance_id: None,
+            generation_id: Some(1),
+            client: client.clone(),
+            kind: EventKind::HeartbeatRequest { exchange: 1 },
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame { frame: 1 },
+            },
+            truncated: false,
+        }
+    }
+
+    #[test]
+    fn a_groups_snapshot_holds_its_own_clients_and_counts_every_unnamed_topic_id() {
+        let (a, b) = (client("a"), client("b"));
+        let mut by_id = fetch(2, &b, 7);
+        if let DataKind::FetchRequest { partitions, .. } = &mut by_id.kind {
+            partitions[0].topic = "8f1c0a3e-5b21-4d6a-9e07-112233445566".into();
+        }
+        let f = folded(&[fetch(1, &a, 5), by_id, answer(3, &a, None)]);
+        let whole = f.snapshot();
+        let mine = f.snapshot_for(&[group_event(&a), group_event(&a)]);
+        let key = client_key(Some("a"), Some("10.0.0.1:5000")).expect("a key");
+        let other = client_key(Some("b"), Some("10.0.0.1:5000")).expect("a key");
+        assert_eq!(mine.clients.len(), 1);
+        assert_eq!(
+            format!("{:?}", mine.clients[&key].partitions),
+            format!("{:?}", whole.clients[&key].partitions)
+        );
+        assert!(!mine.clients.contains_key(&other));
+        assert_eq!((mine.unnamed_topic_ids, whole.unnamed_topic_ids), (1, 1));
     }
 
     #[test]

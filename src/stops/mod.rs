@@ -91,8 +91,8 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
 }
 
 /// [`apply`] with the data path already indexed
-/// ([`ClientFolder::snapshot`]: the watch engine rebuilds its groups one at
-/// a time from one index).
+/// ([`ClientFolder::snapshot_for`]: the watch engine rebuilds its groups one
+/// at a time, each with its own clients' traffic).
 pub(crate) fn apply_with(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],

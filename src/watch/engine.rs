@@ -277,13 +277,12 @@ impl Engine {
             self.new_data = false;
         }
         let mut out = Vec::new();
-        // The data path is indexed once; each group is rebuilt from its own
-        // window in place, one after the other (both stages judge a group
-        // from its own events alone). Copying every named group's events
-        // into one run made the end of the input, when all are rebuilt,
-        // hold them twice.
+        // Each group is rebuilt from its own window in place, one after the
+        // other, with the data path of its own clients (both stages judge a
+        // group from its own events alone). Copying every named group's
+        // events into one run made the end of the input, when all are
+        // rebuilt, hold them twice.
         if !names.is_empty() {
-            let clients = self.data.snapshot();
             for g in &names {
                 let Some(w) = self.groups.get_mut(g) else {
                     continue;
@@ -291,6 +290,7 @@ impl Engine {
                 w.dirty = false;
                 w.touched = false;
                 let mut histories = crate::group::reconstruct(&w.events);
+                let clients = self.data.snapshot_for(&w.events);
                 crate::stops::apply_with(&mut histories, &w.events, &clients);
                 for h in histories {
                     if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
