@@ -562,12 +562,24 @@ impl ClientFolder {
     /// each client that has none left, and the connections no event holds
     /// any more. Topic names are kept: a Metadata answer names a topic id
     /// for as long as the topic lives.
+    ///
+    /// Each list is in the order its events arrived, which is time order
+    /// but for a few exchanges completing out of turn: its entries older
+    /// than `cut` are dropped from the front, up to the first newer one (as
+    /// the queue of events this replaces dropped them), so a call costs
+    /// what it drops, not what is held.
     pub(crate) fn trim(&mut self, cut: Timestamp) {
+        fn older<T>(list: &mut Vec<T>, cut: Timestamp, ts: impl Fn(&T) -> Timestamp) {
+            let n = list.iter().take_while(|x| ts(x) < cut).count();
+            if n > 0 {
+                list.drain(..n);
+            }
+        }
         for t in &mut self.trails {
-            t.fetches.retain(|ts| *ts >= cut);
+            older(&mut t.fetches, cut, |ts| *ts);
             t.partitions.retain(|_, pt| {
-                pt.positions.retain(|x| x.0 >= cut);
-                pt.watermarks.retain(|x| x.0 >= cut);
+                older(&mut pt.positions, cut, |x| x.0);
+                older(&mut pt.watermarks, cut, |x| x.0);
                 !(pt.positions.is_empty() && pt.watermarks.is_empty())
             });
             if t.last_used < cut {

@@ -189,6 +189,8 @@ pub struct Engine {
     pub rebalanced: BTreeSet<String>,
     /// Data events arrived since the last revising evaluation.
     new_data: bool,
+    /// The data path was last trimmed at this cut.
+    data_cut: Timestamp,
     /// Evaluations so far.
     calls: u64,
 }
@@ -208,6 +210,7 @@ impl Engine {
             sources: Sources::default(),
             rebalanced: BTreeSet::new(),
             new_data: false,
+            data_cut: Timestamp::default(),
             calls: 0,
         }
     }
@@ -360,7 +363,13 @@ impl Engine {
             !(w.newest < cut && w.open_since.is_none() && w.told.is_empty() && !w.dirty)
         });
         self.counts.evicted += (before - self.groups.len()) as u64;
-        self.data.trim(cut);
+        // Trimming shifts every list it shortens: done once the cut has moved
+        // by a 64th of the window (14 s of 15 min), it costs about what it
+        // drops, and the data path holds at most that much more.
+        if cut.0.saturating_sub(self.data_cut.0) >= self.bounds.retain_ns / 64 {
+            self.data.trim(cut);
+            self.data_cut = cut;
+        }
     }
 
     /// Group events and data-path entries (Fetch times, positions,
@@ -557,4 +566,60 @@ fn may_change_a_round(ev: &GroupEvent) -> bool {
             | EventKind::OffsetCommitResponse { error: None, .. }
             | EventKind::OffsetFetch { error: None, .. }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::event::{ClientRef, DataKind, Evidence, Location, PartitionOffset};
+
+    fn fetch(second: i64, client: &Arc<ClientRef>) -> DataEvent {
+        DataEvent {
+            ts: Timestamp(second * SECOND_NS),
+            client: client.clone(),
+            kind: DataKind::FetchRequest {
+                exchange: second as u64,
+                partitions: vec![PartitionOffset {
+                    topic: "orders".into(),
+                    partition: 0,
+                    offset: second,
+                    error: None,
+                }],
+            },
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame {
+                    frame: second as u64,
+                },
+            },
+        }
+    }
+
+    #[test]
+    fn the_data_path_is_trimmed_to_the_window_once_the_cut_moved_a_64th_of_it() {
+        let bounds = Bounds {
+            retain_ns: 64 * SECOND_NS,
+            hindsight_ns: 10 * SECOND_NS,
+        };
+        let mut engine = Engine::new(Filter::default(), bounds);
+        let client = Arc::new(ClientRef {
+            client_id: Some("c".into()),
+            address: Some("10.0.0.1:5000".into()),
+            ..ClientRef::default()
+        });
+        let mut most = 0;
+        for second in 0..300 {
+            engine.push_data(fetch(second, &client));
+            engine.evaluate(false);
+            // One Fetch time and one position per second.
+            let held = engine.held().1;
+            let window = 2 * (second.min(64) as usize + 1);
+            assert!(held >= window, "second {second}: {held} < {window}");
+            most = most.max(held);
+        }
+        // At most one second (a 64th of 64 s) more than the window.
+        assert!(most <= 2 * (64 + 2), "{most}");
+    }
 }
