@@ -38,6 +38,20 @@ pub const DENSE: Plan = Plan {
     bulk_share: 0.1,
 };
 
+/// A long coordinator capture for `kgtrace watch`: 40 simulated minutes
+/// (longer than the engine's 15-minute windows, so they are trimmed) of 60
+/// groups with the dense capture's habits and a third of the bytes Fetch
+/// record data. `benches/watch/replay.py --file` feeds it through a pipe.
+pub const LONG: Plan = Plan {
+    target_bytes: 400_000_000,
+    groups: 60,
+    members: 5,
+    seconds: 2400,
+    spread: 15,
+    storm_every: 5,
+    bulk_share: 0.3,
+};
+
 /// The prefix's size.
 const PREFIX_BYTES: u64 = 256_000_000;
 /// The realistic log's size.
@@ -164,6 +178,13 @@ pub fn heavy_cases(
             warm(&input.path)?;
             rows.push(in_child(name, "rebalances", &input.path, "pkts", runs));
         }
+    }
+    if picked("long") {
+        let long = capture("long.pcap", LONG)?;
+        println!("long: {}\n  {}", long.path.display(), long.facts);
+        warm(&long.path)?;
+        let name = "long coordinator capture (rebalances)";
+        rows.push(in_child(name, "rebalances", &long.path, "pkts", runs));
     }
     if picked("parallel") {
         parallel_cases(runs, rows)?;

@@ -478,13 +478,14 @@ impl Window {
 /// The rounds a window keeps past its retention: the last completed one
 /// (who was a member, with what assignment: what the next round is compared
 /// with), every completed round that may still be revised (started at or
-/// after `final_before`) and, for each member such a round began with, the
-/// latest round that member joined in. That JoinGroup carries the member's
+/// after `final_before`), the completed round before each of these (whose
+/// assignments its members held going in) and, for each member such a round
+/// began with, the latest round that member joined in. That JoinGroup carries the member's
 /// session and rebalance timeouts, by which its later removal is judged (a
 /// member that joined an hour before it went silent is judged by them as
 /// the batch run judges it); a span starts at the earliest JoinGroup
-/// request of its round, which may precede the round's start. At most one
-/// span per revisable round and per member.
+/// request of its round, which may precede the round's start. At most two
+/// spans per revisable round and one per member.
 fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timestamp, Timestamp)> {
     let done: Vec<&Rebalance> = rebalances
         .iter()
@@ -510,6 +511,12 @@ fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timesta
             continue;
         }
         add(span(r));
+        // The round before it: its SyncGroup answers are the assignments
+        // this round's members held before it (`members_before`). Once it
+        // left the window, a revision of this round lost them.
+        if let Some(before) = i.checked_sub(1).map(|b| done[b]) {
+            add(span(before));
+        }
         for m in &r.members_before {
             let joined = done[..=i]
                 .iter()
@@ -595,6 +602,28 @@ mod tests {
                 },
             },
         }
+    }
+
+    fn round(start_s: i64, end_s: i64) -> Rebalance {
+        Rebalance {
+            group: "g".into(),
+            status: "completed".into(),
+            started_at: Timestamp(start_s * SECOND_NS),
+            completed_at: Some(Timestamp(end_s * SECOND_NS)),
+            ..Rebalance::default()
+        }
+    }
+
+    #[test]
+    fn a_revisable_round_keeps_the_round_before_it_whose_assignments_it_began_with() {
+        let s = |a: i64, b: i64| (Timestamp(a * SECOND_NS), Timestamp(b * SECOND_NS));
+        let rounds = [round(0, 2), round(10, 12), round(100, 103)];
+        // Only the last round may still be revised.
+        let kept = kept_spans(&rounds, Timestamp(50 * SECOND_NS));
+        assert_eq!(kept, vec![s(100, 103), s(10, 12)]);
+        // All may: each with the one before it, once.
+        let kept = kept_spans(&rounds, Timestamp(0));
+        assert_eq!(kept, vec![s(0, 2), s(10, 12), s(100, 103)]);
     }
 
     #[test]
