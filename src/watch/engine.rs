@@ -460,7 +460,8 @@ impl Window {
     }
 
     /// Drops the events older than `cut` that neither a kept round
-    /// ([`kept_spans`]) nor an open round spans.
+    /// ([`kept_spans`]) nor an open round spans, save each member's last
+    /// OffsetCommit of each partition ([`last_commits`]).
     fn trim(&mut self, cut: Timestamp) {
         if self.events.first().is_none_or(|e| e.ts >= cut) {
             return;
@@ -470,9 +471,67 @@ impl Window {
         let keep_from = cut.min(open).min(told_from);
         let kept = &self.kept;
         let keep = |t: Timestamp| t >= keep_from || kept.iter().any(|(a, b)| t >= *a && t <= *b);
-        self.events.retain(|e| keep(e.ts));
+        let commits = last_commits(&self.events, keep_from);
+        self.events
+            .retain(|e| keep(e.ts) || commit_exchange(e).is_some_and(|x| commits.contains(&x)));
         self.rejected.retain(|s| keep(*s));
     }
+}
+
+/// An OffsetCommit request's or answer's exchange.
+fn commit_exchange(e: &GroupEvent) -> Option<u64> {
+    match e.kind {
+        EventKind::OffsetCommitRequest { exchange, .. }
+        | EventKind::OffsetCommitResponse { exchange, .. } => Some(exchange),
+        _ => None,
+    }
+}
+
+/// The exchanges of the OffsetCommits older than `before` (the start of
+/// what the window keeps whole) that are each member's last answered
+/// commit of a partition before it. A partition's stop states the offset
+/// last committed for it before the round (the records a new owner will
+/// process again); a partition committed once and then only fetched can be
+/// a quarter of an hour behind, and without that commit a revision after
+/// it left the window lost the offset. Every round still told starts after
+/// `before`, so for each of them the last commit is in the window or is
+/// this one. (Failed or unanswered commits before `before` are not kept: a
+/// failure is reported only when it falls inside the round.)
+fn last_commits(events: &[GroupEvent], before: Timestamp) -> crate::fast_hash::FastSet<u64> {
+    let older = &events[..events.partition_point(|e| e.ts < before)];
+    // Answered without error (the stops stage takes no other as committed);
+    // the answer may be just inside the window.
+    let committed: crate::fast_hash::FastSet<u64> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::OffsetCommitResponse {
+                exchange,
+                error: None,
+                ..
+            } => Some(exchange),
+            _ => None,
+        })
+        .collect();
+    let mut settled: crate::fast_hash::FastSet<(&str, &str, i32)> = Default::default();
+    let mut out = crate::fast_hash::FastSet::default();
+    for e in older.iter().rev() {
+        let EventKind::OffsetCommitRequest {
+            exchange, offsets, ..
+        } = &e.kind
+        else {
+            continue;
+        };
+        if !committed.contains(exchange) {
+            continue;
+        }
+        let member = e.member_id.as_deref().unwrap_or("");
+        for o in offsets {
+            if settled.insert((member, o.topic.as_str(), o.partition)) {
+                out.insert(*exchange);
+            }
+        }
+    }
+    out
 }
 
 /// The rounds a window keeps past its retention: the last completed one
@@ -612,6 +671,68 @@ mod tests {
             completed_at: Some(Timestamp(end_s * SECOND_NS)),
             ..Rebalance::default()
         }
+    }
+
+    fn commit(second: i64, exchange: u64, partition: i32, error: Option<i16>) -> [GroupEvent; 2] {
+        let event = |ts: i64, kind: EventKind| GroupEvent {
+            ts: Timestamp(ts),
+            group: Some("g".into()),
+            member_id: Some("m".into()),
+            group_instance_id: None,
+            generation_id: Some(1),
+            client: Arc::new(ClientRef::default()),
+            kind,
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame { frame: exchange },
+            },
+            truncated: false,
+        };
+        let offset = PartitionOffset {
+            topic: "orders".into(),
+            partition,
+            offset: second,
+            error: None,
+        };
+        let request = EventKind::OffsetCommitRequest {
+            exchange,
+            partitions: 1,
+            offsets: vec![offset],
+        };
+        let answer = EventKind::OffsetCommitResponse {
+            exchange,
+            error: error.map(crate::event::ErrorCode),
+            partitions: Vec::new(),
+        };
+        let at = second * SECOND_NS;
+        [event(at, request), event(at + 1_000_000, answer)]
+    }
+
+    #[test]
+    fn each_partitions_last_answered_commit_before_the_window_is_kept() {
+        let events: Vec<GroupEvent> = [
+            commit(1, 1, 0, None),
+            commit(2, 2, 0, None),
+            commit(3, 3, 1, Some(27)),
+            commit(4, 4, 2, None),
+            commit(10, 5, 0, None),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let kept = last_commits(&events, Timestamp(5 * SECOND_NS));
+        let mut kept: Vec<u64> = kept.into_iter().collect();
+        kept.sort_unstable();
+        // Partition 0's last before the window (not its first, not the one
+        // inside it), none for partition 1 (its only commit failed), and
+        // partition 2's; a commit whose answer falls just inside counts.
+        assert_eq!(kept, vec![2, 4]);
+        let edge = commit(4, 9, 3, None);
+        let at = Timestamp(4 * SECOND_NS + 500_000);
+        assert_eq!(
+            last_commits(&edge, at).into_iter().collect::<Vec<_>>(),
+            vec![9]
+        );
     }
 
     #[test]
