@@ -288,8 +288,9 @@ fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_r
 
 /// Fixtures whose records differ from `rebalances`' when the engine's
 /// windows are cut to seconds ([`SMALL`]), with why. Real inputs meet the
-/// default windows (10 min of events, 5 min of hindsight); these cuts
-/// show what a window too short for a cause costs.
+/// default windows (15 min of events, 10 min of hindsight:
+/// `watch::engine::RETAIN_NS`, `HINDSIGHT_NS`); these cuts show what a
+/// window too short for a cause costs.
 const DIFFER_WITH_SMALL_WINDOWS: &[(&str, &str)] = &[];
 
 /// Windows of seconds: most fixtures span more than this.

@@ -489,13 +489,14 @@ impl ClientFolder {
     /// The index: topic ids named, each list sorted by time (stable, so
     /// equal times keep the order they were made in).
     pub(crate) fn finish(self) -> ClientIndex {
+        let unnamed = self.unnamed_topic_ids();
         let ClientFolder {
             names,
             topic_list,
             trails,
             ..
         } = self;
-        index_of(names, &topic_list, trails.into_iter())
+        index_of(names, &topic_list, trails.into_iter(), unnamed)
     }
 
     /// The index of what is folded now, the folder kept. Equal to
@@ -507,17 +508,18 @@ impl ClientFolder {
             self.names.clone(),
             &self.topic_list,
             self.trails.iter().filter(|t| t.used).cloned(),
+            self.unnamed_topic_ids(),
         )
     }
 
     /// The index of what is folded now, the folder kept (the watch engine
-    /// folds on and asks again), of the clients `events` name only: everything the
-    /// stops stage looks up for those events' group (it finds a member's
-    /// Fetch traffic by the client key of the member's own events). The
-    /// count of unnamed topic ids is still over every client, as in the
-    /// whole index. The watch engine rebuilds a few groups at a time; a copy
-    /// of every client's traffic for each was most of its work on a busy
-    /// coordinator.
+    /// folds on and asks again), of the clients `events` name only:
+    /// everything the stops stage looks up for those events' group (it
+    /// finds a member's Fetch traffic by the client key of the member's own
+    /// events). The count of unnamed topic ids is still over every client,
+    /// as in the whole index. The watch engine rebuilds a few groups at a
+    /// time; a copy of every client's traffic for each was most of its work
+    /// on a busy coordinator.
     pub(crate) fn snapshot_for(&self, events: &[GroupEvent]) -> ClientIndex {
         let mut seen: FastSet<usize> = FastSet::default();
         let mut slots: Vec<u32> = Vec::new();
@@ -538,13 +540,16 @@ impl ClientFolder {
             .map(|s| &self.trails[s as usize])
             .filter(|t| t.used)
             .cloned();
-        let mut index = index_of(self.names.clone(), &self.topic_list, trails);
-        index.unnamed_topic_ids = self.unnamed_topic_ids();
-        index
+        index_of(
+            self.names.clone(),
+            &self.topic_list,
+            trails,
+            self.unnamed_topic_ids(),
+        )
     }
 
     /// Topic ids fetched (by a client still indexed) that no Metadata
-    /// answer named, as [`index_of`] counts them.
+    /// answer named: the one count every index states.
     fn unnamed_topic_ids(&self) -> usize {
         let mut unnamed: FastSet<u32> = FastSet::default();
         for t in self.trails.iter().filter(|t| t.used) {
@@ -644,13 +649,14 @@ impl ClientFolder {
 }
 
 /// The index of folded trails: topic ids named, each list sorted by time
-/// (stable, so equal times keep the order they were made in).
+/// (stable, so equal times keep the order they were made in), stating
+/// `unnamed` ([`ClientFolder::unnamed_topic_ids`]).
 fn index_of(
     names: FastMap<String, String>,
     topic_list: &[String],
     trails: impl Iterator<Item = FoldTrail>,
+    unnamed: usize,
 ) -> ClientIndex {
-    let mut unnamed = FastSet::default();
     let mut written: FastMap<(u32, i32), Arc<str>> = FastMap::default();
     let mut clients: FastMap<ClientKey, ClientTrail> = FastMap::default();
     for t in trails.filter(|t| t.used) {
@@ -666,15 +672,7 @@ fn index_of(
         for ((topic, p), mut pt) in parts {
             let tp = written.entry((topic, p)).or_insert_with(|| {
                 let raw = topic_list[topic as usize].as_str();
-                let name = names.get(raw).map_or_else(
-                    || {
-                        if looks_like_uuid(raw) {
-                            unnamed.insert(topic);
-                        }
-                        raw
-                    },
-                    String::as_str,
-                );
+                let name = names.get(raw).map_or(raw, String::as_str);
                 format!("{name}-{p}").into()
             });
             // A topic fetched by name and by id lands in one trail.
@@ -696,7 +694,7 @@ fn index_of(
     }
     ClientIndex {
         clients,
-        unnamed_topic_ids: unnamed.len(),
+        unnamed_topic_ids: unnamed,
         topic_names: names,
     }
 }

@@ -538,13 +538,13 @@ fn last_commits(events: &[GroupEvent], before: Timestamp) -> crate::fast_hash::F
 /// (who was a member, with what assignment: what the next round is compared
 /// with), every completed round that may still be revised (started at or
 /// after `final_before`), the completed round before each of these (whose
-/// assignments its members held going in) and, for each member such a round
-/// began with, the latest round that member joined in. That JoinGroup carries the member's
-/// session and rebalance timeouts, by which its later removal is judged (a
-/// member that joined an hour before it went silent is judged by them as
-/// the batch run judges it); a span starts at the earliest JoinGroup
-/// request of its round, which may precede the round's start. At most two
-/// spans per revisable round and one per member.
+/// assignments its members held going in) and, for each member such a
+/// round began with, the latest round that member joined in. That JoinGroup
+/// carries the member's session and rebalance timeouts, by which its later
+/// removal is judged (a member that joined an hour before it went silent is
+/// judged by them as the batch run judges it); a span starts at the
+/// earliest JoinGroup request of its round, which may precede the round's
+/// start. At most two spans per revisable round and one per member.
 fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timestamp, Timestamp)> {
     let done: Vec<&Rebalance> = rebalances
         .iter()
