@@ -207,6 +207,9 @@ fn member_ids(events: &[&GroupEvent]) -> BTreeSet<String> {
 /// with every generation and epoch seen and a note per conversion.
 pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
     let converted = parts.len() > 1;
+    // Room for every stretch's rebalances at once: grown by doubling, a
+    // group of thousands of stretches held up to twice its records.
+    let later: usize = parts.iter().skip(1).map(|(_, h)| h.rebalances.len()).sum();
     let mut parts = parts.into_iter();
     let Some((mut protocol, mut out)) = parts.next() else {
         return GroupHistory {
@@ -223,14 +226,22 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
     // generated 1 GiB log of mixed versions: 95 s with it, 44 s without).
     let mut generations: BTreeSet<i32> = out.summary.generations_seen.iter().copied().collect();
     let mut assignors: BTreeSet<String> = out.summary.assignors.iter().cloned().collect();
+    out.rebalances.reserve_exact(later);
+    let mut conversions = 0usize;
+    let mut last_unsaid: Option<String> = None;
     for (p, next) in parts {
         let at = next
             .summary
             .first_seen
             .map_or_else(|| "?".to_string(), |t| t.to_string());
-        out.summary
-            .notes
-            .push(conversion_note(protocol, p, &at, out.summary.generation));
+        conversions += 1;
+        if conversions <= MAX_CONVERSION_NOTES {
+            out.summary
+                .notes
+                .push(conversion_note(protocol, p, &at, out.summary.generation));
+        } else {
+            last_unsaid = Some(at);
+        }
         let s = next.summary;
         out.rebalances.extend(next.rebalances);
         out.rounds_let_go += next.rounds_let_go;
@@ -248,6 +259,12 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
         out.summary.first_seen = out.summary.first_seen.or(s.first_seen);
         out.summary.last_seen = s.last_seen.or(out.summary.last_seen);
         protocol = p;
+    }
+    if let Some(last) = last_unsaid {
+        out.summary.notes.push(format!(
+            "{} more conversions between the classic and consumer protocols are not listed one by one (the last at {last}): a group that changes protocol this often mixes classic and KIP-848 members, or its inputs interleave two clusters' groups of one name",
+            conversions - MAX_CONVERSION_NOTES
+        ));
     }
     if !converted {
         return out;
@@ -268,6 +285,11 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
     };
     out
 }
+
+/// Conversions a group's notes state one by one; the rest are counted in
+/// one note (a log mixing protocols under one group name converts on
+/// nearly every line: 400 bytes of note each, held to the end).
+const MAX_CONVERSION_NOTES: usize = 8;
 
 fn conversion_note(from: Protocol, to: Protocol, at: &str, generation: Option<i32>) -> String {
     let g = generation.map_or_else(|| "?".to_string(), |g| g.to_string());
@@ -317,6 +339,38 @@ mod tests {
                 .count(),
             2
         );
+    }
+
+    #[test]
+    fn conversions_past_the_cap_are_counted_in_one_note() {
+        let parts: Vec<_> = (0..20)
+            .map(|i| {
+                let protocol = if i % 2 == 0 {
+                    Protocol::Classic
+                } else {
+                    Protocol::Consumer
+                };
+                (protocol, stretch(&[i], &["range"]))
+            })
+            .collect();
+        let h = join("g", parts);
+        let notes = &h.summary.notes;
+        let listed = notes
+            .iter()
+            .filter(|n| n.contains("the broker converted"))
+            .count();
+        assert_eq!(listed, MAX_CONVERSION_NOTES);
+        let counted: Vec<&String> = notes
+            .iter()
+            .filter(|n| n.contains("more conversions"))
+            .collect();
+        assert_eq!(counted.len(), 1, "{notes:?}");
+        assert!(
+            counted[0].starts_with(&format!("{} more", 19 - MAX_CONVERSION_NOTES)),
+            "{}",
+            counted[0]
+        );
+        assert_eq!(h.summary.generations_seen, (0..20).collect::<Vec<_>>());
     }
 
     #[test]
