@@ -5,18 +5,29 @@
 //! Gives: a [`Report`] holding only what matches, and how many rows of the
 //! chosen view matched (for `-c` and the exit code); when the view had rows
 //! and the filter kept none, a `nothing_matched` diagnostic saying which
-//! flag removed them ([`crate::unmatched`]).
+//! flag removed them ([`crate::unmatched`]). Given a [`RowSink`], the
+//! timeline view's rows go to it one by one as they are made and the
+//! report holds none of them (a long capture's million rows are never
+//! held at once).
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::group::GroupHistory;
 use crate::options::Options;
 use crate::render::View;
-use crate::report::{DiagnosticCount, ExchangeRow, InputSummary, Report, FORMAT_VERSION};
+use crate::report::{
+    DiagnosticCount, ExchangeRow, InputSummary, Report, TimelineEntry, FORMAT_VERSION,
+};
 use crate::time::Timestamp;
 use crate::timeline::Timeline;
 use crate::unmatched::Tally;
 
-/// Builds the report for `view`, returning it and the number of matching rows.
+/// Where the timeline view's matching rows go when they are not gathered
+/// into the report: written one by one as they are made.
+pub type RowSink<'a> = &'a mut dyn FnMut(&TimelineEntry) -> std::io::Result<()>;
+
+/// Builds the report for `view`, returning it and the number of matching
+/// rows. With `rows`, the timeline view's rows are handed to it in order
+/// and not kept in the report (an error writing one ends the run).
 pub fn assemble(
     mut inputs: Vec<InputSummary>,
     exchanges: Vec<ExchangeRow>,
@@ -24,7 +35,8 @@ pub fn assemble(
     histories: Vec<GroupHistory>,
     diagnostics: &mut Diagnostics,
     opts: &Options,
-) -> (Report, u64) {
+    rows: Option<RowSink<'_>>,
+) -> std::io::Result<(Report, u64)> {
     let (filter, view) = (&opts.filter, opts.view);
     for input in &mut inputs {
         input.clock_offset_ms = timeline.clock_offsets.get(input.path.as_str()).copied();
@@ -38,13 +50,25 @@ pub fn assemble(
     };
     let wants = |v: View| view == v || view == View::Report;
     let mut tally = Tally::new(filter, first, noun(view));
-    if wants(View::Timeline) {
-        report.timeline = timeline
-            .events
-            .iter()
-            .map(crate::describe::timeline_entry)
-            .filter(|e| tally.add(e))
-            .collect();
+    let mut streamed = 0u64;
+    match rows {
+        Some(write) if view == View::Timeline => {
+            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
+                if tally.add(&e) {
+                    write(&e)?;
+                    streamed += 1;
+                }
+            }
+        }
+        _ if wants(View::Timeline) => {
+            report.timeline = timeline
+                .events
+                .iter()
+                .map(crate::describe::timeline_entry)
+                .filter(|e| tally.add(e))
+                .collect();
+        }
+        _ => {}
     }
     // Gathered into room for all of them at once: grown by doubling, the
     // records (hundreds of bytes each) were copied at each step, and a
@@ -100,7 +124,7 @@ pub fn assemble(
             .sort_by_key(|x| (x.ts, x.request_frame.or(x.response_frame)));
     }
     let matched = match view {
-        View::Timeline => report.timeline.len(),
+        View::Timeline => report.timeline.len() + streamed as usize,
         View::Rebalances => report.rebalances.len(),
         View::Groups => report.groups.len(),
         View::Decode => report.exchanges.len(),
@@ -118,7 +142,7 @@ pub fn assemble(
             count: *count,
         })
         .collect();
-    (report, matched)
+    Ok((report, matched))
 }
 
 /// Sorts rebalances by start, then group, ties kept in the order given

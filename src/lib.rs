@@ -43,7 +43,9 @@
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
-//! - [`assemble`] filters into the [`report::Report`] that [`render`] writes;
+//! - [`assemble`] filters into the [`report::Report`] that [`render`] writes
+//!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
+//!   [`render::TimelineRows`] row by row instead of kept in the report);
 //!   [`unmatched`] says which filter left nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads, the streaming engine
 //!   (memory bounded by its windows), `tail -F` following, Ctrl-C.
@@ -128,7 +130,27 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         Some(path) => Some(HtmlFile::open(path, &opts.inputs)?),
         None => None,
     };
-    let (report, matched, mut diagnostics) = match analyse(opts) {
+    // The timeline view in a format whose rows stand alone (or only
+    // counted) is written as its rows are made, not gathered first.
+    let stream_rows = opts.view == View::Timeline
+        && html.is_none()
+        && (opts.count || render::TimelineRows::streams(opts.format));
+    let mut streamed = None;
+    let mut counted = |_: &report::TimelineEntry| Ok(());
+    let analysed = if !stream_rows {
+        analyse(opts)
+    } else if opts.count {
+        analyse_with(opts, Some(&mut counted))
+    } else {
+        let mut rows = render::TimelineRows::new(opts.format, &mut *out);
+        let found = analyse_with(opts, Some(&mut |e: &report::TimelineEntry| rows.row(e)));
+        streamed = Some(rows);
+        found
+    };
+    if let (Ok(_), Some(rows)) = (&analysed, streamed) {
+        rows.finish()?;
+    }
+    let (report, matched, mut diagnostics) = match analysed {
         Ok(found) => found,
         Err(e) => {
             if let Some(f) = html_file.take() {
@@ -163,6 +185,8 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     }
     if opts.count {
         render::render_count(matched, out)?;
+    } else if stream_rows {
+        // Already written, row by row.
     } else if html_to_stdout {
         // `--html -`: the page is what stdout gets.
         render::render_html(&report, out)?;
@@ -255,6 +279,15 @@ fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
 /// Reads, merges, reconstructs and assembles: the whole analysis without
 /// rendering.
 pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
+    analyse_with(opts, None)
+}
+
+/// [`analyse`], handing the timeline view's rows to `rows` as they are
+/// made instead of keeping them in the report.
+fn analyse_with(
+    opts: &Options,
+    rows: Option<assemble::RowSink<'_>>,
+) -> Result<(report::Report, u64, Diagnostics)> {
     let keep_exchanges = opts.view == View::Decode;
     let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
     let mut collected = collected;
@@ -304,6 +337,7 @@ pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
         histories,
         &mut collected.diagnostics,
         opts,
-    );
+        rows,
+    )?;
     Ok((report, matched, collected.diagnostics))
 }

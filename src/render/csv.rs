@@ -31,6 +31,16 @@ pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Res
     }
 }
 
+/// The timeline's header row (written before its rows are streamed).
+pub(super) fn timeline_header(out: &mut dyn Write) -> io::Result<()> {
+    record(TIMELINE.iter().copied(), out)
+}
+
+/// One timeline row, as [`write`] writes it.
+pub(super) fn timeline_line(e: &TimelineEntry, out: &mut dyn Write) -> io::Result<()> {
+    record(timeline_row(e).iter().map(String::as_str), out)
+}
+
 fn table(
     header: &[&str],
     rows: impl Iterator<Item = Vec<String>>,

@@ -50,7 +50,7 @@ mod sample;
 
 use std::io::{self, Write};
 
-use crate::report::Report;
+use crate::report::{Report, TimelineEntry};
 
 /// Output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +141,56 @@ pub fn render(
         Format::Ndjson => ndjson::write(report, view, out),
         Format::Csv => csv::write(report, view, out),
         Format::Markdown => markdown::write(report, view, opts.brief, out),
+    }
+}
+
+/// The timeline view written row by row as the rows are made, for the
+/// formats whose rows stand alone (`ndjson`, `csv`): a long capture's
+/// million events are not first gathered as rows (hundreds of bytes each)
+/// and then written. The table, JSON and Markdown formats need every row
+/// at once (column widths, one document) and are not streamed.
+pub struct TimelineRows<'a> {
+    format: Format,
+    out: &'a mut dyn Write,
+    header_written: bool,
+}
+
+impl<'a> TimelineRows<'a> {
+    /// Whether the timeline view in `format` can be written row by row.
+    pub fn streams(format: Format) -> bool {
+        matches!(format, Format::Ndjson | Format::Csv)
+    }
+
+    /// Rows in `format` (one of those [`TimelineRows::streams`] accepts)
+    /// to `out`.
+    pub fn new(format: Format, out: &'a mut dyn Write) -> TimelineRows<'a> {
+        TimelineRows {
+            format,
+            out,
+            header_written: false,
+        }
+    }
+
+    /// Writes one row, as the whole view would have written it.
+    pub fn row(&mut self, e: &TimelineEntry) -> io::Result<()> {
+        self.header()?;
+        match self.format {
+            Format::Csv => csv::timeline_line(e, self.out),
+            _ => ndjson::line(e, self.out),
+        }
+    }
+
+    /// Ends the view: a CSV without rows still has its header.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.header()
+    }
+
+    fn header(&mut self) -> io::Result<()> {
+        if !self.header_written && self.format == Format::Csv {
+            csv::timeline_header(self.out)?;
+        }
+        self.header_written = true;
+        Ok(())
     }
 }
 

@@ -30,7 +30,7 @@ fn lines<T: Serialize>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
     let mut out = &mut *out;
     super::json::to_writer(&mut out, item, false)?;
     out.write_all(b"\n")

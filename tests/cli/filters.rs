@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use kgtrace::Timestamp;
 
-use crate::util::{json, ndjson, rows, run};
+use crate::util::{csv, json, ndjson, rows, run};
 
 const KILLED: &str = "fixtures/lab/ck_killed.pcap";
 const CLEAN_LEAVE: &str = "fixtures/lab/kp_clean_leave.pcap";
@@ -397,4 +397,48 @@ fn decode_of_logs_alone_says_exchanges_come_from_captures() {
     let (code, stderr) = warned(&["decode", KILLED]);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("exchange to decode"), "{stderr}");
+}
+
+/// `kgtrace timeline -q KILLED ARGS`: its output and exit code.
+fn timeline_as(args: &[&str]) -> (String, i32) {
+    let mut all = vec!["timeline", "-q", KILLED];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    (out.stdout, out.code)
+}
+
+#[test]
+fn timeline_rows_written_as_they_are_made_are_the_json_documents_rows_in_order() {
+    for filter in [&[][..], &["-g", "^g1$"][..], &["-v", "-g", "^g1$"][..]] {
+        let whole = timeline(filter);
+        assert!(!whole.is_empty(), "{filter:?}");
+        let (text, code) = timeline_as(&[filter, &["--format", "ndjson"][..]].concat());
+        assert_eq!(
+            (ndjson(&text), code),
+            (whole.clone(), 0),
+            "ndjson {filter:?}"
+        );
+        let (text, code) = timeline_as(&[filter, &["--format", "csv"][..]].concat());
+        let table = csv(&text);
+        assert_eq!((table.len(), code), (whole.len() + 1, 0), "csv {filter:?}");
+        let at = table[0]
+            .iter()
+            .position(|h| h == "ts")
+            .expect("a ts column");
+        let times: Vec<&str> = table[1..].iter().map(|r| r[at].as_str()).collect();
+        let expected: Vec<&str> = whole.iter().map(|r| field(r, "ts")).collect();
+        assert_eq!(times, expected, "csv {filter:?}");
+        let (text, code) = timeline_as(&[filter, &["-c"][..]].concat());
+        assert_eq!((text.trim(), code), (whole.len().to_string().as_str(), 0));
+    }
+}
+
+#[test]
+fn a_timeline_csv_that_matches_nothing_is_its_header_alone_and_exits_1() {
+    let (text, code) = timeline_as(&["--format", "csv", "-g", "^no-such-group$"]);
+    let table = csv(&text);
+    assert_eq!((table.len(), code), (1, 1), "{text}");
+    assert!(table[0].iter().any(|h| h == "ts"), "{text}");
+    let (text, code) = timeline_as(&["--format", "ndjson", "-g", "^no-such-group$"]);
+    assert_eq!((text.as_str(), code), ("", 1));
 }
