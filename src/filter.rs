@@ -249,7 +249,7 @@ impl Filter {
             && opt_match(&self.client, &[x.client_id.as_deref()])
             && opt_match(&self.host, &[Some(&*x.connection)])
             && self.time_ok(x.ts, first)
-            && self.kind_ok(&[&x.api]);
+            && self.kind_ok(&[x.api]);
         self.verdict(yes)
     }
 }

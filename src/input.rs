@@ -1299,11 +1299,11 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
     ExchangeRow {
         ts: ex.ts,
         api_key: ex.api_key,
-        api: ex.api.to_string(),
+        api: ex.api,
         api_version: ex.api_version,
         correlation_id: ex.correlation_id,
-        client_id: ex.client_id.as_deref().map(str::to_owned),
-        connection: ex.connection.to_string(),
+        client_id: ex.client_id.clone(),
+        connection: ex.connection.clone(),
         request_frame: ex.request_frame,
         response_frame: ex.response_frame,
         latency_ms: ex.latency_ms,
@@ -1311,8 +1311,8 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
         member_id: ex.member_id.clone(),
         generation_id: ex.generation_id,
         error_code: ex.error_code,
-        error: ex.error.map(str::to_string),
-        client_software: ex.client_software.as_deref().map(str::to_owned),
+        error: ex.error,
+        client_software: ex.client_software.clone(),
     }
 }
 

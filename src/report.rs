@@ -7,6 +7,8 @@
 //! field names here are the documented output format (see the README's
 //! "JSON format" section); `format_version` changes when a field does.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
@@ -463,15 +465,15 @@ pub struct ExchangeRow {
     /// Kafka API key.
     pub api_key: i16,
     /// Kafka's name for the API, e.g. `JoinGroup`.
-    pub api: String,
+    pub api: &'static str,
     /// API version.
     pub api_version: i16,
     /// Correlation id.
     pub correlation_id: i32,
     /// Request header `client_id`.
-    pub client_id: Option<String>,
+    pub client_id: Option<Arc<str>>,
     /// `ip:port -> ip:port`, client first.
-    pub connection: String,
+    pub connection: Arc<str>,
     /// Frame that completed the request (1-based); null when not captured.
     pub request_frame: Option<u64>,
     /// Frame that completed the response; null when not captured.
@@ -487,7 +489,7 @@ pub struct ExchangeRow {
     /// Response error code.
     pub error_code: Option<i16>,
     /// Its name.
-    pub error: Option<String>,
+    pub error: Option<&'static str>,
     /// KIP-511 client software, if ApiVersions was seen on the connection.
-    pub client_software: Option<String>,
+    pub client_software: Option<Arc<str>>,
 }

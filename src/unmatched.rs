@@ -437,10 +437,10 @@ impl Row for ExchangeRow {
         match flag {
             Flag::Group => one(&self.group_id),
             Flag::Member => one(&self.member_id),
-            Flag::Client => one(&self.client_id),
-            Flag::Host => vec![self.connection.as_str()],
+            Flag::Client => self.client_id.as_deref().into_iter().collect(),
+            Flag::Host => vec![&*self.connection],
             Flag::Time => Vec::new(),
-            Flag::Kind => vec![self.api.as_str()],
+            Flag::Kind => vec![self.api],
         }
     }
 }

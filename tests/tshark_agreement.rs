@@ -186,7 +186,7 @@ fn header(q: &TsvRow, e: &ExchangeRow) -> Vec<Field> {
         (
             "client_id",
             cell(q, "kafka.client_id").map(str::to_string),
-            e.client_id.clone(),
+            e.client_id.as_deref().map(str::to_string),
         ),
     ]
 }

@@ -274,7 +274,7 @@ fn exchange_row(x: &ExchangeRow) -> Vec<String> {
     vec![
         time(x.ts),
         x.api_key.to_string(),
-        x.api.clone(),
+        x.api.to_string(),
         x.api_version.to_string(),
         x.correlation_id.to_string(),
         opt(x.client_id.as_deref()),
@@ -286,7 +286,7 @@ fn exchange_row(x: &ExchangeRow) -> Vec<String> {
         opt(x.member_id.as_deref()),
         opt(x.generation_id),
         opt(x.error_code),
-        opt(x.error.as_deref()),
+        opt(x.error),
         opt(x.client_software.as_deref()),
     ]
 }

@@ -238,7 +238,7 @@ fn exchange_row(x: &ExchangeRow, style: TimeStyle) -> Vec<Span> {
     );
     vec![
         Span::plain(style.show(x.ts)),
-        Span::plain(format!("{} v{}", human::one_line(&x.api), x.api_version)),
+        Span::plain(format!("{} v{}", human::one_line(x.api), x.api_version)),
         Span::plain(x.correlation_id.to_string()),
         code_or_dash(x.client_id.as_deref()),
         Span::code(human::one_line(&x.connection)),
@@ -250,7 +250,7 @@ fn exchange_row(x: &ExchangeRow, style: TimeStyle) -> Vec<Span> {
             None => code_or_dash(None),
         },
         Span::plain(x.generation_id.map(|g| g.to_string()).unwrap_or_default()),
-        error_span(x.error.as_deref()),
+        error_span(x.error),
     ]
 }
 

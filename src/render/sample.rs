@@ -615,7 +615,7 @@ fn incident_timeline() -> Vec<TimelineEntry> {
 
 fn exchange(
     ms: i64,
-    api: (i16, &str, i16),
+    api: (i16, &'static str, i16),
     corr: i32,
     m: (&str, &str),
     latency: f64,
@@ -624,11 +624,11 @@ fn exchange(
     ExchangeRow {
         ts: at(ms),
         api_key: api.0,
-        api: api.1.into(),
+        api: api.1,
         api_version: api.2,
         correlation_id: corr,
         client_id: Some(m.0.into()),
-        connection: format!("{} -> 10.0.0.11:9092", host_of(m.0)),
+        connection: format!("{} -> 10.0.0.11:9092", host_of(m.0)).into(),
         request_frame: Some(frames.0),
         response_frame: Some(frames.1),
         latency_ms: Some(latency),
@@ -652,11 +652,11 @@ fn incident_exchanges() -> Vec<ExchangeRow> {
     );
     brod_join.generation_id = Some(-1);
     brod_join.error_code = Some(79);
-    brod_join.error = Some("MEMBER_ID_REQUIRED".into());
+    brod_join.error = Some("MEMBER_ID_REQUIRED");
     brod_join.client_software = Some("brod/3.19.1".into());
     let mut hb = exchange(42_454, (12, "Heartbeat", 4), 311, C1, 1.1, (4_501, 4_502));
     hb.error_code = Some(27);
-    hb.error = Some("REBALANCE_IN_PROGRESS".into());
+    hb.error = Some("REBALANCE_IN_PROGRESS");
     let mut lost = exchange(44_195, (14, "SyncGroup", 5), 98, C2, 6.0, (4_646, 4_651));
     lost.generation_id = Some(6);
     lost.request_frame = None;
