@@ -98,14 +98,14 @@ impl Connection {
 
     /// Bytes from the client.
     pub(crate) fn on_request_bytes(&mut self, b: &[u8], ts: Timestamp, frame: u64, ctx: &mut Ctx) {
-        let mut pieces = Vec::new();
+        let mut pieces = std::mem::take(ctx.pieces);
         self.requests.push(b, ts, frame, &RequestRules, &mut pieces);
         self.on_pieces(pieces, true, ctx);
     }
 
     /// Bytes from the broker.
     pub(crate) fn on_response_bytes(&mut self, b: &[u8], ts: Timestamp, frame: u64, ctx: &mut Ctx) {
-        let mut pieces = Vec::new();
+        let mut pieces = std::mem::take(ctx.pieces);
         self.responses.push(
             b,
             ts,
@@ -125,7 +125,7 @@ impl Connection {
         frame: u64,
         ctx: &mut Ctx,
     ) {
-        let mut pieces = Vec::new();
+        let mut pieces = std::mem::take(ctx.pieces);
         let splitter = if requests {
             &mut self.requests
         } else {
@@ -135,9 +135,11 @@ impl Connection {
         self.on_pieces(pieces, requests, ctx);
     }
 
-    fn on_pieces(&mut self, pieces: Vec<Piece>, requests: bool, ctx: &mut Ctx) {
+    /// Handles the pieces a splitter made, then gives their (emptied)
+    /// vector back to `ctx` for the next segment.
+    fn on_pieces(&mut self, mut pieces: Vec<Piece>, requests: bool, ctx: &mut Ctx) {
         let side = if requests { "requests" } else { "responses" };
-        for piece in pieces {
+        for piece in pieces.drain(..) {
             if matches!(&piece, Piece::Frame(f) if f.cut) {
                 *ctx.cut_frames += 1;
             }
@@ -174,6 +176,7 @@ impl Connection {
                 }
             }
         }
+        *ctx.pieces = pieces;
     }
 
     fn diag(&self, ctx: &mut Ctx, kind: DiagnosticKind, frame: Option<u64>, detail: String) {

@@ -295,6 +295,8 @@ pub(crate) struct Ctx<'a> {
     /// Bytes the decoded lists of the rest of the run may still keep
     /// (see [`super::MAX_KEPT_PER_RUN`]).
     pub kept_left: &'a mut usize,
+    /// Reused room for a frame splitter's pieces (empty between uses).
+    pub pieces: &'a mut Vec<super::framing::Piece>,
 }
 
 impl Ctx<'_> {

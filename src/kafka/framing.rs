@@ -450,14 +450,14 @@ impl FrameSplitter {
     }
 }
 
-/// Moves bytes from `data` into `buf` until it holds `want`; returns how
-/// many were used.
 /// Room taken for a frame once its size is read.
 const FIRST_ROOM: usize = 512;
 
 /// Room taken at most for a body to be buffered, before its bytes came.
 const BODY_ROOM: usize = 1 << 20;
 
+/// Moves bytes from `data` into `buf` until it holds `want`; returns how
+/// many were used.
 fn fill(buf: &mut Vec<u8>, data: &[u8], want: usize) -> usize {
     let n = want.saturating_sub(buf.len()).min(data.len());
     buf.extend_from_slice(&data[..n]);

@@ -113,6 +113,9 @@ pub struct KafkaDecoder {
     /// Assignment stamps per client id (see [`Ctx::assignments`]).
     assignments: FastMap<String, u64>,
     kept_left: usize,
+    /// Room the frame splitters hand their pieces on in, reused by every
+    /// segment (a new vector per segment was an allocation each).
+    pieces: Vec<framing::Piece>,
 }
 
 /// Heap bytes that the lists of all decoded messages of a run (every
@@ -134,6 +137,7 @@ impl KafkaDecoder {
             closed: Vec::new(),
             cut_frames: 0,
             assignments: FastMap::default(),
+            pieces: Vec::new(),
             kept_left: MAX_KEPT_PER_RUN,
         }
     }
@@ -222,6 +226,7 @@ impl KafkaDecoder {
                     cut_frames: &mut self.cut_frames,
                     assignments: &mut self.assignments,
                     kept_left: &mut self.kept_left,
+                    pieces: &mut self.pieces,
                 };
                 c.flush(&mut ctx);
             }
@@ -327,6 +332,7 @@ impl KafkaDecoder {
             cut_frames: &mut self.cut_frames,
             assignments: &mut self.assignments,
             kept_left: &mut self.kept_left,
+            pieces: &mut self.pieces,
         };
         if requests {
             c.on_request_bytes(bytes, ts, frame, &mut ctx);
@@ -357,6 +363,7 @@ impl KafkaDecoder {
                     cut_frames: &mut self.cut_frames,
                     assignments: &mut self.assignments,
                     kept_left: &mut self.kept_left,
+                    pieces: &mut self.pieces,
                 };
                 c.on_gap(requests, missing, ts, frame, &mut ctx);
             }
@@ -382,6 +389,7 @@ impl KafkaDecoder {
                 cut_frames: &mut self.cut_frames,
                 assignments: &mut self.assignments,
                 kept_left: &mut self.kept_left,
+                pieces: &mut self.pieces,
             };
             c.flush(&mut ctx);
             self.closed.extend(c.closed(ts, frame, reset));
