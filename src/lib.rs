@@ -135,21 +135,11 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     let stream_rows = opts.view == View::Timeline
         && html.is_none()
         && (opts.count || render::TimelineRows::streams(opts.format));
-    let mut streamed = None;
-    let mut counted = |_: &report::TimelineEntry| Ok(());
-    let analysed = if !stream_rows {
-        analyse(opts)
-    } else if opts.count {
-        analyse_with(opts, Some(&mut counted))
+    let analysed = if stream_rows {
+        analyse_writing_timeline_rows(opts, out)
     } else {
-        let mut rows = render::TimelineRows::new(opts.format, &mut *out);
-        let found = analyse_with(opts, Some(&mut |e: &report::TimelineEntry| rows.row(e)));
-        streamed = Some(rows);
-        found
+        analyse(opts)
     };
-    if let (Ok(_), Some(rows)) = (&analysed, streamed) {
-        rows.finish()?;
-    }
     let (report, matched, mut diagnostics) = match analysed {
         Ok(found) => found,
         Err(e) => {
@@ -280,6 +270,21 @@ fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
 /// rendering.
 pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     analyse_with(opts, None)
+}
+
+/// [`analyse`] for the timeline view, its matching rows written to `out`
+/// as they are made ([`render::TimelineRows`]), or only counted with `-c`.
+fn analyse_writing_timeline_rows(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    if opts.count {
+        return analyse_with(opts, Some(&mut |_: &report::TimelineEntry| Ok(())));
+    }
+    let mut rows = render::TimelineRows::new(opts.format, out);
+    let found = analyse_with(opts, Some(&mut |e: &report::TimelineEntry| rows.row(e)))?;
+    rows.finish()?;
+    Ok(found)
 }
 
 /// [`analyse`], handing the timeline view's rows to `rows` as they are
