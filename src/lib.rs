@@ -131,10 +131,10 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         None => None,
     };
     // The timeline view in a format whose rows stand alone (or only
-    // counted) is written as its rows are made, not gathered first.
-    let stream_rows = opts.view == View::Timeline
-        && html.is_none()
-        && (opts.count || render::TimelineRows::streams(opts.format));
+    // counted) is written as its rows are made, not gathered first
+    // (`--html` belongs to `report`, whose view is never the timeline).
+    let stream_rows =
+        opts.view == View::Timeline && (opts.count || render::TimelineRows::streams(opts.format));
     let analysed = if stream_rows {
         analyse_writing_timeline_rows(opts, out)
     } else {

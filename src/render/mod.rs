@@ -164,6 +164,7 @@ impl<'a> TimelineRows<'a> {
     /// Rows in `format` (one of those [`TimelineRows::streams`] accepts)
     /// to `out`.
     pub fn new(format: Format, out: &'a mut dyn Write) -> TimelineRows<'a> {
+        debug_assert!(TimelineRows::streams(format), "{format:?} is not streamed");
         TimelineRows {
             format,
             out,
