@@ -30,7 +30,7 @@ use crate::decompress::{Compression, Inflated};
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
 use crate::event::{DataEvent, GroupEvent};
-use crate::kafka::{Exchange, KafkaConfig, KafkaDecoder};
+use crate::kafka::{ClosedConnection, Exchange, KafkaConfig, KafkaDecoder};
 use crate::logs::{self, LogOptions};
 use crate::normalize;
 use crate::options::{InputType, ReadOptions};
@@ -38,6 +38,9 @@ use crate::report::{ExchangeRow, InputSummary};
 use crate::tcp::{Reassembler, TcpConfig};
 
 mod parallel;
+mod pipeline;
+
+use pipeline::Handed;
 
 /// Per-direction cap on out-of-order TCP bytes held while waiting for a hole.
 const MAX_BUFFERED_PER_DIRECTION: usize = 8 * 1024 * 1024;
@@ -103,6 +106,10 @@ pub struct Collected {
     /// runs leave it `None` and the same readers append to the vectors:
     /// both paths share every reader, only the destination differs.
     pub tap: Option<Tap>,
+    /// Each capture is read on the calling thread alone, its stages one
+    /// after the other (a test compares this with the stages on threads
+    /// of their own, [`pipeline`]).
+    pub one_thread: bool,
 }
 
 impl Collected {
@@ -297,7 +304,8 @@ pub fn read_inputs_into(
     Ok(())
 }
 
-/// [`read_inputs`]; `apart` false reads one input after the other.
+/// [`read_inputs`]; `apart` false reads one input after the other, each on
+/// this thread alone.
 fn read_inputs_apart(
     paths: &[PathBuf],
     opts: &ReadOptions,
@@ -318,8 +326,10 @@ fn read_inputs_apart(
             }
         }
     }
+    let one_thread = !apart;
     let apart = apart && !units.iter().any(|u| matches!(u, Unit::Stdin(_)));
     let out = parallel::read_units(&units, apart, |unit, out| {
+        out.one_thread = one_thread;
         read_unit(unit, opts, keep_exchanges, quiet, out)
     })?;
     match failed {
@@ -1113,19 +1123,55 @@ impl CaptureRun {
         // Streaming hands each packet's events on at once (a live reader
         // waits for nothing); batch drains in batches of 256 exchanges.
         let streaming = out.streaming();
-        let summary = capture::read_capture(reader, source, d_capture, |segment| {
-            reassembler.push(&segment, d_tcp, &mut |ev| {
-                decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
-            });
-            if streaming {
-                sink.drain(decoder);
-                sink.hand_on(out);
-            } else if sink.pending.len() >= 256 {
-                sink.drain(decoder);
-                // Folded now, not kept to the end of the input.
-                sink.hand_on_data(out);
-            }
-        })?;
+        let summary = if streaming || out.one_thread || !pipeline::worthwhile() {
+            capture::read_capture(reader, source, d_capture, |segment| {
+                reassembler.push(&segment, d_tcp, &mut |ev| {
+                    decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
+                });
+                if streaming {
+                    sink.drain(decoder);
+                    sink.hand_on(out);
+                } else {
+                    sink.drain_some(decoder, out);
+                }
+            })
+        } else {
+            // Batch: packets and TCP on this thread, the Kafka stage on a
+            // second, normalizing and folding on a third, each taking the
+            // stage before's output in the same order as in place.
+            let mut pending = Vec::new();
+            let read = pipeline::beside(
+                |mut drained: Drained| {
+                    sink.absorb(drained.closed, &mut drained.exchanges);
+                    sink.hand_on_data(out);
+                },
+                |mut hand_over| {
+                    pipeline::run(
+                        |emit| {
+                            capture::read_capture(reader, source, d_capture, |segment| {
+                                reassembler
+                                    .push(&segment, d_tcp, &mut |ev| emit(Handed::Stream(ev)));
+                                emit(Handed::PacketDone);
+                            })
+                        },
+                        |handed| match handed {
+                            Handed::Stream(ev) => {
+                                decoder.on_stream_event(&ev, d_kafka, &mut pending);
+                            }
+                            Handed::PacketDone if pending.len() >= DRAIN_AT => {
+                                hand_over.send(Drained {
+                                    closed: decoder.take_closed(),
+                                    exchanges: std::mem::take(&mut pending),
+                                });
+                            }
+                            Handed::PacketDone => {}
+                        },
+                    )
+                },
+            );
+            sink.pending.append(&mut pending);
+            read
+        }?;
         sink.drain(decoder);
         if streaming {
             sink.hand_on(out);
@@ -1237,6 +1283,16 @@ fn note_snap_length(cut: &SnapCut, cut_frames: u64, diags: &mut Diagnostics) {
     diags.add(DiagnosticKind::SnapLength, source, "whole capture", detail);
 }
 
+/// Batch reading drains the decoder once this many exchanges are pending.
+const DRAIN_AT: usize = 256;
+
+/// What the Kafka stage finished between two drains, in the order
+/// [`ExchangeSink::absorb`] takes it.
+struct Drained {
+    closed: Vec<ClosedConnection>,
+    exchanges: Vec<Exchange>,
+}
+
 struct ExchangeSink {
     source: Arc<str>,
     keep: bool,
@@ -1269,13 +1325,33 @@ impl ExchangeSink {
         }
     }
 
+    /// Batch reading, after each packet: drains once 256 exchanges are
+    /// pending, and folds their data-path events now, not at the end of
+    /// the input.
+    fn drain_some(&mut self, decoder: &mut KafkaDecoder, out: &mut Collected) {
+        if self.pending.len() >= DRAIN_AT {
+            self.drain(decoder);
+            self.hand_on_data(out);
+        }
+    }
+
+    /// Normalizes what the decoder has finished.
     fn drain(&mut self, decoder: &mut KafkaDecoder) {
+        let mut pending = std::mem::take(&mut self.pending);
+        self.absorb(decoder.take_closed(), &mut pending);
+        // Its room is kept for the next batch.
+        self.pending = pending;
+    }
+
+    /// Normalizes closed connections, then exchanges (emptying
+    /// `exchanges`), into events, data-path events and decode rows.
+    fn absorb(&mut self, closed: Vec<ClosedConnection>, exchanges: &mut Vec<Exchange>) {
         let before = self.events.len();
-        for closed in decoder.take_closed() {
+        for closed in closed {
             self.events
                 .push(normalize::events_from_close(&closed, &self.source));
         }
-        for mut ex in self.pending.drain(..) {
+        for mut ex in exchanges.drain(..) {
             if self.keep {
                 self.rows.push(row_of(&ex));
             }
@@ -1390,7 +1466,7 @@ mod tests {
     }
 
     #[test]
-    fn inputs_read_apart_give_what_reading_them_in_order_gives() {
+    fn inputs_read_apart_and_each_on_threads_give_what_reading_them_in_order_gives() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let paths: Vec<PathBuf> = [
             "lab/ck_killed.pcap",
@@ -1398,6 +1474,10 @@ mod tests {
             "kafka/ak4_java_killed.pcap",
             "lab/ck_killed.pcap",
             "lab/kp_clean_leave.pcap",
+            // Larger than a batch handed between threads, and past
+            // DRAIN_AT exchanges.
+            "lab/kp_ten_members.pcap",
+            "kafka/ak39_ck_fifty.pcap",
         ]
         .iter()
         .map(|p| root.join(p))
@@ -1408,6 +1488,7 @@ mod tests {
             assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
             // The folded data path is made of hash maps: compared in order.
             let data = std::mem::take(&mut c.data).finish().in_order();
+            c.one_thread = false;
             format!("{c:?} {data}")
         };
         assert!(read(true) == read(false));

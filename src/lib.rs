@@ -32,7 +32,9 @@
 //! - [`logs`] turns broker and client log lines into the same events.
 //! - [`input`] drives all of the above for each input path, into vectors
 //!   (batch: several inputs on separate threads, joined in the order named;
-//!   a compressed one inflated on a thread of its own, [`decompress`]; the
+//!   a capture's packets and TCP, Kafka stage, and normalizing each on a
+//!   thread of its own, in order; a compressed input inflated on a thread
+//!   of its own, [`decompress`]; the
 //!   data path folded as it is read into the index the stops stage looks
 //!   up, [`stops::ClientFolder`], not kept) or through an [`input::Tap`]
 //!   (streaming, one input after the other).
