@@ -45,6 +45,8 @@
 //!   stops, offsets, records processed twice (captures add Fetch traffic).
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
+//! - [`spread`] runs `group`'s and `stops`' per-group work on every core,
+//!   results in group order.
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes
 //!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
 //!   [`render::TimelineRows`] row by row instead of kept in the report);
@@ -73,6 +75,7 @@ pub mod options;
 pub mod progress;
 pub mod render;
 pub mod report;
+pub mod spread;
 pub mod stops;
 pub mod tcp;
 pub mod terminal;

@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::fast_hash::FastMap;
 use crate::report::{GroupSummary, Rebalance, Trigger};
+use crate::spread;
 use crate::time::Timestamp;
 
 use members::MemberBook;
@@ -52,6 +53,12 @@ pub struct GroupHistory {
 
 /// Rebuilds every group's history from events in time order.
 pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
+    reconstruct_on(events, spread::workers_for(events.len()))
+}
+
+/// [`reconstruct`] on up to `workers` threads (the result is the same on
+/// any number).
+pub(crate) fn reconstruct_on(events: &[GroupEvent], workers: usize) -> Vec<GroupHistory> {
     // Once for the run, not once per group (that was quadratic in groups).
     let groupless = groupless_static_notes(events);
     // Gathered in a hash map, then put in name order once (a tree walk
@@ -64,22 +71,21 @@ pub fn reconstruct(events: &[GroupEvent]) -> Vec<GroupHistory> {
     }
     let mut by_group: Vec<(&str, Vec<&GroupEvent>)> = by_group.into_iter().collect();
     by_group.sort_unstable_by_key(|(g, _)| *g);
-    by_group
-        .into_iter()
-        .map(|(group, evs)| match consumer_protocol_refused(&evs) {
+    // Each group's history depends on its own events only: rebuilt on
+    // every core, kept in name order.
+    spread::map_in_order(&by_group, workers, |(group, evs)| {
+        let mut h = match consumer_protocol_refused(evs) {
             // Refused: the group never ran the consumer protocol.
             Some(note) => {
-                let mut h = reconstruct_classic(group, &evs, None);
+                let mut h = reconstruct_classic(group, evs, None);
                 say_refused(&mut h, note);
                 h
             }
-            None => reconstruct_group(group, &evs),
-        })
-        .map(|mut h| {
-            h.summary.notes.extend(groupless.iter().cloned());
-            h
-        })
-        .collect()
+            None => reconstruct_group(group, evs),
+        };
+        h.summary.notes.extend(groupless.iter().cloned());
+        h
+    })
 }
 
 /// Kafka 2.3–2.4 log a static member's restart with no group

@@ -64,6 +64,7 @@ use crate::event::{DataEvent, GroupEvent};
 use crate::fast_hash::FastMap;
 use crate::group::GroupHistory;
 use crate::report::{PartitionStop, Rebalance, RebalanceStop, StopWithoutRebalance, WorstStop};
+use crate::spread;
 use crate::time::Timestamp;
 
 use index::{ClientIndex, GroupIndex};
@@ -108,6 +109,22 @@ pub fn apply_folded(histories: &mut [GroupHistory], events: &[GroupEvent], data:
 }
 
 fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &ClientIndex) {
+    apply_index_on(
+        histories,
+        events,
+        clients,
+        spread::workers_for(events.len()),
+    );
+}
+
+/// [`apply_index`] on up to `workers` threads (the result is the same on
+/// any number).
+fn apply_index_on(
+    histories: &mut [GroupHistory],
+    events: &[GroupEvent],
+    clients: &ClientIndex,
+    workers: usize,
+) {
     // Hashed, not ordered: only looked up (a tree walk compared group names
     // byte by byte for every event).
     let mut by_group: FastMap<&str, Vec<&GroupEvent>> = FastMap::default();
@@ -116,13 +133,15 @@ fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &
             by_group.entry(g).or_default().push(ev);
         }
     }
-    for h in histories.iter_mut() {
-        let evs = by_group
-            .remove(h.summary.group.as_str())
-            .unwrap_or_default();
-        let mut idx = GroupIndex::build(&evs);
+    // Each group's costs depend on its own events and the shared index
+    // only: worked out on every core.
+    spread::for_each_mut(histories, workers, |h| {
+        let evs: &[&GroupEvent] = by_group
+            .get(h.summary.group.as_str())
+            .map_or(&[], Vec::as_slice);
+        let mut idx = GroupIndex::build(evs);
         idx.name_topics(&clients.topic_names);
-        let moves = kip848::speaks_kip848(&evs).then(|| kip848::moves(&evs, clients));
+        let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
         let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());
         for (r, c) in h.rebalances.iter_mut().zip(costs) {
             r.status = c.status;
@@ -139,7 +158,7 @@ fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &
                 clients.unnamed_topic_ids
             ));
         }
-    }
+    });
 }
 
 /// Each round's cost; `moves` are a KIP-848 group's partition moves (None:

@@ -897,3 +897,31 @@ fn a_static_member_resetting_its_member_id_on_a_live_connection_is_no_restart() 
         h[0].summary.stops_without_rebalance
     );
 }
+
+/// Every fixture read as one run (captures and logs, classic and KIP-848)
+/// with a generated log of many groups: the groups rebuilt and costed on
+/// several threads are exactly what one thread gives.
+#[test]
+fn groups_rebuilt_and_costed_on_several_threads_equal_one_threads() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("server.log");
+    let mut file = std::fs::File::create(&generated).unwrap();
+    crate::logs::synth::write_synthetic_log(&mut file, 2_000_000, 12).unwrap();
+    drop(file);
+    let inputs = vec![root.join("lab"), root.join("kafka"), generated];
+    let mut collected =
+        crate::input::read_inputs(&inputs, &Default::default(), false, true).unwrap();
+    let clients = std::mem::take(&mut collected.data).finish();
+    let timeline = crate::timeline::merge(collected.captured, collected.logged);
+    let run = |workers| {
+        let mut h = crate::group::reconstruct_on(&timeline.events, workers);
+        super::apply_index_on(&mut h, &timeline.events, &clients, workers);
+        assert!(h.len() > 20 && h.iter().filter(|h| !h.rebalances.is_empty()).count() > 20);
+        format!("{h:?}")
+    };
+    let alone = run(1);
+    for workers in [2, 3, 7] {
+        assert!(run(workers) == alone, "{workers} threads");
+    }
+}
