@@ -32,7 +32,10 @@ fn main() -> ExitCode {
     let result = kgtrace::run(&opts, &render_opts, &mut out)
         .and_then(|o| out.flush().map(|_| o).map_err(Into::into));
     match result {
-        Ok(outcome) => {
+        Ok(mut outcome) => {
+            // The process ends here: the OS takes the report back at once,
+            // freeing it string by string would only cost time.
+            std::mem::forget(outcome.report.take());
             if !opts.quiet {
                 summarise(&outcome.diagnostics);
             } else if outcome.matched == 0 {

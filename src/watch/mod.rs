@@ -137,6 +137,7 @@ pub fn run_with(
     Ok(Outcome {
         matched,
         diagnostics,
+        report: None,
     })
 }
 
