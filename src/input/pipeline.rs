@@ -65,27 +65,15 @@ impl Batch {
     fn push(&mut self, handed: Handed<'_>) {
         let item = match handed {
             Handed::PacketDone => Item::PacketDone,
-            Handed::Stream(StreamEvent::Data {
-                conn,
-                dir,
-                ts,
-                frame,
-                bytes,
-            }) => {
+            Handed::Stream(ev @ StreamEvent::Data { bytes, .. }) => {
                 let start = self.bytes.len();
                 self.bytes.extend_from_slice(bytes);
                 Item::Data {
-                    event: StreamEvent::Data {
-                        conn,
-                        dir,
-                        ts,
-                        frame,
-                        bytes: &[],
-                    },
+                    event: ev.with_bytes(&[]),
                     bytes: start..self.bytes.len(),
                 }
             }
-            Handed::Stream(other) => Item::Stream(without_bytes(other)),
+            Handed::Stream(other) => Item::Stream(other.with_bytes(&[])),
         };
         self.items.push(item);
     }
@@ -97,30 +85,13 @@ impl Batch {
     /// Hands every item to `consume`, in order.
     fn replay(&self, consume: &mut impl FnMut(Handed<'_>)) {
         for item in &self.items {
-            let handed = match item {
+            consume(match item {
                 Item::Stream(ev) => Handed::Stream(*ev),
                 Item::PacketDone => Handed::PacketDone,
                 Item::Data { event, bytes } => {
-                    let StreamEvent::Data {
-                        conn,
-                        dir,
-                        ts,
-                        frame,
-                        ..
-                    } = *event
-                    else {
-                        unreachable!("only data events are held with bytes")
-                    };
-                    Handed::Stream(StreamEvent::Data {
-                        conn,
-                        dir,
-                        ts,
-                        frame,
-                        bytes: &self.bytes[bytes.clone()],
-                    })
+                    Handed::Stream(event.with_bytes(&self.bytes[bytes.clone()]))
                 }
-            };
-            consume(handed);
+            });
         }
     }
 
@@ -129,64 +100,6 @@ impl Batch {
         self.items.clear();
         self.bytes.clear();
         self.bytes.shrink_to(KEPT_ROOM);
-    }
-}
-
-/// The events that hold no bytes, as they are (`Data` never comes here).
-fn without_bytes(ev: StreamEvent<'_>) -> StreamEvent<'static> {
-    match ev {
-        StreamEvent::Opened {
-            conn,
-            key,
-            ts,
-            frame,
-            syn_seen,
-        } => StreamEvent::Opened {
-            conn,
-            key,
-            ts,
-            frame,
-            syn_seen,
-        },
-        StreamEvent::Gap {
-            conn,
-            dir,
-            ts,
-            frame,
-            missing_bytes,
-            snapped,
-        } => StreamEvent::Gap {
-            conn,
-            dir,
-            ts,
-            frame,
-            missing_bytes,
-            snapped,
-        },
-        StreamEvent::Closed {
-            conn,
-            ts,
-            frame,
-            reset,
-        } => StreamEvent::Closed {
-            conn,
-            ts,
-            frame,
-            reset,
-        },
-        StreamEvent::Data {
-            conn,
-            dir,
-            ts,
-            frame,
-            ..
-        } => StreamEvent::Data {
-            conn,
-            dir,
-            ts,
-            frame,
-            bytes: &[],
-        },
     }
 }
 
@@ -368,22 +281,7 @@ mod tests {
 
     fn emit_all(items: &[(StreamEvent<'static>, Vec<u8>)], emit: &mut dyn FnMut(Handed<'_>)) {
         for (ev, bytes) in items {
-            let ev = match *ev {
-                StreamEvent::Data {
-                    conn,
-                    dir,
-                    ts,
-                    frame,
-                    ..
-                } => StreamEvent::Data {
-                    conn,
-                    dir,
-                    ts,
-                    frame,
-                    bytes,
-                },
-                other => other,
-            };
+            let ev = ev.with_bytes(bytes);
             emit(Handed::Stream(ev));
             emit(Handed::PacketDone);
         }

@@ -115,6 +115,68 @@ pub enum StreamEvent<'a> {
     },
 }
 
+impl StreamEvent<'_> {
+    /// The same event over other bytes: a `Data` event's bytes replaced by
+    /// `bytes`, every other event as it is (for handing events between
+    /// threads, where the bytes travel in a buffer of their own).
+    pub fn with_bytes(self, bytes: &[u8]) -> StreamEvent<'_> {
+        match self {
+            StreamEvent::Data {
+                conn,
+                dir,
+                ts,
+                frame,
+                ..
+            } => StreamEvent::Data {
+                conn,
+                dir,
+                ts,
+                frame,
+                bytes,
+            },
+            StreamEvent::Opened {
+                conn,
+                key,
+                ts,
+                frame,
+                syn_seen,
+            } => StreamEvent::Opened {
+                conn,
+                key,
+                ts,
+                frame,
+                syn_seen,
+            },
+            StreamEvent::Gap {
+                conn,
+                dir,
+                ts,
+                frame,
+                missing_bytes,
+                snapped,
+            } => StreamEvent::Gap {
+                conn,
+                dir,
+                ts,
+                frame,
+                missing_bytes,
+                snapped,
+            },
+            StreamEvent::Closed {
+                conn,
+                ts,
+                frame,
+                reset,
+            } => StreamEvent::Closed {
+                conn,
+                ts,
+                frame,
+                reset,
+            },
+        }
+    }
+}
+
 /// Reassembly settings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TcpConfig {
