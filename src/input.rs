@@ -1052,6 +1052,10 @@ struct CaptureRun {
     ports: String,
     /// Packets the snap length cut, over the run's files.
     cut: SnapCut,
+    /// The index in [`Collected::inputs`] of the run's first file: the
+    /// summaries before it are other inputs' (read in order into the same
+    /// [`Collected`], or not: the same whether inputs are read apart).
+    first_input: usize,
 }
 
 /// What the capture's snap length cut, for one note per run.
@@ -1084,6 +1088,7 @@ impl CaptureRun {
             decoder,
             diags: Default::default(),
             cut: SnapCut::default(),
+            first_input: out.inputs.len(),
             ports: opts
                 .ports
                 .iter()
@@ -1139,14 +1144,18 @@ impl CaptureRun {
             // Batch: packets and TCP on this thread, the Kafka stage on a
             // second, normalizing and folding on a third, each taking the
             // stage before's output in the same order as in place.
-            let mut pending = Vec::new();
+            // What an earlier file of a rotation set left undrained (it
+            // ended in an error) counts first, as in place.
+            let mut pending = std::mem::take(&mut sink.pending);
             let read = pipeline::beside(
+                "kgtrace-normalize",
                 |mut drained: Drained| {
                     sink.absorb(drained.closed, &mut drained.exchanges);
                     sink.hand_on_data(out);
                 },
-                |mut hand_over| {
+                |hand_over| {
                     pipeline::run(
+                        "kgtrace-kafka",
                         |emit| {
                             capture::read_capture(reader, source, d_capture, |segment| {
                                 reassembler
@@ -1224,12 +1233,10 @@ impl CaptureRun {
             out.diagnostics.merge(d);
         }
         let ports = std::mem::take(&mut self.ports);
-        let first_of_run = out
-            .inputs
-            .iter()
-            .rposition(|i| i.kind != "capture")
-            .map_or(0, |p| p + 1);
-        if let Some(last) = out.inputs.last_mut().filter(|i| i.kind == "capture") {
+        let first_of_run = self.first_input.min(out.inputs.len());
+        // The run's last file, if any of its files was read: a run whose
+        // every file failed has no summary to count them to.
+        if let Some(last) = out.inputs[first_of_run..].last_mut() {
             last.events += late;
         }
         for input in &mut out.inputs[first_of_run..] {
@@ -1482,6 +1489,31 @@ mod tests {
         .iter()
         .map(|p| root.join(p))
         .collect();
+        // Rotation sets whose first file ends in an error (a gzip member
+        // cut short) with exchanges not yet drained, which count first in
+        // the next file, on threads as in place; in the second, the next
+        // file repeats an input and is skipped, so no file of the set is
+        // read whole (its last events belong to no other input's count).
+        let whole = std::fs::read(root.join("kafka/ak39_ck_fifty.pcap")).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &whole).unwrap();
+        let gz = gz.finish().unwrap();
+        // (Cut at different lengths: the same bytes would be skipped as a
+        // repeated input.)
+        let sets: Vec<tempfile::TempDir> = [
+            ("lab/ck_static_expired.pcap", gz.len() / 2),
+            ("lab/kp_ten_members.pcap", gz.len() / 3),
+        ]
+        .iter()
+        .map(|&(next, cut)| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("k.pcap.gz"), &gz[..cut]).unwrap();
+            std::fs::copy(root.join(next), dir.path().join("k.pcap1")).unwrap();
+            dir
+        })
+        .collect();
+        let mut paths = paths;
+        paths.extend(sets.iter().map(|d| d.path().to_path_buf()));
         let read = |apart| {
             let mut c =
                 read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart).unwrap();

@@ -11,7 +11,9 @@
 //! a unit whose decoded lists could have met the run's budget
 //! ([`crate::kafka::MAX_KEPT_PER_RUN`], left by the units before it) is
 //! read again, with the rest, after them. stdin cannot be read twice: with
-//! it among the units, everything is read in order on this thread.
+//! it among the units, the units are read in order on this thread (a
+//! capture's own stages still run on threads of their own, in order:
+//! [`super::pipeline`]).
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};

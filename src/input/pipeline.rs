@@ -19,6 +19,8 @@
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::{Mutex, PoisonError};
+use std::thread::ScopedJoinHandle;
 
 use crate::tcp::StreamEvent;
 
@@ -103,21 +105,34 @@ impl Batch {
     }
 }
 
+/// A stage's thread. Joined when its input ends, or as soon as it is found
+/// gone: a stage's thread only ends early by panicking, and its panic is
+/// then raised on the thread that feeds it instead of after the rest of
+/// the input has been read for nothing.
+struct Stage<'scope> {
+    thread: Option<ScopedJoinHandle<'scope, ()>>,
+}
+
+impl Stage<'_> {
+    fn join(&mut self) {
+        if let Some(thread) = self.thread.take() {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    }
+}
+
 /// The producer's side: batches items and sends each full one.
-struct Emitter {
+struct Emitter<'scope> {
     batch: Batch,
     to_consumer: SyncSender<Batch>,
     recycled: Receiver<Batch>,
-    /// The consumer has gone (it panicked): items are dropped, and its
-    /// panic is raised when it is joined.
-    gone: bool,
+    consumer: Stage<'scope>,
 }
 
-impl Emitter {
+impl Emitter<'_> {
     fn emit(&mut self, handed: Handed<'_>) {
-        if self.gone {
-            return;
-        }
         self.batch.push(handed);
         if self.batch.full() {
             self.send();
@@ -128,88 +143,154 @@ impl Emitter {
         let next = self.recycled.try_recv().unwrap_or_default();
         let full = std::mem::replace(&mut self.batch, next);
         if self.to_consumer.send(full).is_err() {
-            self.gone = true;
+            self.consumer.join();
         }
+    }
+
+    /// Sends what is left, closes the channel and waits for the consumer.
+    fn finish(mut self) {
+        if !self.batch.items.is_empty() {
+            self.send();
+        }
+        let Emitter {
+            to_consumer,
+            mut consumer,
+            ..
+        } = self;
+        drop(to_consumer);
+        consumer.join();
     }
 }
 
-/// Whether a second core is there to take the Kafka stage.
+/// Whether to run a capture's stages on threads of their own: when a
+/// second core is there to take them (and always in this crate's unit
+/// tests, so that they compare both paths on any machine).
 pub(crate) fn worthwhile() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    cfg!(test) || std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
 }
 
-/// Runs `produce` on this thread and `consume` on a second one, handing
-/// over every item `produce` emits, in order; returns what `produce`
-/// returns once `consume` has taken every item.
+/// Runs `produce` on this thread and `consume` on a second one named
+/// `name`, handing over every item `produce` emits, in order; returns what
+/// `produce` returns once `consume` has taken every item. Where no thread
+/// can be had (a process limit), `consume` runs in place.
 pub(crate) fn run<T>(
+    name: &str,
     produce: impl FnOnce(&mut dyn FnMut(Handed<'_>)) -> T,
-    mut consume: impl FnMut(Handed<'_>) + Send,
+    consume: impl FnMut(Handed<'_>) + Send,
 ) -> T {
+    let consume = Mutex::new(consume);
     let (to_consumer, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
     let (back, recycled): (Sender<Batch>, Receiver<Batch>) = mpsc::channel();
     std::thread::scope(|scope| {
-        let consumer = scope.spawn(move || {
-            for mut batch in batches {
-                batch.replay(&mut consume);
-                batch.recycle();
-                // The producer may have finished: then the batch is dropped.
-                let _ = back.send(batch);
-            }
-        });
+        let shared = &consume;
+        let spawned =
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(scope, move || {
+                    let mut consume = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    for mut batch in batches {
+                        batch.replay(&mut *consume);
+                        batch.recycle();
+                        // The producer may have finished: then the batch is dropped.
+                        let _ = back.send(batch);
+                    }
+                });
+        let Ok(thread) = spawned else {
+            let mut consume = consume.lock().unwrap_or_else(PoisonError::into_inner);
+            return produce(&mut |handed| (*consume)(handed));
+        };
         let mut emitter = Emitter {
             batch: Batch::default(),
             to_consumer,
             recycled,
-            gone: false,
+            consumer: Stage {
+                thread: Some(thread),
+            },
         };
         let produced = produce(&mut |handed| emitter.emit(handed));
-        if !emitter.batch.items.is_empty() && !emitter.gone {
-            emitter.send();
-        }
-        // Closing the channel ends the consumer's loop.
-        drop(emitter);
-        if let Err(panic) = consumer.join() {
-            std::panic::resume_unwind(panic);
-        }
+        emitter.finish();
         produced
     })
 }
 
-/// The sending end of [`beside`]'s channel (it can move to another thread).
-pub(crate) struct Handoff<T> {
-    to_worker: Option<SyncSender<T>>,
+/// The sending end of [`beside`]: hands items to the worker's thread, or
+/// to the worker in place when no thread could be had. It can move to
+/// another thread.
+pub(crate) struct Handoff<'a, 'scope, T> {
+    to: To<'a, 'scope, T>,
 }
 
-impl<T> Handoff<T> {
+enum To<'a, 'scope, T> {
+    Thread {
+        tx: Option<SyncSender<T>>,
+        worker: Stage<'scope>,
+    },
+    InPlace(&'a mut (dyn FnMut(T) + Send)),
+}
+
+impl<T> Handoff<'_, '_, T> {
     /// Hands `item` to the worker, waiting while [`BATCHES_IN_FLIGHT`]
-    /// items wait for it. Once the worker has gone (it panicked), items
-    /// are dropped: its panic is raised when it is joined.
+    /// items wait for it.
     pub(crate) fn send(&mut self, item: T) {
-        if let Some(tx) = &self.to_worker {
-            if tx.send(item).is_err() {
-                self.to_worker = None;
+        match &mut self.to {
+            To::InPlace(work) => work(item),
+            To::Thread { tx, worker } => {
+                if let Some(sender) = tx {
+                    if sender.send(item).is_err() {
+                        *tx = None;
+                        worker.join();
+                    }
+                }
             }
+        }
+    }
+
+    /// Closes the channel and waits for the worker.
+    fn finish(self) {
+        if let To::Thread { tx, mut worker } = self.to {
+            drop(tx);
+            worker.join();
         }
     }
 }
 
 /// Runs `body` on this thread with a [`Handoff`] whose items `work` takes,
-/// in order, on a second thread; returns what `body` returns once `work`
-/// has taken every item.
+/// in order, on a second thread named `name` (or in place where no thread
+/// can be had); returns what `body` returns once `work` has taken every
+/// item.
 pub(crate) fn beside<T: Send, R>(
-    mut work: impl FnMut(T) + Send,
-    body: impl FnOnce(Handoff<T>) -> R,
+    name: &str,
+    work: impl FnMut(T) + Send,
+    body: impl FnOnce(&mut Handoff<'_, '_, T>) -> R,
 ) -> R {
+    let work = Mutex::new(work);
     let (tx, items) = mpsc::sync_channel::<T>(BATCHES_IN_FLIGHT);
     std::thread::scope(|scope| {
-        let worker = scope.spawn(move || items.into_iter().for_each(&mut work));
-        // `body` owns the sending end: its return closes the channel.
-        let done = body(Handoff {
-            to_worker: Some(tx),
-        });
-        if let Err(panic) = worker.join() {
-            std::panic::resume_unwind(panic);
-        }
+        let shared = &work;
+        let spawned =
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn_scoped(scope, move || {
+                    let mut work = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    items.into_iter().for_each(&mut *work);
+                });
+        let Ok(thread) = spawned else {
+            let mut work = work.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut handoff = Handoff {
+                to: To::InPlace(&mut *work),
+            };
+            return body(&mut handoff);
+        };
+        let mut handoff = Handoff {
+            to: To::Thread {
+                tx: Some(tx),
+                worker: Stage {
+                    thread: Some(thread),
+                },
+            },
+        };
+        let done = body(&mut handoff);
+        handoff.finish();
         done
     })
 }
@@ -255,8 +336,13 @@ mod tests {
             Vec::new(),
         )];
         for frame in 2..n {
-            // Sizes from 0 to past a whole batch, so batches end mid-run.
-            let len = (frame as usize * 7919) % (BATCH_BYTES + 1000);
+            // Mostly small, every 500th past a whole batch, so batches end
+            // both on the item count and on the bytes.
+            let len = if frame % 500 == 0 {
+                BATCH_BYTES + 1000
+            } else {
+                (frame as usize * 7919) % 3000
+            };
             let bytes: Vec<u8> = (0..len).map(|i| (i as u64 ^ frame) as u8).collect();
             let ev = StreamEvent::Data {
                 conn: 1,
@@ -294,6 +380,7 @@ mod tests {
         emit_all(&items, &mut |h| direct.push(seen(h)));
         let mut across = Vec::new();
         let returned = run(
+            "test",
             |emit| {
                 emit_all(&items, emit);
                 "produced"
@@ -308,7 +395,7 @@ mod tests {
     #[test]
     fn nothing_emitted_reaches_the_consumer_as_nothing() {
         let mut calls = 0;
-        run(|_| (), |_| calls += 1);
+        run("test", |_| (), |_| calls += 1);
         assert_eq!(calls, 0);
     }
 
@@ -330,10 +417,34 @@ mod tests {
     }
 
     #[test]
+    fn a_consumer_panic_stops_the_producer_at_its_next_batch() {
+        let items = items(50);
+        let emitted = std::cell::Cell::new(0usize);
+        let rounds = 2_000;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run(
+                "test",
+                |emit| {
+                    for _ in 0..rounds {
+                        emit_all(&items, emit);
+                        emitted.set(emitted.get() + 1);
+                    }
+                },
+                |_| panic!("consumer failed"),
+            )
+        }));
+        assert!(outcome.is_err());
+        // A batch holds at most BATCH_ITEMS items (100 per round here):
+        // the producer stops within a few batches of the first.
+        assert!(emitted.get() < 10 * BATCH_ITEMS / 100, "{}", emitted.get());
+    }
+
+    #[test]
     #[should_panic(expected = "consumer failed")]
     fn a_consumer_panic_is_raised_on_the_producer_thread() {
         let items = items(50);
         run(
+            "test",
             |emit| emit_all(&items, emit),
             |h| {
                 if matches!(h, Handed::Stream(StreamEvent::Closed { .. })) {
