@@ -1117,73 +1117,14 @@ impl CaptureRun {
         out: &mut Collected,
     ) -> Result<()> {
         let before = self.sink.count;
-        let CaptureRun {
-            reassembler,
-            decoder,
-            diags,
-            sink,
-            ..
-        } = self;
-        let [d_capture, d_tcp, d_kafka] = diags;
-        // Streaming hands each packet's events on at once (a live reader
-        // waits for nothing); batch drains in batches of 256 exchanges.
-        let streaming = out.streaming();
-        let summary = if streaming || out.one_thread || !pipeline::worthwhile() {
-            capture::read_capture(reader, source, d_capture, |segment| {
-                reassembler.push(&segment, d_tcp, &mut |ev| {
-                    decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
-                });
-                if streaming {
-                    sink.drain(decoder);
-                    sink.hand_on(out);
-                } else {
-                    sink.drain_some(decoder, out);
-                }
-            })
+        let summary = if out.streaming() || out.one_thread || !pipeline::worthwhile() {
+            self.read_in_place(reader, source, out)
         } else {
-            // Batch: packets and TCP on this thread, the Kafka stage on a
-            // second, normalizing and folding on a third, each taking the
-            // stage before's output in the same order as in place.
-            // What an earlier file of a rotation set left undrained (it
-            // ended in an error) counts first, as in place.
-            let mut pending = std::mem::take(&mut sink.pending);
-            let read = pipeline::beside(
-                "kgtrace-normalize",
-                |mut drained: Drained| {
-                    sink.absorb(drained.closed, &mut drained.exchanges);
-                    sink.hand_on_data(out);
-                },
-                |hand_over| {
-                    pipeline::run(
-                        "kgtrace-kafka",
-                        |emit| {
-                            capture::read_capture(reader, source, d_capture, |segment| {
-                                reassembler
-                                    .push(&segment, d_tcp, &mut |ev| emit(Handed::Stream(ev)));
-                                emit(Handed::PacketDone);
-                            })
-                        },
-                        |handed| match handed {
-                            Handed::Stream(ev) => {
-                                decoder.on_stream_event(&ev, d_kafka, &mut pending);
-                            }
-                            Handed::PacketDone if pending.len() >= DRAIN_AT => {
-                                hand_over.send(Drained {
-                                    closed: decoder.take_closed(),
-                                    exchanges: std::mem::take(&mut pending),
-                                });
-                            }
-                            Handed::PacketDone => {}
-                        },
-                    )
-                },
-            );
-            sink.pending.append(&mut pending);
-            read
+            self.read_on_threads(reader, source, out)
         }?;
-        sink.drain(decoder);
-        if streaming {
-            sink.hand_on(out);
+        self.sink.drain(&mut self.decoder);
+        if out.streaming() {
+            self.sink.hand_on(out);
         }
         if summary.cut_packets > 0 {
             let cut = &mut self.cut;
@@ -1205,6 +1146,81 @@ impl CaptureRun {
             warning: None,
         });
         Ok(())
+    }
+
+    /// Reads one capture file with every stage on this thread. Streaming
+    /// hands each packet's events on at once (a live reader waits for
+    /// nothing); batch drains every [`DRAIN_AT`] exchanges.
+    fn read_in_place<R: Read>(
+        &mut self,
+        reader: R,
+        source: &Arc<str>,
+        out: &mut Collected,
+    ) -> Result<capture::CaptureSummary> {
+        let CaptureRun {
+            reassembler,
+            decoder,
+            diags: [d_capture, d_tcp, d_kafka],
+            sink,
+            ..
+        } = self;
+        let streaming = out.streaming();
+        capture::read_capture(reader, source, d_capture, |segment| {
+            reassembler.push(&segment, d_tcp, &mut |ev| {
+                decoder.on_stream_event(&ev, d_kafka, &mut sink.pending)
+            });
+            if streaming {
+                sink.drain(decoder);
+                sink.hand_on(out);
+            } else {
+                sink.drain_some(decoder, out);
+            }
+        })
+    }
+
+    /// Reads one capture file in batch: packets and TCP on this thread, the
+    /// Kafka stage on a second, normalizing and folding on a third, each
+    /// taking the stage before's output in the same order, and draining at
+    /// the same packets, as [`Self::read_in_place`].
+    fn read_on_threads<R: Read>(
+        &mut self,
+        reader: R,
+        source: &Arc<str>,
+        out: &mut Collected,
+    ) -> Result<capture::CaptureSummary> {
+        let CaptureRun {
+            reassembler,
+            decoder,
+            diags: [d_capture, d_tcp, d_kafka],
+            sink,
+            ..
+        } = self;
+        // What an earlier file of a rotation set left undrained (it ended
+        // in an error) counts first, as in place.
+        let mut pending = std::mem::take(&mut sink.pending);
+        let normalize = |mut drained: Drained| {
+            sink.absorb(drained.closed, &mut drained.exchanges);
+            sink.hand_on_data(out);
+        };
+        let read = pipeline::beside("kgtrace-normalize", normalize, |hand_over| {
+            let packets_and_tcp = |emit: &mut dyn FnMut(Handed<'_>)| {
+                capture::read_capture(reader, source, d_capture, |segment| {
+                    reassembler.push(&segment, d_tcp, &mut |ev| emit(Handed::Stream(ev)));
+                    emit(Handed::PacketDone);
+                })
+            };
+            let kafka = |handed: Handed<'_>| match handed {
+                Handed::Stream(ev) => decoder.on_stream_event(&ev, d_kafka, &mut pending),
+                Handed::PacketDone if pending.len() >= DRAIN_AT => hand_over.send(Drained {
+                    closed: decoder.take_closed(),
+                    exchanges: std::mem::take(&mut pending),
+                }),
+                Handed::PacketDone => {}
+            };
+            pipeline::run("kgtrace-kafka", packets_and_tcp, kafka)
+        });
+        sink.pending.append(&mut pending);
+        read
     }
 
     /// Closes every connection, counts the last events to the last file, and
@@ -1332,8 +1348,8 @@ impl ExchangeSink {
         }
     }
 
-    /// Batch reading, after each packet: drains once 256 exchanges are
-    /// pending, and folds their data-path events now, not at the end of
+    /// Batch reading, after each packet: drains once [`DRAIN_AT`] exchanges
+    /// are pending, and folds their data-path events now, not at the end of
     /// the input.
     fn drain_some(&mut self, decoder: &mut KafkaDecoder, out: &mut Collected) {
         if self.pending.len() >= DRAIN_AT {

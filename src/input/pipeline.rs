@@ -18,7 +18,7 @@
 //! Watch mode does not use this: it hands each packet's events on at once.
 
 use std::ops::Range;
-use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
 use std::thread::ScopedJoinHandle;
 
@@ -123,15 +123,15 @@ impl Stage<'_> {
     }
 }
 
-/// The producer's side: batches items and sends each full one.
-struct Emitter<'scope> {
+/// The producer's side: batches items and hands each full one on.
+struct Emitter<'h, 'a, 'scope> {
     batch: Batch,
-    to_consumer: SyncSender<Batch>,
+    handoff: &'h mut Handoff<'a, 'scope, Batch>,
+    /// Batches the consumer has emptied, for reuse.
     recycled: Receiver<Batch>,
-    consumer: Stage<'scope>,
 }
 
-impl Emitter<'_> {
+impl Emitter<'_, '_, '_> {
     fn emit(&mut self, handed: Handed<'_>) {
         self.batch.push(handed);
         if self.batch.full() {
@@ -141,24 +141,14 @@ impl Emitter<'_> {
 
     fn send(&mut self) {
         let next = self.recycled.try_recv().unwrap_or_default();
-        let full = std::mem::replace(&mut self.batch, next);
-        if self.to_consumer.send(full).is_err() {
-            self.consumer.join();
-        }
+        self.handoff.send(std::mem::replace(&mut self.batch, next));
     }
 
-    /// Sends what is left, closes the channel and waits for the consumer.
-    fn finish(mut self) {
+    /// Hands on what is left.
+    fn flush(&mut self) {
         if !self.batch.items.is_empty() {
             self.send();
         }
-        let Emitter {
-            to_consumer,
-            mut consumer,
-            ..
-        } = self;
-        drop(to_consumer);
-        consumer.join();
     }
 }
 
@@ -170,47 +160,34 @@ pub(crate) fn worthwhile() -> bool {
 }
 
 /// Runs `produce` on this thread and `consume` on a second one named
-/// `name`, handing over every item `produce` emits, in order; returns what
-/// `produce` returns once `consume` has taken every item. Where no thread
-/// can be had (a process limit), `consume` runs in place.
+/// `name` ([`beside`]), handing over every item `produce` emits, in order,
+/// in batches; returns what `produce` returns once `consume` has taken
+/// every item.
 pub(crate) fn run<T>(
     name: &str,
     produce: impl FnOnce(&mut dyn FnMut(Handed<'_>)) -> T,
-    consume: impl FnMut(Handed<'_>) + Send,
+    mut consume: impl FnMut(Handed<'_>) + Send,
 ) -> T {
-    let consume = Mutex::new(consume);
-    let (to_consumer, batches) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
-    let (back, recycled): (Sender<Batch>, Receiver<Batch>) = mpsc::channel();
-    std::thread::scope(|scope| {
-        let shared = &consume;
-        let spawned =
-            std::thread::Builder::new()
-                .name(name.into())
-                .spawn_scoped(scope, move || {
-                    let mut consume = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                    for mut batch in batches {
-                        batch.replay(&mut *consume);
-                        batch.recycle();
-                        // The producer may have finished: then the batch is dropped.
-                        let _ = back.send(batch);
-                    }
-                });
-        let Ok(thread) = spawned else {
-            let mut consume = consume.lock().unwrap_or_else(PoisonError::into_inner);
-            return produce(&mut |handed| (*consume)(handed));
-        };
-        let mut emitter = Emitter {
-            batch: Batch::default(),
-            to_consumer,
-            recycled,
-            consumer: Stage {
-                thread: Some(thread),
-            },
-        };
-        let produced = produce(&mut |handed| emitter.emit(handed));
-        emitter.finish();
-        produced
-    })
+    let (back, recycled) = mpsc::channel::<Batch>();
+    beside(
+        name,
+        move |mut batch: Batch| {
+            batch.replay(&mut consume);
+            batch.recycle();
+            // The producer may have finished: then the batch is dropped.
+            let _ = back.send(batch);
+        },
+        |handoff| {
+            let mut emitter = Emitter {
+                batch: Batch::default(),
+                handoff,
+                recycled,
+            };
+            let produced = produce(&mut |handed| emitter.emit(handed));
+            emitter.flush();
+            produced
+        },
+    )
 }
 
 /// The sending end of [`beside`]: hands items to the worker's thread, or
