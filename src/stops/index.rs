@@ -18,6 +18,8 @@ use crate::event::{
 use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
+use super::series::Series;
+
 /// A client as seen on the wire: `client_id` and host (no port).
 pub(crate) type ClientKey = (String, String);
 
@@ -292,9 +294,9 @@ impl GroupIndex {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct PartitionTrail {
     /// Fetch requests: `(ts, fetch_offset)`.
-    pub positions: Vec<(Timestamp, i64)>,
+    pub positions: Series,
     /// Fetch answers without error: `(ts, high_watermark)`.
-    pub watermarks: Vec<(Timestamp, i64)>,
+    pub watermarks: Series,
 }
 
 /// One client's Fetch traffic.
@@ -303,8 +305,8 @@ pub(crate) struct ClientTrail {
     /// Per partition (`topic-N`, topic ids named where a Metadata answer
     /// named them).
     pub partitions: FastMap<Arc<str>, PartitionTrail>,
-    /// Requests of any kind (Fetch), for "last seen".
-    pub fetches: Vec<Timestamp>,
+    /// Requests of any kind (Fetch), for "last seen" (the value is 0).
+    pub fetches: Series,
 }
 
 impl ClientTrail {
@@ -367,7 +369,7 @@ struct FoldTrail {
     /// When the last one was (a trimmed folder forgets a client whose
     /// Fetch traffic is all older than its cut).
     last_used: Timestamp,
-    fetches: Vec<Timestamp>,
+    fetches: Series,
     partitions: FastMap<(u32, i32), PartitionTrail>,
 }
 
@@ -422,7 +424,7 @@ impl ClientFolder {
         match &d.kind {
             DataKind::FetchRequest { partitions, .. } => {
                 self.trails[slot].use_at(d.ts);
-                self.trails[slot].fetches.push(d.ts);
+                self.trails[slot].fetches.push(d.ts, 0);
                 for p in partitions {
                     let t = self.topic(&p.topic);
                     self.trails[slot]
@@ -430,7 +432,7 @@ impl ClientFolder {
                         .entry((t, p.partition))
                         .or_default()
                         .positions
-                        .push((d.ts, p.offset));
+                        .push(d.ts, p.offset);
                 }
             }
             DataKind::FetchResponse { partitions, .. } => {
@@ -442,7 +444,7 @@ impl ClientFolder {
                         .entry((t, p.partition))
                         .or_default()
                         .watermarks
-                        .push((d.ts, p.high_watermark));
+                        .push(d.ts, p.high_watermark);
                 }
             }
             _ => {}
@@ -465,18 +467,18 @@ impl ClientFolder {
             let mine = &mut self.trails[slot];
             mine.used |= t.used;
             mine.last_used = mine.last_used.max(t.last_used);
-            mine.fetches.extend(t.fetches);
+            mine.fetches.append(&t.fetches);
             // In the order first made (a hash map's order would change
             // which of a name's and an id's entries come first on a tie).
             let mut parts: Vec<_> = t.partitions.into_iter().collect();
             parts.sort_unstable_by_key(|(k, _)| *k);
-            for ((topic, p), mut pt) in parts {
+            for ((topic, p), pt) in parts {
                 let at = mine
                     .partitions
                     .entry((topics[topic as usize], p))
                     .or_default();
-                at.positions.append(&mut pt.positions);
-                at.watermarks.append(&mut pt.watermarks);
+                at.positions.append(&pt.positions);
+                at.watermarks.append(&pt.watermarks);
             }
         }
     }
@@ -574,17 +576,11 @@ impl ClientFolder {
     /// the queue of events this replaces dropped them), so a call costs
     /// what it drops, not what is held.
     pub(crate) fn trim(&mut self, cut: Timestamp) {
-        fn older<T>(list: &mut Vec<T>, cut: Timestamp, ts: impl Fn(&T) -> Timestamp) {
-            let n = list.iter().take_while(|x| ts(x) < cut).count();
-            if n > 0 {
-                list.drain(..n);
-            }
-        }
         for t in &mut self.trails {
-            older(&mut t.fetches, cut, |ts| *ts);
+            t.fetches.drop_older(cut);
             t.partitions.retain(|_, pt| {
-                older(&mut pt.positions, cut, |x| x.0);
-                older(&mut pt.watermarks, cut, |x| x.0);
+                pt.positions.drop_older(cut);
+                pt.watermarks.drop_older(cut);
                 !(pt.positions.is_empty() && pt.watermarks.is_empty())
             });
             if t.last_used < cut {
@@ -680,15 +676,13 @@ fn index_of(
             if at.positions.is_empty() && at.watermarks.is_empty() {
                 *at = std::mem::take(&mut pt);
             } else {
-                at.positions.append(&mut pt.positions);
-                at.watermarks.append(&mut pt.watermarks);
+                at.positions.append(&pt.positions);
+                at.watermarks.append(&pt.watermarks);
             }
         }
         for pt in c.partitions.values_mut() {
-            pt.positions.sort_by_key(|x| x.0);
-            pt.watermarks.sort_by_key(|x| x.0);
-            pt.positions.shrink_to_fit();
-            pt.watermarks.shrink_to_fit();
+            pt.positions.sort();
+            pt.watermarks.sort();
         }
         clients.insert(t.key, c);
     }

@@ -107,8 +107,8 @@ fn one_round(
         let key = t.client.as_ref().filter(|k| keys.get(k) == Some(&1));
         if let Some(ct) = key.and_then(|k| clients.clients.get(k)) {
             for (p, trail) in &ct.partitions {
-                for (ts, _) in trail.positions.iter().filter(|x| within(&x.0)) {
-                    touched.push((p.to_string(), *ts, m));
+                for (ts, _) in trail.positions.within(from, to) {
+                    touched.push((p.to_string(), ts, m));
                 }
             }
         }

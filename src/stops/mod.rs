@@ -55,6 +55,7 @@ mod inferred;
 mod kip848;
 mod partition;
 mod restart;
+mod series;
 #[cfg(test)]
 mod tests;
 

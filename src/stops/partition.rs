@@ -368,8 +368,8 @@ pub(crate) fn last_request_before(
     let fetch = trail
         .and_then(|t| t.client.as_ref())
         .and_then(|k| c.clients.clients.get(k))
-        .and_then(|ct| ct.fetches[..ct.fetches.partition_point(|ts| *ts <= by)].last())
-        .copied();
+        .and_then(|ct| ct.fetches.last_until(by))
+        .map(|(ts, _)| ts);
     group.max(fetch).unwrap_or_else(|| {
         notes.push(format!(
             "no request from {} seen before the round: its start is used",
@@ -393,18 +393,14 @@ fn resume(
         .and_then(|k| c.clients.clients.get(k))
         .and_then(|ct| ct.partition(p));
     // Time order: start at the answer instead of scanning from the start.
-    let first = pt.and_then(|pt| {
-        let from = pt.positions.partition_point(|(ts, _)| *ts < to.ts);
-        pt.positions.get(from)
-    });
+    let first = pt.and_then(|pt| pt.positions.first_from(to.ts));
     match first {
         Some((ts, offset)) => {
-            stop.resumed_at = Some(*ts);
-            stop.resume_offset = Some(*offset);
-            stop.lag_at_resume = pt.and_then(|pt| {
-                let from = pt.watermarks.partition_point(|(w, _)| *w < *ts);
-                pt.watermarks.get(from).map(|(_, hw)| hw - offset)
-            });
+            stop.resumed_at = Some(ts);
+            stop.resume_offset = Some(offset);
+            stop.lag_at_resume = pt
+                .and_then(|pt| pt.watermarks.first_from(ts))
+                .map(|(_, hw)| hw - offset);
         }
         None => {
             stop.resumed_at = Some(to.ts);
@@ -463,8 +459,7 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         .and_then(|ct| ct.partition(p));
     let Some(pt) = pt else { return };
     let bound = stop.resumed_at.unwrap_or(until);
-    let before = pt.positions.partition_point(|(ts, _)| *ts < bound);
-    if let Some((ts, offset)) = before.checked_sub(1).map(|i| pt.positions[i]) {
+    if let Some((ts, offset)) = pt.positions.last_before(bound) {
         // The position: a Java consumer fetches a partition again only once
         // the records buffered for it were returned by poll()
         // (`AbstractFetch.fetchablePartitions` leaves out
@@ -474,12 +469,11 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         // dropped when the partition is revoked: they are not counted.
         let position = offset;
         stop.last_fetched_offset = Some(position);
-        let (from, to) = (
-            pt.watermarks.partition_point(|(w, _)| *w < ts),
-            pt.watermarks.partition_point(|(w, _)| *w < bound),
-        );
-        stop.lag_at_stop = pt.watermarks[from..to.max(from)]
-            .last()
+        // The last answer from that Fetch on, before the bound.
+        stop.lag_at_stop = pt
+            .watermarks
+            .last_before(bound)
+            .filter(|(w, _)| *w >= ts)
             .map(|(_, hw)| (hw - position).max(0));
     }
 }

@@ -1,0 +1,468 @@
+//! A client's Fetch times, positions and watermarks, held delta-encoded.
+//!
+//! Takes: `(time, value)` pairs as the data path folds them (time order
+//! but for a few exchanges completing out of turn). Gives: the lookups the
+//! stops stage makes (the first entry at or after a time, the last one
+//! before, those within a span) over the pairs in time order, equal times
+//! in the order they came.
+//!
+//! Why not a vector of pairs: on a busy capture each consumer fetches every
+//! partition it owns several times a second, and the 16 bytes a pair took
+//! made these lists the largest thing a run held besides the group events
+//! (121 MB of a 1.2 GB dense capture's peak). Consecutive Fetches of a
+//! partition are milliseconds apart and their offsets close, so each pair
+//! after the first of a block is two small varints: about 4 to 5 bytes.
+
+use crate::time::Timestamp;
+
+/// Pairs per block at most: a lookup decodes at most one block's worth
+/// before the pair it wants (blocks are found by a binary search over
+/// their first pair).
+const BLOCK: u32 = 32;
+
+/// Where a block starts: its first pair whole (the pair numbered
+/// `first`), then the rest as deltas from `at` in [`Series::bytes`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Block {
+    ts: i64,
+    value: i64,
+    at: u32,
+    first: u32,
+}
+
+/// `(time, value)` pairs, delta-encoded in blocks of [`BLOCK`].
+#[derive(Clone, Default)]
+pub(crate) struct Series {
+    blocks: Vec<Block>,
+    bytes: Vec<u8>,
+    len: u32,
+    /// The last pair pushed (the next one is encoded against it).
+    last: (i64, i64),
+    /// A pair came with an earlier time than the one before it: sort
+    /// before looking anything up ([`Self::sort`]).
+    unsorted: bool,
+}
+
+impl Series {
+    /// The number of pairs.
+    pub(crate) fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends one pair.
+    pub(crate) fn push(&mut self, ts: Timestamp, value: i64) {
+        let (ts, value) = (ts.0, value);
+        let dt = ts.wrapping_sub(self.last.0);
+        let in_block = self
+            .blocks
+            .last()
+            .is_some_and(|b| self.len - b.first < BLOCK);
+        if in_block && fits_delta_ts(dt) {
+            put_delta_ts(&mut self.bytes, dt);
+            put_varint(&mut self.bytes, zigzag(value.wrapping_sub(self.last.1)));
+        } else {
+            // Past 4 Gi pairs or 4 GiB of deltas (a billion Fetches of one
+            // partition, more than any machine holds) a pair is not kept:
+            // the counts below cannot wrap into a wrong block.
+            let (Ok(at), Some(len)) = (u32::try_from(self.bytes.len()), self.len.checked_add(1))
+            else {
+                return;
+            };
+            self.blocks.push(Block {
+                ts,
+                value,
+                at,
+                first: len - 1,
+            });
+        }
+        if self.len > 0 && ts < self.last.0 {
+            self.unsorted = true;
+        }
+        self.last = (ts, value);
+        self.len += 1;
+    }
+
+    /// Appends every pair of `later`, in its order.
+    pub(crate) fn append(&mut self, later: &Series) {
+        for (ts, v) in later.iter() {
+            self.push(ts, v);
+        }
+    }
+
+    /// Puts the pairs in time order, stably (equal times keep the order
+    /// they came in), and gives room not used back.
+    pub(crate) fn sort(&mut self) {
+        if self.unsorted {
+            let mut pairs: Vec<(Timestamp, i64)> = self.iter().collect();
+            pairs.sort_by_key(|p| p.0);
+            *self = Series::from_pairs(pairs);
+        }
+        self.blocks.shrink_to_fit();
+        self.bytes.shrink_to_fit();
+    }
+
+    /// Drops pairs older than `cut` from the front, up to the first newer
+    /// one (a pair out of turn behind it stays, as the list this replaces
+    /// kept it).
+    pub(crate) fn drop_older(&mut self, cut: Timestamp) {
+        let n = self.iter().take_while(|p| p.0 < cut).count();
+        if n > 0 {
+            let rest: Vec<(Timestamp, i64)> = self.iter().skip(n).collect();
+            *self = Series::from_pairs(rest);
+        }
+    }
+
+    /// Every pair, in the order held.
+    pub(crate) fn iter(&self) -> Pairs<'_> {
+        self.pairs_from(0)
+    }
+
+    /// The first pair at or after `t`.
+    pub(crate) fn first_from(&self, t: Timestamp) -> Option<(Timestamp, i64)> {
+        self.pairs_from(self.block_before(t)).find(|p| p.0 >= t)
+    }
+
+    /// The last pair before `t`.
+    pub(crate) fn last_before(&self, t: Timestamp) -> Option<(Timestamp, i64)> {
+        self.pairs_from(self.block_before(t))
+            .take_while(|p| p.0 < t)
+            .last()
+    }
+
+    /// The last pair at or before `t`.
+    pub(crate) fn last_until(&self, t: Timestamp) -> Option<(Timestamp, i64)> {
+        // The last block whose first pair is at or before `t`.
+        let b = self
+            .blocks
+            .partition_point(|b| b.ts <= t.0)
+            .saturating_sub(1);
+        self.pairs_from(b).take_while(|p| p.0 <= t).last()
+    }
+
+    /// The pairs at or after `from` and before `to`.
+    pub(crate) fn within(
+        &self,
+        from: Timestamp,
+        to: Timestamp,
+    ) -> impl Iterator<Item = (Timestamp, i64)> + '_ {
+        self.pairs_from(self.block_before(from))
+            .skip_while(move |p| p.0 < from)
+            .take_while(move |p| p.0 < to)
+    }
+
+    fn from_pairs(pairs: Vec<(Timestamp, i64)>) -> Series {
+        let mut s = Series::default();
+        for (ts, v) in pairs {
+            s.push(ts, v);
+        }
+        s
+    }
+
+    /// The last block whose first pair is before `t` (every pair of the
+    /// blocks before it is too, in a sorted series), or the first block.
+    fn block_before(&self, t: Timestamp) -> usize {
+        debug_assert!(!self.unsorted, "looked up before it was sorted");
+        self.blocks
+            .partition_point(|b| b.ts < t.0)
+            .saturating_sub(1)
+    }
+
+    /// The pairs from the start of block `b` on.
+    fn pairs_from(&self, b: usize) -> Pairs<'_> {
+        Pairs {
+            series: self,
+            block: b,
+            index: self.blocks.get(b).map_or(self.len, |b| b.first),
+            at: 0,
+            last: (0, 0),
+        }
+    }
+}
+
+/// Decodes a [`Series`] from a block on.
+pub(crate) struct Pairs<'a> {
+    series: &'a Series,
+    block: usize,
+    /// The index of the next pair.
+    index: u32,
+    /// Where its delta starts in `bytes` (inside a block).
+    at: usize,
+    last: (i64, i64),
+}
+
+impl Iterator for Pairs<'_> {
+    type Item = (Timestamp, i64);
+
+    fn next(&mut self) -> Option<(Timestamp, i64)> {
+        if self.index >= self.series.len {
+            return None;
+        }
+        let starts = self.series.blocks.get(self.block);
+        if let Some(b) = starts.filter(|b| b.first == self.index) {
+            self.block += 1;
+            self.at = b.at as usize;
+            self.last = (b.ts, b.value);
+        } else {
+            let bytes = &self.series.bytes;
+            let dt = take_delta_ts(bytes, &mut self.at)?;
+            let dv = unzigzag(take_varint(bytes, &mut self.at)?);
+            self.last = (self.last.0.wrapping_add(dt), self.last.1.wrapping_add(dv));
+        }
+        self.index += 1;
+        Some((Timestamp(self.last.0), self.last.1))
+    }
+}
+
+impl PartialEq for Series {
+    fn eq(&self, other: &Series) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for Series {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Whether [`put_delta_ts`] can write `dt` (a jump of more than about 73
+/// years starts a block instead).
+fn fits_delta_ts(dt: i64) -> bool {
+    dt.unsigned_abs() < 1 << 61
+}
+
+/// A time delta: whole microseconds (a pcap's resolution, and most logs'
+/// finer than that is rare) take a flag bit and 10 fewer bits of varint.
+fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
+    if dt % 1000 == 0 {
+        put_varint(out, (zigzag(dt / 1000) << 1) | 1);
+    } else {
+        put_varint(out, zigzag(dt) << 1);
+    }
+}
+
+fn take_delta_ts(bytes: &[u8], at: &mut usize) -> Option<i64> {
+    let raw = take_varint(bytes, at)?;
+    let d = unzigzag(raw >> 1);
+    Some(if raw & 1 == 1 {
+        d.wrapping_mul(1000)
+    } else {
+        d
+    })
+}
+
+/// Small magnitudes to small numbers, either sign.
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut u: u64) {
+    while u >= 0x80 {
+        out.push((u as u8) | 0x80);
+        u >>= 7;
+    }
+    out.push(u as u8);
+}
+
+fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut u = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        u |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(u);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*), so a failure repeats.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Pairs shaped like a partition's Fetches: mostly rising times in
+    /// whole microseconds, some nanosecond times, equal times, a few out of
+    /// turn; offsets rising, repeating, now and then -1 or extreme.
+    fn pairs(rng: &mut Rng, n: usize) -> Vec<(Timestamp, i64)> {
+        let mut ts = 1_714_564_800_000_000_000i64;
+        let mut offset = 0i64;
+        (0..n)
+            .map(|_| {
+                ts += match rng.below(10) {
+                    0 => 0,
+                    1 => -(rng.below(5_000_000) as i64),
+                    2 => rng.below(1_000_000_000) as i64,
+                    _ => rng.below(600_000) as i64 * 1000,
+                };
+                offset = match rng.below(20) {
+                    0 => -1,
+                    1 => i64::MAX - rng.below(3) as i64,
+                    2 => i64::MIN + rng.below(3) as i64,
+                    _ => offset.max(0).saturating_add(rng.below(3) as i64),
+                };
+                (Timestamp(ts), offset)
+            })
+            .collect()
+    }
+
+    fn series(pairs: &[(Timestamp, i64)]) -> Series {
+        let mut s = Series::default();
+        for (ts, v) in pairs {
+            s.push(*ts, *v);
+        }
+        s
+    }
+
+    #[test]
+    fn pairs_come_back_as_pushed_and_sorted_as_a_stable_sort_sorts_them() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for n in [0, 1, 2, 31, 32, 33, 64, 65, 1000] {
+            let want = pairs(&mut rng, n);
+            let mut s = series(&want);
+            assert_eq!(s.len(), n);
+            assert_eq!(s.iter().collect::<Vec<_>>(), want, "{n} pairs");
+            let mut sorted = want.clone();
+            sorted.sort_by_key(|p| p.0);
+            s.sort();
+            assert_eq!(s.iter().collect::<Vec<_>>(), sorted, "{n} pairs sorted");
+        }
+    }
+
+    #[test]
+    fn lookups_answer_what_a_binary_search_of_the_sorted_pairs_answers() {
+        let mut rng = Rng(42);
+        for n in [1, 5, 32, 33, 200, 2000] {
+            let mut want = pairs(&mut rng, n);
+            want.sort_by_key(|p| p.0);
+            let mut s = series(&want);
+            s.sort();
+            let (lo, hi) = (want[0].0 .0 - 10, want[n - 1].0 .0 + 10);
+            // Every pair's own time, its neighbours, and random times.
+            let mut probes: Vec<i64> = want
+                .iter()
+                .flat_map(|p| [p.0 .0 - 1, p.0 .0, p.0 .0 + 1])
+                .collect();
+            probes.extend((0..200).map(|_| lo + rng.below((hi - lo) as u64) as i64));
+            for t in probes.into_iter().map(Timestamp) {
+                let first = want.partition_point(|p| p.0 < t);
+                assert_eq!(
+                    s.first_from(t),
+                    want.get(first).copied(),
+                    "first from {t:?}"
+                );
+                let before = first.checked_sub(1).map(|i| want[i]);
+                assert_eq!(s.last_before(t), before, "last before {t:?}");
+                let until = want.partition_point(|p| p.0 <= t);
+                let at_or_before = until.checked_sub(1).map(|i| want[i]);
+                assert_eq!(s.last_until(t), at_or_before, "last until {t:?}");
+                let to = Timestamp(t.0 + rng.below(2_000_000_000) as i64);
+                let end = want.partition_point(|p| p.0 < to);
+                let within: Vec<_> = s.within(t, to).collect();
+                assert_eq!(within, want[first..end.max(first)], "within {t:?}..{to:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn dropping_older_pairs_stops_at_the_first_newer_one() {
+        let at = |ms: i64| Timestamp(ms * 1_000_000);
+        let mut s = series(&[(at(1), 1), (at(2), 2), (at(5), 5), (at(3), 3), (at(6), 6)]);
+        s.drop_older(at(4));
+        assert_eq!(
+            s.iter().collect::<Vec<_>>(),
+            [(at(5), 5), (at(3), 3), (at(6), 6)]
+        );
+        s.drop_older(at(4));
+        assert_eq!(s.len(), 3, "the first pair is newer: nothing dropped");
+        s.sort();
+        assert_eq!(s.first_from(at(4)), Some((at(5), 5)));
+    }
+
+    #[test]
+    fn appending_keeps_both_orders_and_is_sorted_after() {
+        let at = |ms: i64| Timestamp(ms * 1_000_000);
+        let mut a = series(&[(at(1), 1), (at(4), 4)]);
+        a.append(&series(&[(at(2), 2), (at(4), 40)]));
+        a.sort();
+        assert_eq!(
+            a.iter().collect::<Vec<_>>(),
+            [(at(1), 1), (at(2), 2), (at(4), 4), (at(4), 40)]
+        );
+    }
+
+    #[test]
+    fn a_fetch_a_few_hundred_milliseconds_on_takes_about_four_bytes() {
+        let mut s = Series::default();
+        for i in 0..10_000i64 {
+            s.push(
+                Timestamp(1_714_564_800_000_000_000 + i * 250_000_000),
+                i * 37,
+            );
+        }
+        let held = s.bytes.len() + s.blocks.len() * std::mem::size_of::<Block>();
+        assert!(held < 10_000 * 5, "{held} bytes for 10,000 pairs");
+        assert_eq!(
+            s.last_until(Timestamp(i64::MAX)).map(|p| p.1),
+            Some(9_999 * 37)
+        );
+    }
+
+    #[test]
+    fn times_anywhere_in_an_i64_come_back_exact() {
+        let want = [
+            (Timestamp(0), 0),
+            (Timestamp(i64::MAX), 1),
+            (Timestamp(i64::MIN), -1),
+            (Timestamp(i64::MIN + 1), i64::MAX),
+            (Timestamp(1 << 61), i64::MIN),
+            (Timestamp(-(1 << 61)), 0),
+        ];
+        let mut s = series(&want);
+        assert_eq!(s.iter().collect::<Vec<_>>(), want);
+        s.sort();
+        let mut sorted = want.to_vec();
+        sorted.sort_by_key(|p| p.0);
+        assert_eq!(s.iter().collect::<Vec<_>>(), sorted);
+        assert_eq!(
+            s.first_from(Timestamp(1)),
+            Some((Timestamp(1 << 61), i64::MIN))
+        );
+    }
+
+    #[test]
+    fn cut_bytes_end_the_pairs_instead_of_reading_past_them() {
+        let mut s = series(&[(Timestamp(0), 0), (Timestamp(1_000), 300)]);
+        s.bytes.pop();
+        assert_eq!(s.iter().count(), 1);
+    }
+}
