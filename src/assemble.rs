@@ -150,13 +150,15 @@ pub fn assemble(
 /// so sorting the keys alone and moving each record once is stable without
 /// a stable sort's scratch copy of half the records.
 fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
-    let mut keys: Vec<(Timestamp, &str, usize)> = rebalances
+    // Fewer than 2^32 records: each group keeps at most
+    // `group::MAX_ROUNDS_PER_GROUP` of them.
+    let mut keys: Vec<(Timestamp, &str, u32)> = rebalances
         .iter()
         .enumerate()
-        .map(|(i, r)| (r.started_at, r.group.as_str(), i))
+        .map(|(i, r)| (r.started_at, r.group.as_str(), i as u32))
         .collect();
     keys.sort_unstable();
-    let from: Vec<usize> = keys.into_iter().map(|k| k.2).collect();
+    let from: Vec<u32> = keys.into_iter().map(|k| k.2).collect();
     crate::timeline::put_in_order(rebalances, from);
 }
 

@@ -48,37 +48,36 @@ pub fn merge(captured: Vec<GroupEvent>, mut logged: Vec<GroupEvent>) -> Timeline
 }
 
 /// Sorts `events` by [`order_key`], stably, without moving whole events
-/// around: small keys (sources by rank, each event's index last, so equal
-/// keys keep their order) are sorted, then each event is moved once to its
-/// place. A stable sort of the events themselves moved each ~270-byte event
-/// many times and took a scratch buffer of half of them.
+/// around: their indexes (4 bytes each) are sorted by the key of the event
+/// each names, then each event is moved once to its place. A stable sort
+/// of the events themselves moved each ~220-byte event many times and took
+/// a scratch buffer of half of them; sorting a copy of every key (40 bytes
+/// each) was the run's peak memory on a long capture. The events of one
+/// capture come nearly in order (each exchange's events when its answer
+/// came), which a stable sort's run detection makes cheap.
 fn sort_in_order(events: &mut [GroupEvent]) {
-    let mut sources: Vec<&str> = Vec::new();
-    let mut last: Option<&Arc<str>> = None;
-    for e in events.iter() {
-        let s = &e.evidence.source;
-        if last.is_some_and(|l| Arc::ptr_eq(l, s)) {
-            continue;
-        }
-        last = Some(s);
-        if !sources.contains(&&**s) {
-            sources.push(s);
-        }
-    }
-    sources.sort_unstable();
-    let mut keys: Vec<(Timestamp, u8, usize, u64, usize)> = events
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let (ts, rank, source, pos) = order_key(e);
-            let source = sources.binary_search(&source).unwrap_or(0);
-            (ts, rank, source, pos, i)
-        })
-        .collect();
-    drop(sources);
-    keys.sort_unstable();
-    let from: Vec<usize> = keys.into_iter().map(|k| k.4).collect();
+    let Ok(n) = u32::try_from(events.len()) else {
+        // Past 4 G events (nearly a terabyte of them): the events moved.
+        return events.sort_by(in_order);
+    };
+    let mut from: Vec<u32> = (0..n).collect();
+    from.sort_by(|a, b| in_order(&events[*a as usize], &events[*b as usize]));
     put_in_order(events, from);
+}
+
+/// [`order_key`]'s order, the sources compared by text only when two
+/// events at the same time come from different ones.
+fn in_order(a: &GroupEvent, b: &GroupEvent) -> std::cmp::Ordering {
+    let (ka, kb) = (order_key(a), order_key(b));
+    ka.0.cmp(&kb.0).then(ka.1.cmp(&kb.1)).then_with(|| {
+        let same = Arc::ptr_eq(&a.evidence.source, &b.evidence.source);
+        let sources = if same {
+            std::cmp::Ordering::Equal
+        } else {
+            ka.2.cmp(kb.2)
+        };
+        sources.then(ka.3.cmp(&kb.3))
+    })
 }
 
 /// Moves each item once to its place: place `i` takes the item now at
@@ -86,14 +85,17 @@ fn sort_in_order(events: &mut [GroupEvent]) {
 /// keys and then this costs no scratch copy of the items, where a stable
 /// sort of large items moves each many times and borrows room for half of
 /// them.
-pub(crate) fn put_in_order<T>(items: &mut [T], mut from: Vec<usize>) {
+///
+/// Places are `u32` (half the room of `usize`): callers hold fewer than
+/// 2^32 items (a time line that long would be a terabyte of events).
+pub(crate) fn put_in_order<T>(items: &mut [T], mut from: Vec<u32>) {
     debug_assert_eq!(items.len(), from.len());
     // Follow each cycle once.
     for start in 0..from.len() {
         let mut at = start;
         loop {
-            let next = from[at];
-            from[at] = at;
+            let next = from[at] as usize;
+            from[at] = at as u32;
             if next == start || next == at {
                 break;
             }
@@ -265,6 +267,45 @@ mod tests {
             t.events[0].ts, t.events[1].ts,
             "the log line now sits at the answer's time"
         );
+    }
+
+    #[test]
+    fn the_order_is_a_stable_sort_by_time_kind_of_input_source_and_position() {
+        // Few distinct times, positions and sources, so that every tie
+        // occurs; two sources share a name without sharing its text.
+        let sources: [Arc<str>; 3] = [Arc::from("b.pcap"), Arc::from("a.log"), Arc::from("b.pcap")];
+        let mut state = 7u64;
+        let mut events: Vec<GroupEvent> = (0..2000)
+            .map(|i| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let r = (state >> 33) as usize;
+                let at = if r.is_multiple_of(2) {
+                    Location::Frame {
+                        frame: (r % 5) as u64,
+                    }
+                } else {
+                    Location::Line {
+                        line: (r % 5) as u64,
+                    }
+                };
+                let mut e = ev(
+                    (r % 7) as i64,
+                    i,
+                    EventKind::ConnectionClosed { reset: false },
+                    at,
+                    "",
+                );
+                e.evidence.source = sources[r % 3].clone();
+                e
+            })
+            .collect();
+        let mut want = events.clone();
+        want.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        sort_in_order(&mut events);
+        let gens = |v: &[GroupEvent]| v.iter().map(|e| e.generation_id).collect::<Vec<_>>();
+        assert_eq!(gens(&events), gens(&want));
     }
 
     #[test]
