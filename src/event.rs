@@ -796,7 +796,7 @@ pub struct DataEvent {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PartitionOffset {
     /// Topic name or id.
-    pub topic: String,
+    pub topic: Id,
     /// Partition index.
     pub partition: i32,
     /// The offset stated (Fetch `fetch_offset`, OffsetCommit
@@ -811,7 +811,7 @@ impl PartitionOffset {
     /// Whether this is the partition named `topic-N`, compared without
     /// formatting the name (it runs once per offset per stopped partition).
     pub fn is(&self, name: &str) -> bool {
-        name.strip_prefix(self.topic.as_str())
+        name.strip_prefix(&*self.topic)
             .and_then(|rest| rest.strip_prefix('-'))
             .filter(|n| {
                 n.bytes().all(|b| b.is_ascii_digit()) && (n.len() == 1 || !n.starts_with('0'))
@@ -826,7 +826,7 @@ impl PartitionOffset {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PartitionWatermark {
     /// Topic name or id.
-    pub topic: String,
+    pub topic: Id,
     /// Partition index.
     pub partition: i32,
     /// Error, if any (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER...).

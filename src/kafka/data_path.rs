@@ -12,7 +12,7 @@
 //! from v13). Nothing is allocated by a count read off the wire: elements
 //! are pushed as they are read, at most [`MAX_PARTITIONS`] per message.
 
-use crate::event::{ErrorCode, PartitionOffset, PartitionWatermark};
+use crate::event::{ErrorCode, Id, PartitionOffset, PartitionWatermark};
 
 /// Partitions kept per Fetch message; the rest are read past.
 pub(crate) const MAX_PARTITIONS: usize = 4096;
@@ -187,7 +187,8 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<FetchAsk> {
         ask.epoch = c.i32()?;
     }
     for _ in 0..c.count(flexible)? {
-        let topic = c.topic(version)?;
+        // Shared by the topic's partitions (one allocation, not one each).
+        let topic: Id = c.topic(version)?.into();
         for _ in 0..c.count(flexible)? {
             let partition = c.i32()?;
             if version >= 9 {
@@ -288,7 +289,8 @@ pub(crate) struct FetchSkim {
     parts_left: u64,
     aborted_left: u64,
     records_left: u64,
-    topic: String,
+    /// The topic being read, shared by its partitions' headers.
+    topic: Id,
     current: Option<PartitionWatermark>,
     partitions: Vec<PartitionWatermark>,
     /// Whether the bytes made sense to the end of the topics.
@@ -309,7 +311,7 @@ impl FetchSkim {
             parts_left: 0,
             aborted_left: 0,
             records_left: 0,
-            topic: String::new(),
+            topic: Id::default(),
             current: None,
             partitions: Vec::new(),
             complete: false,
@@ -407,7 +409,7 @@ impl FetchSkim {
             Step::Topic => {
                 let topic = c.topic(v)?;
                 self.parts_left = c.count(flexible)?;
-                self.topic = topic;
+                self.topic = topic.into();
                 self.topics_left -= 1;
                 self.next_partition();
             }
@@ -655,7 +657,7 @@ mod tests {
             let got: Vec<(String, i32, i64)> = got
                 .partitions
                 .into_iter()
-                .map(|p| (p.topic, p.partition, p.offset))
+                .map(|p| (p.topic.to_string(), p.partition, p.offset))
                 .collect();
             assert_eq!(
                 got,
@@ -714,7 +716,10 @@ mod tests {
                 assert!(complete, "v{version} chunk {chunk}");
                 let got: Vec<(String, i32, i64, i64)> = got
                     .into_iter()
-                    .map(|p| (p.topic, p.partition, p.high_watermark, p.last_stable_offset))
+                    .map(|p| {
+                        let t = p.topic.to_string();
+                        (t, p.partition, p.high_watermark, p.last_stable_offset)
+                    })
                     .collect();
                 assert_eq!(
                     got,

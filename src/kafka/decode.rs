@@ -20,7 +20,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::event::{
-    DataKind, EventKind, LeavingMember, MemberAssignment, OfferedProtocol, PartitionOffset,
+    DataKind, EventKind, Id, LeavingMember, MemberAssignment, OfferedProtocol, PartitionOffset,
     TopicPartitions, MAX_OFFSETS,
 };
 
@@ -311,7 +311,7 @@ fn offset_commit(r: OffsetCommitRequest, v: i16, exchange: u64) -> Decoded {
         .topics
         .iter()
         .flat_map(|t| {
-            let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+            let topic: Id = topic_name(&t.name.0, || t.topic_id.to_string()).into();
             t.partitions.iter().map(move |p| PartitionOffset {
                 topic: topic.clone(),
                 partition: p.partition_index,

@@ -15,7 +15,7 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::Decodable;
 
-use crate::event::{DataKind, ErrorCode, PartitionOffset, PartitionWatermark, MAX_OFFSETS};
+use crate::event::{DataKind, ErrorCode, Id, PartitionOffset, PartitionWatermark, MAX_OFFSETS};
 
 use super::apis;
 use super::decode::{decode, text};
@@ -70,7 +70,7 @@ pub(crate) fn response(body: &[u8], api_key: i16, version: i16, exchange: u64) -
                 .topics
                 .iter()
                 .flat_map(|t| {
-                    let topic = text(&t.name.0);
+                    let topic: Id = text(&t.name.0).into();
                     t.partitions.iter().map(move |p| PartitionOffset {
                         topic: topic.clone(),
                         partition: p.partition_index,
@@ -117,7 +117,7 @@ fn list_offsets_request(body: &[u8], version: i16, exchange: u64) -> Option<Data
         .topics
         .iter()
         .flat_map(|t| {
-            let topic = text(&t.name.0);
+            let topic: Id = text(&t.name.0).into();
             t.partitions.iter().map(move |p| PartitionOffset {
                 topic: topic.clone(),
                 partition: p.partition_index,
@@ -171,10 +171,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(
-            (partitions[0].topic.as_str(), partitions[0].offset),
-            ("t", 1234)
-        );
+        assert_eq!((&*partitions[0].topic, partitions[0].offset), ("t", 1234));
     }
 
     #[test]

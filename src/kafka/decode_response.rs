@@ -18,7 +18,7 @@ use kafka_protocol::messages::{
 use kafka_protocol::protocol::Decodable;
 
 use crate::event::{
-    DescribedMember, ErrorCode, EventKind, JoinedMember, PartitionOffset, TopicPartitions,
+    DescribedMember, ErrorCode, EventKind, Id, JoinedMember, PartitionOffset, TopicPartitions,
     MAX_OFFSETS,
 };
 
@@ -228,7 +228,7 @@ fn offset_commit(r: OffsetCommitResponse, exchange: u64) -> Decoded {
         .topics
         .iter()
         .flat_map(|t| {
-            let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+            let topic: Id = topic_name(&t.name.0, || t.topic_id.to_string()).into();
             // Only the partitions answered with an error: the stops stage
             // reads a partition missing here as committed, and a member
             // commits every few seconds (on a busy coordinator the error-free
@@ -260,7 +260,7 @@ fn offset_commit(r: OffsetCommitResponse, exchange: u64) -> Decoded {
 /// Each partition's committed offset in an OffsetFetch answer (v8+: the
 /// first group's).
 fn fetched_offsets(r: &OffsetFetchResponse, v: i16) -> Vec<PartitionOffset> {
-    let offset = |topic: &String, p: i32, o: i64, e: i16| PartitionOffset {
+    let offset = |topic: &Id, p: i32, o: i64, e: i16| PartitionOffset {
         topic: topic.clone(),
         partition: p,
         offset: o,
@@ -273,7 +273,7 @@ fn fetched_offsets(r: &OffsetFetchResponse, v: i16) -> Vec<PartitionOffset> {
         g.topics
             .iter()
             .flat_map(|t| {
-                let topic = topic_name(&t.name.0, || t.topic_id.to_string());
+                let topic: Id = topic_name(&t.name.0, || t.topic_id.to_string()).into();
                 t.partitions.iter().map(move |p| {
                     offset(&topic, p.partition_index, p.committed_offset, p.error_code)
                 })
@@ -284,7 +284,7 @@ fn fetched_offsets(r: &OffsetFetchResponse, v: i16) -> Vec<PartitionOffset> {
         r.topics
             .iter()
             .flat_map(|t| {
-                let topic = text(&t.name.0);
+                let topic: Id = text(&t.name.0).into();
                 t.partitions.iter().map(move |p| {
                     offset(&topic, p.partition_index, p.committed_offset, p.error_code)
                 })

@@ -30,7 +30,7 @@
 //! life once per [`REFRESH_NS`]. Memory is bounded by [`MAX_TRACKED`]
 //! partitions per connection.
 
-use crate::event::{DataKind, PartitionOffset, PartitionWatermark};
+use crate::event::{DataKind, Id, PartitionOffset, PartitionWatermark};
 use crate::fast_hash::FastMap;
 use crate::time::Timestamp;
 
@@ -69,7 +69,7 @@ pub(crate) struct FetchMemory {
     /// The client's assignment stamp at the last request.
     assigned: u64,
     last_told: Option<Timestamp>,
-    seen: FastMap<String, FastMap<i32, Seen>>,
+    seen: FastMap<Id, FastMap<i32, Seen>>,
     tracked: usize,
 }
 
@@ -104,7 +104,7 @@ impl FetchMemory {
         let retell = std::mem::replace(&mut self.assigned, assigned) != assigned;
         let mut kept: Vec<PartitionOffset> = Vec::new();
         for p in ask.partitions {
-            let topic = match self.seen.get_mut(p.topic.as_str()) {
+            let topic = match self.seen.get_mut(&*p.topic) {
                 Some(t) => t,
                 None => self.seen.entry(p.topic.clone()).or_default(),
             };
@@ -202,7 +202,7 @@ impl FetchMemory {
                 if p.last_offset.is_some() || p.error.is_some() {
                     return true;
                 }
-                let seen = self.seen.get_mut(p.topic.as_str());
+                let seen = self.seen.get_mut(&*p.topic);
                 let Some(s) = seen.and_then(|t| t.get_mut(&p.partition)) else {
                     return true;
                 };

@@ -31,7 +31,7 @@
 //! is allocated by a count read from the bytes: every entry read consumes
 //! bytes or fails, and at most [`MAX_OFFSETS`] offsets are kept.
 
-use crate::event::{EventKind, PartitionOffset, MAX_OFFSETS};
+use crate::event::{EventKind, Id, PartitionOffset, MAX_OFFSETS};
 
 use super::decode::Decoded;
 use super::partial::Cursor;
@@ -58,7 +58,7 @@ fn commit(c: &mut Cursor<'_>, exchange: u64) -> Option<Decoded> {
     let mut partitions = 0usize;
     let mut offsets = Vec::new();
     for _ in 0..c.array()? {
-        let topic = uuid(c)?;
+        let topic: Id = uuid(c)?.into();
         for _ in 0..c.array()? {
             let partition = c.i32()?;
             let offset = i64::from_be_bytes(c.take(8)?.try_into().ok()?);

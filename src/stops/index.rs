@@ -108,8 +108,8 @@ impl GroupIndex {
             return;
         }
         let name = |o: &mut PartitionOffset| {
-            if let Some(n) = names.get(&o.topic) {
-                o.topic.clone_from(n);
+            if let Some(n) = names.get(&*o.topic) {
+                o.topic = Id::from(n.as_str());
             }
         };
         for t in self.members.values_mut() {
@@ -741,7 +741,7 @@ mod name_tests {
         g.name_topics(&names);
         let c = &g.members["m-1"].commits[0];
         assert!(c.offsets[0].is("orders-0"));
-        assert_eq!(c.offsets[1].topic, "other-id", "an unnamed id stays");
+        assert_eq!(&*c.offsets[1].topic, "other-id", "an unnamed id stays");
         let mut errors: Vec<&str> = c.errors.keys().map(String::as_str).collect();
         errors.sort_unstable();
         assert_eq!(errors, ["orders-0", "other-id-1"]);

@@ -526,7 +526,7 @@ fn last_commits(events: &[GroupEvent], before: Timestamp) -> crate::fast_hash::F
         }
         let member = e.member_id.as_deref().unwrap_or("");
         for o in offsets {
-            if settled.insert((member, o.topic.as_str(), o.partition)) {
+            if settled.insert((member, &*o.topic, o.partition)) {
                 out.insert(*exchange);
             }
         }
