@@ -150,8 +150,8 @@ pub fn assemble(
 /// so sorting the keys alone and moving each record once is stable without
 /// a stable sort's scratch copy of half the records.
 fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
-    // Fewer than 2^32 records: each group keeps at most
-    // `group::MAX_ROUNDS_PER_GROUP` of them.
+    // Fewer than 2^32 records: each is hundreds of bytes, so that many
+    // would be terabytes.
     let mut keys: Vec<(Timestamp, &str, u32)> = rebalances
         .iter()
         .enumerate()

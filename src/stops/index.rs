@@ -107,9 +107,14 @@ impl GroupIndex {
         if names.is_empty() {
             return;
         }
+        // One shared name per topic id, not one copy per offset.
+        let shared: FastMap<&str, Id> = names
+            .iter()
+            .map(|(id, n)| (id.as_str(), Id::from(n.as_str())))
+            .collect();
         let name = |o: &mut PartitionOffset| {
-            if let Some(n) = names.get(&*o.topic) {
-                o.topic = Id::from(n.as_str());
+            if let Some(n) = shared.get(&*o.topic) {
+                o.topic = n.clone();
             }
         };
         for t in self.members.values_mut() {
@@ -573,8 +578,8 @@ impl ClientFolder {
     /// Each list is in the order its events arrived, which is time order
     /// but for a few exchanges completing out of turn: its entries older
     /// than `cut` are dropped from the front, up to the first newer one (as
-    /// the queue of events this replaces dropped them), so a call costs
-    /// what it drops, not what is held.
+    /// the queue of events this replaces dropped them): a call decodes what
+    /// it drops and copies the encoded rest once ([`Series::drop_older`]).
     pub(crate) fn trim(&mut self, cut: Timestamp) {
         for t in &mut self.trails {
             t.fetches.drop_older(cut);

@@ -169,8 +169,10 @@ fn previous_owners<'a>(c: &Round<'a>, prev: i32) -> (BTreeMap<&'a str, &'a Assig
 
 /// The first later generation (within a few) assigning `p`.
 fn follow_up_owner<'a>(idx: &'a GroupIndex, gen: i32, p: &str) -> Option<(i32, &'a Assigned)> {
+    // Generations come off the wire: the last one has no later one.
+    let next = gen.checked_add(1)?;
     idx.assigned
-        .range(gen + 1..=gen + FOLLOW_UP_GENERATIONS)
+        .range(next..=gen.saturating_add(FOLLOW_UP_GENERATIONS))
         .find_map(|(g, v)| {
             v.iter()
                 .find(|a| a.partitions.iter().any(|x| x == p))
@@ -260,8 +262,9 @@ pub(crate) fn fill(
         _ => stop.last_fetched_offset,
     };
     if let (Some(old), Some(new)) = (processed, stop.resume_offset) {
-        stop.reprocessed = Some((old - new).max(0));
-        stop.skipped = Some((new - old).max(0));
+        // Offsets come off the wire: absurd ones saturate, never wrap.
+        stop.reprocessed = Some(old.saturating_sub(new).max(0));
+        stop.skipped = Some(new.saturating_sub(old).max(0));
     }
     stop.notes = notes;
     stop
@@ -347,7 +350,7 @@ fn not_polling(
         );
         return ("owner_not_polling", leave);
     };
-    let mut at = Timestamp(leave.0 - i64::from(ms) * 1_000_000);
+    let mut at = Timestamp(leave.0.saturating_sub(i64::from(ms) * 1_000_000));
     let last_commit =
         trail.and_then(|t| t.commits.iter().rev().find(|x| x.ts <= leave).map(|x| x.ts));
     if let Some(c) = last_commit.filter(|c| *c > at) {
@@ -400,7 +403,7 @@ fn resume(
             stop.resume_offset = Some(offset);
             stop.lag_at_resume = pt
                 .and_then(|pt| pt.watermarks.first_from(ts))
-                .map(|(_, hw)| hw - offset);
+                .map(|(_, hw)| hw.saturating_sub(offset));
         }
         None => {
             stop.resumed_at = Some(to.ts);
@@ -474,6 +477,6 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
             .watermarks
             .last_before(bound)
             .filter(|(w, _)| *w >= ts)
-            .map(|(_, hw)| (hw - position).max(0));
+            .map(|(_, hw)| hw.saturating_sub(position).max(0));
     }
 }

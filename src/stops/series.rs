@@ -54,8 +54,13 @@ impl Series {
         self.len == 0
     }
 
-    /// Appends one pair.
+    /// Appends one pair. Past `u32::MAX` pairs, or 4 GiB of deltas (a
+    /// billion Fetches of one partition, more than any machine holds), a
+    /// pair is not kept: the counts cannot wrap into a wrong block.
     pub(crate) fn push(&mut self, ts: Timestamp, value: i64) {
+        let (Ok(at), Some(len)) = (u32::try_from(self.bytes.len()), self.len.checked_add(1)) else {
+            return;
+        };
         let (ts, value) = (ts.0, value);
         let dt = ts.wrapping_sub(self.last.0);
         let in_block = self
@@ -66,25 +71,18 @@ impl Series {
             put_delta_ts(&mut self.bytes, dt);
             put_varint(&mut self.bytes, zigzag(value.wrapping_sub(self.last.1)));
         } else {
-            // Past 4 Gi pairs or 4 GiB of deltas (a billion Fetches of one
-            // partition, more than any machine holds) a pair is not kept:
-            // the counts below cannot wrap into a wrong block.
-            let (Ok(at), Some(len)) = (u32::try_from(self.bytes.len()), self.len.checked_add(1))
-            else {
-                return;
-            };
             self.blocks.push(Block {
                 ts,
                 value,
                 at,
-                first: len - 1,
+                first: self.len,
             });
         }
         if self.len > 0 && ts < self.last.0 {
             self.unsorted = true;
         }
         self.last = (ts, value);
-        self.len += 1;
+        self.len = len;
     }
 
     /// Appends every pair of `later`, in its order.
@@ -108,13 +106,44 @@ impl Series {
 
     /// Drops pairs older than `cut` from the front, up to the first newer
     /// one (a pair out of turn behind it stays, as the list this replaces
-    /// kept it).
+    /// kept it). Costs the pairs it drops, decoded, and one copy of the
+    /// bytes kept: the block the first kept pair is in is encoded again
+    /// from that pair on, the blocks after it are moved as they are.
     pub(crate) fn drop_older(&mut self, cut: Timestamp) {
-        let n = self.iter().take_while(|p| p.0 < cut).count();
-        if n > 0 {
-            let rest: Vec<(Timestamp, i64)> = self.iter().skip(n).collect();
-            *self = Series::from_pairs(rest);
+        let n = self.iter().take_while(|p| p.0 < cut).count() as u32;
+        if n == 0 {
+            return;
         }
+        if n == self.len {
+            *self = Series::default();
+            return;
+        }
+        // The block holding pair `n`, and where the next one starts.
+        let k = self.blocks.partition_point(|b| b.first <= n) - 1;
+        let next_first = self.blocks.get(k + 1).map_or(self.len, |b| b.first);
+        let tail_at = self
+            .blocks
+            .get(k + 1)
+            .map_or(self.bytes.len(), |b| b.at as usize);
+        let mut kept = Series::default();
+        let head = self.pairs_from(k).skip((n - self.blocks[k].first) as usize);
+        for (ts, v) in head.take((next_first - n) as usize) {
+            kept.push(ts, v);
+        }
+        let base = kept.bytes.len();
+        kept.bytes.extend_from_slice(&self.bytes[tail_at..]);
+        kept.blocks
+            .extend(self.blocks[k + 1..].iter().map(|b| Block {
+                at: b.at - tail_at as u32 + base as u32,
+                first: b.first - n,
+                ..*b
+            }));
+        kept.len = self.len - n;
+        kept.last = self.last;
+        // Pairs dropped may have been the ones out of turn; not known
+        // without decoding the rest, so a sort stays due.
+        kept.unsorted |= self.unsorted;
+        *self = kept;
     }
 
     /// Every pair, in the order held.
@@ -136,6 +165,7 @@ impl Series {
 
     /// The last pair at or before `t`.
     pub(crate) fn last_until(&self, t: Timestamp) -> Option<(Timestamp, i64)> {
+        debug_assert!(!self.unsorted, "looked up before it was sorted");
         // The last block whose first pair is at or before `t`.
         let b = self
             .blocks
@@ -236,8 +266,8 @@ fn fits_delta_ts(dt: i64) -> bool {
     dt.unsigned_abs() < 1 << 61
 }
 
-/// A time delta: whole microseconds (a pcap's resolution, and most logs'
-/// finer than that is rare) take a flag bit and 10 fewer bits of varint.
+/// A time delta. Whole microseconds (a pcap's resolution; log times are
+/// whole milliseconds) take a flag bit and about 10 fewer bits of varint.
 fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
     if dt % 1000 == 0 {
         put_varint(out, (zigzag(dt / 1000) << 1) | 1);
@@ -406,6 +436,39 @@ mod tests {
         assert_eq!(s.len(), 3, "the first pair is newer: nothing dropped");
         s.sort();
         assert_eq!(s.first_from(at(4)), Some((at(5), 5)));
+    }
+
+    #[test]
+    fn dropping_across_blocks_keeps_what_a_vector_drained_from_the_front_keeps() {
+        let mut rng = Rng(7);
+        for n in [1, 31, 32, 33, 64, 100, 300] {
+            for _ in 0..20 {
+                let mut want = pairs(&mut rng, n);
+                let mut s = series(&want);
+                let cut = want[rng.below(n as u64) as usize].0;
+                let cut = Timestamp(cut.0 + rng.below(3) as i64 - 1);
+                let dropped = want.iter().take_while(|p| p.0 < cut).count();
+                want.drain(..dropped);
+                s.drop_older(cut);
+                assert_eq!(
+                    s.iter().collect::<Vec<_>>(),
+                    want,
+                    "{n} pairs cut at {cut:?}"
+                );
+                // It goes on as if built from the kept pairs.
+                let more = pairs(&mut rng, 40);
+                for (ts, v) in &more {
+                    s.push(*ts, *v);
+                }
+                want.extend(more);
+                assert_eq!(s.iter().collect::<Vec<_>>(), want);
+                s.sort();
+                want.sort_by_key(|p| p.0);
+                assert_eq!(s.iter().collect::<Vec<_>>(), want);
+                let t = want[want.len() / 2].0;
+                assert_eq!(s.first_from(t), want.iter().find(|p| p.0 >= t).copied());
+            }
+        }
     }
 
     #[test]

@@ -925,3 +925,17 @@ fn groups_rebuilt_and_costed_on_several_threads_equal_one_threads() {
         assert!(run(workers) == alone, "{workers} threads");
     }
 }
+
+#[test]
+fn a_lag_from_absurd_offsets_on_the_wire_saturates_instead_of_wrapping() {
+    let mut s = a_alone("range");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    s.fetch(1400, "b", 1, i64::MIN, i64::MAX, None);
+    let rs = s.run();
+    let moved = stop(round(&rs, 2), "t-1");
+    assert_eq!(moved.resume_offset, Some(i64::MIN));
+    assert_eq!(moved.lag_at_resume, Some(i64::MAX));
+}
