@@ -42,7 +42,8 @@
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
-//!   stops, offsets, records processed twice (captures add Fetch traffic).
+//!   stops, offsets, records processed twice (captures add Fetch traffic,
+//!   held delta-encoded as it is folded).
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`spread`] runs `group`'s and `stops`' per-group work on every core,
