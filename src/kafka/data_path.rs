@@ -450,14 +450,16 @@ impl FetchSkim {
         let base = i64::from_be_bytes(head[..8].try_into().ok()?);
         let len = i32::from_be_bytes(head[8..12].try_into().ok()?);
         let total = 12 + u64::try_from(len).unwrap_or(u64::MAX - 12);
-        if total > left {
+        // Past the record set, or shorter than the header just read (a
+        // corrupt length): the rest of the record set is skipped unread.
+        if total > left || total < want as u64 {
             self.records_left = 0;
             self.next_batch();
             return Some(left - want as u64);
         }
         let last = match head.get(16) {
             Some(2) if want >= 27 => {
-                base + i64::from(i32::from_be_bytes(head[23..27].try_into().ok()?))
+                base.saturating_add(i64::from(i32::from_be_bytes(head[23..27].try_into().ok()?)))
             }
             _ => base,
         };
@@ -794,5 +796,34 @@ mod batch_tests {
             assert_eq!(got[0].last_offset, Some(107), "chunk {chunk}");
             assert_eq!(got[0].high_watermark, 200);
         }
+    }
+
+    #[test]
+    fn a_batch_shorter_than_its_header_or_past_the_last_offset_ends_the_records_not_the_run() {
+        let answer = |records: Vec<u8>| {
+            let mut r = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 1];
+            r.extend(0i32.to_be_bytes());
+            r.extend(0i16.to_be_bytes());
+            r.extend(200i64.to_be_bytes());
+            r.extend(200i64.to_be_bytes());
+            r.extend((-1i32).to_be_bytes());
+            r.extend((records.len() as i32).to_be_bytes());
+            r.extend(records);
+            let mut s = FetchSkim::new(4);
+            s.feed(&r);
+            s.finish()
+        };
+        // A length of 0 (the batch would end inside its own header).
+        let mut records = batch(100, 4, 80);
+        let mut short = batch(105, 2, 60);
+        short[8..12].copy_from_slice(&0i32.to_be_bytes());
+        records.extend(short);
+        let (got, complete) = answer(records);
+        assert!(complete);
+        assert_eq!(got[0].last_offset, Some(104));
+        // A last offset past i64::MAX is the largest there is.
+        let (got, complete) = answer(batch(i64::MAX - 1, 9, 80));
+        assert!(complete);
+        assert_eq!(got[0].last_offset, Some(i64::MAX));
     }
 }
