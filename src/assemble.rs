@@ -161,7 +161,8 @@ fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
 }
 
 /// Sorts `rows` by request time, then frame, stably, by sorting their
-/// 4-byte indexes and moving each row once: a stable sort of the rows
+/// 4-byte indexes and then putting the rows in place in one pass of swaps
+/// ([`crate::timeline::put_in_order`]): a stable sort of the rows
 /// themselves (208 bytes each) borrowed room for half of them and moved
 /// each many times (on a dense capture's `decode`, hundreds of thousands).
 fn in_request_order(rows: &mut [ExchangeRow]) {

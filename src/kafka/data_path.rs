@@ -258,8 +258,11 @@ enum Step {
     Aborted,
     /// Preferred read replica and the records' length.
     Records,
-    /// One record batch's header (its offsets), the rest skipped.
+    /// One record batch's offset and length.
     Batch,
+    /// The rest of its header, up to its last offset delta (within the
+    /// batch), the rest of the batch skipped.
+    BatchHead,
     /// A tagged-fields section (count read into `tags_left`), then `after`.
     Tags,
     /// Everything wanted was read (or could not be).
@@ -289,6 +292,8 @@ pub(crate) struct FetchSkim {
     parts_left: u64,
     aborted_left: u64,
     records_left: u64,
+    /// The batch being read: its base offset and length in all.
+    batch_head: (i64, u64),
     /// The topic being read, shared by its partitions' headers.
     topic: Id,
     current: Option<PartitionWatermark>,
@@ -311,6 +316,7 @@ impl FetchSkim {
             parts_left: 0,
             aborted_left: 0,
             records_left: 0,
+            batch_head: (0, 0),
             topic: Id::default(),
             current: None,
             partitions: Vec::new(),
@@ -427,6 +433,7 @@ impl FetchSkim {
                 self.next_batch();
             }
             Step::Batch => return self.batch(c),
+            Step::BatchHead => return self.batch_head(c),
             Step::Tags => return self.tag(c),
             Step::Done => {}
         }
@@ -437,7 +444,9 @@ impl FetchSkim {
     /// leader epoch, magic, crc, attributes, last offset delta) or a v0/v1
     /// message set entry (offset, size; a compressed wrapper carries its
     /// last inner offset). A batch cut off by the fetch size is not
-    /// counted.
+    /// counted. Its offset and length first, then ([`Self::batch_head`])
+    /// only as much of the rest as the batch holds: a v0 entry can be
+    /// shorter than a v2 header.
     fn batch(&mut self, c: &mut Cursor<'_>) -> Option<u64> {
         let left = self.records_left;
         if left < 12 {
@@ -445,30 +454,42 @@ impl FetchSkim {
             self.next_batch();
             return Some(left);
         }
-        let want = left.min(27) as usize;
-        let head = c.take(want)?;
+        let head = c.take(12)?;
         let base = i64::from_be_bytes(head[..8].try_into().ok()?);
         let len = i32::from_be_bytes(head[8..12].try_into().ok()?);
         let total = 12 + u64::try_from(len).unwrap_or(u64::MAX - 12);
-        // Past the record set, or shorter than the header just read (a
-        // corrupt length): the rest of the record set is skipped unread.
-        if total > left || total < want as u64 {
+        if total > left {
+            // Past the record set (cut by the fetch size, or a corrupt
+            // length): the rest of it is skipped unread.
             self.records_left = 0;
             self.next_batch();
-            return Some(left - want as u64);
+            return Some(left - 12);
         }
-        let last = match head.get(16) {
-            Some(2) if want >= 27 => {
-                base.saturating_add(i64::from(i32::from_be_bytes(head[23..27].try_into().ok()?)))
+        self.batch_head = (base, total);
+        self.step = Step::BatchHead;
+        Some(0)
+    }
+
+    /// The rest of a batch's header, up to byte 27 (the v2 last offset
+    /// delta) or the batch's end, whichever comes first.
+    fn batch_head(&mut self, c: &mut Cursor<'_>) -> Option<u64> {
+        let (base, total) = self.batch_head;
+        let want = total.min(27) - 12;
+        let head = c.take(want as usize)?;
+        // Byte 16 of the batch is its magic; bytes 23..27 the delta.
+        let last = match (head.get(4), head.get(11..15)) {
+            (Some(2), Some(delta)) => {
+                base.saturating_add(i64::from(i32::from_be_bytes(delta.try_into().ok()?)))
             }
             _ => base,
         };
         if let Some(p) = self.current.as_mut() {
             p.last_offset = Some(p.last_offset.map_or(last, |x| x.max(last)));
         }
-        self.records_left = left - total;
+        // `batch` checked the batch ends within the record set.
+        self.records_left -= total;
         self.next_batch();
-        Some(total - want as u64)
+        Some(total - 12 - want)
     }
 
     fn next_batch(&mut self) {
@@ -798,32 +819,65 @@ mod batch_tests {
         }
     }
 
-    #[test]
-    fn a_batch_shorter_than_its_header_or_past_the_last_offset_ends_the_records_not_the_run() {
-        let answer = |records: Vec<u8>| {
-            let mut r = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, b't', 0, 0, 0, 1];
-            r.extend(0i32.to_be_bytes());
+    /// A v4 answer for topic "t" with one partition per record set
+    /// (numbered from 0, high watermark 200), skimmed in pieces of 1, 5,
+    /// 64 and all bytes (each must give the same).
+    fn answer(sets: &[Vec<u8>]) -> (Vec<PartitionWatermark>, bool) {
+        let mut r = vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, b't'];
+        r.extend((sets.len() as i32).to_be_bytes());
+        for (p, records) in sets.iter().enumerate() {
+            r.extend((p as i32).to_be_bytes());
             r.extend(0i16.to_be_bytes());
             r.extend(200i64.to_be_bytes());
             r.extend(200i64.to_be_bytes());
             r.extend((-1i32).to_be_bytes());
             r.extend((records.len() as i32).to_be_bytes());
             r.extend(records);
+        }
+        let skim = |chunk: usize| {
             let mut s = FetchSkim::new(4);
-            s.feed(&r);
+            r.chunks(chunk).for_each(|c| s.feed(c));
             s.finish()
         };
-        // A length of 0 (the batch would end inside its own header).
-        let mut records = batch(100, 4, 80);
-        let mut short = batch(105, 2, 60);
-        short[8..12].copy_from_slice(&0i32.to_be_bytes());
-        records.extend(short);
-        let (got, complete) = answer(records);
+        let whole = skim(r.len());
+        for chunk in [1, 5, 64] {
+            assert_eq!(skim(chunk), whole, "in pieces of {chunk}");
+        }
+        whole
+    }
+
+    /// A v0 message set entry holding one message with no key and no value:
+    /// 26 bytes, shorter than a v2 batch's header.
+    fn v0_entry(offset: i64) -> Vec<u8> {
+        let mut b = offset.to_be_bytes().to_vec();
+        b.extend(14i32.to_be_bytes());
+        b.extend([0, 0, 0, 0, 0, 0]); // crc, magic 0, attributes
+        b.extend((-1i32).to_be_bytes()); // key
+        b.extend((-1i32).to_be_bytes()); // value
+        b
+    }
+
+    #[test]
+    fn batches_shorter_than_a_v2_header_are_read_as_far_as_they_go_and_the_next_partition_stays_aligned(
+    ) {
+        let mut first = v0_entry(100);
+        first.extend(v0_entry(101));
+        first.extend(batch(105, 2, 60));
+        let (got, complete) = answer(&[first, batch(300, 1, 70)]);
+        assert!(complete);
+        assert_eq!(got[0].last_offset, Some(107));
+        assert_eq!((got[1].partition, got[1].last_offset), (1, Some(301)));
+    }
+
+    #[test]
+    fn a_corrupt_length_ends_its_record_set_and_a_last_offset_saturates() {
+        let mut first = batch(100, 4, 80);
+        let mut corrupt = batch(105, 2, 60);
+        corrupt[8..12].copy_from_slice(&i32::MAX.to_be_bytes());
+        first.extend(corrupt);
+        let (got, complete) = answer(&[first, batch(i64::MAX - 1, 9, 80)]);
         assert!(complete);
         assert_eq!(got[0].last_offset, Some(104));
-        // A last offset past i64::MAX is the largest there is.
-        let (got, complete) = answer(batch(i64::MAX - 1, 9, 80));
-        assert!(complete);
-        assert_eq!(got[0].last_offset, Some(i64::MAX));
+        assert_eq!(got[1].last_offset, Some(i64::MAX));
     }
 }
