@@ -23,14 +23,19 @@ pub fn analyse_and_render(mut collected: kgtrace::input::Collected) {
         std::mem::take(&mut collected.data),
     );
     let opts = Options::analyse(Vec::new(), View::Report, Format::Table);
-    let (report, _) = kgtrace::assemble::assemble(
+    // No row sink: the timeline's rows are kept in the report, as the
+    // table, JSON and Markdown views keep them.
+    let Ok((report, _)) = kgtrace::assemble::assemble(
         collected.inputs,
         collected.exchanges,
         &timeline,
         histories,
         &mut collected.diagnostics,
         &opts,
-    );
+        None,
+    ) else {
+        return;
+    };
     let ro = RenderOptions {
         color: false,
         width: None,
