@@ -212,13 +212,10 @@ mod tests {
     fn exchanges_are_in_request_order_and_ties_keep_theirs() {
         // Few times and frames, so that every tie occurs; an orphan
         // response has no request frame; correlation ids tell rows apart.
-        let mut state = 11u64;
+        let mut rng = crate::logs::synth::Rng(11);
         let rows: Vec<ExchangeRow> = (0..500)
             .map(|i| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let r = (state >> 33) as i64;
+                let r = (rng.next() >> 33) as i64;
                 ExchangeRow {
                     ts: Timestamp(r % 5),
                     correlation_id: i,

@@ -272,15 +272,12 @@ mod tests {
     #[test]
     fn the_order_is_a_stable_sort_by_time_kind_of_input_source_and_position() {
         // Few distinct times, positions and sources, so that every tie
-        // occurs; two sources share a name without sharing its text.
+        // occurs; two sources share a name but not its allocation.
         let sources: [Arc<str>; 3] = [Arc::from("b.pcap"), Arc::from("a.log"), Arc::from("b.pcap")];
-        let mut state = 7u64;
+        let mut rng = crate::logs::synth::Rng(7);
         let mut events: Vec<GroupEvent> = (0..2000)
             .map(|i| {
-                state = state
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let r = (state >> 33) as usize;
+                let r = rng.next() as usize;
                 let at = if r.is_multiple_of(2) {
                     Location::Frame {
                         frame: (r % 5) as u64,

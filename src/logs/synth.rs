@@ -32,18 +32,20 @@ enum Yields {
     Nothing,
 }
 
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
+/// xorshift64*: deterministic and dependency-free. Also the crate's unit
+/// tests' generator where they want repeatable random input (a seed other
+/// than 0: xorshift stays at 0).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }

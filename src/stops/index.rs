@@ -107,19 +107,19 @@ impl GroupIndex {
         if names.is_empty() {
             return;
         }
-        // One shared name per topic id, not one copy per offset.
-        let shared: FastMap<&str, Id> = names
-            .iter()
-            .map(|(id, n)| (id.as_str(), Id::from(n.as_str())))
-            .collect();
-        let name = |o: &mut PartitionOffset| {
-            if let Some(n) = shared.get(&*o.topic) {
+        // One shared name per topic id met, not one copy per offset (and
+        // none for the ids no offset of this group names: the watch engine
+        // indexes groups again and again, and Metadata names every topic).
+        let mut shared: FastMap<&str, Id> = FastMap::default();
+        let mut name = |o: &mut PartitionOffset| {
+            if let Some((id, n)) = names.get_key_value(&*o.topic) {
+                let n = shared.entry(id).or_insert_with(|| Id::from(n.as_str()));
                 o.topic = n.clone();
             }
         };
         for t in self.members.values_mut() {
             for c in &mut t.commits {
-                c.offsets.iter_mut().for_each(name);
+                c.offsets.iter_mut().for_each(&mut name);
                 c.errors = std::mem::take(&mut c.errors)
                     .into_iter()
                     .map(|(k, e)| (named_partition(&k, names), e))
@@ -127,7 +127,9 @@ impl GroupIndex {
             }
         }
         for v in self.offset_fetches.values_mut() {
-            v.iter_mut().flat_map(|(_, o)| o.iter_mut()).for_each(name);
+            v.iter_mut()
+                .flat_map(|(_, o)| o.iter_mut())
+                .for_each(&mut name);
         }
     }
 

@@ -11,7 +11,8 @@
 //! made these lists the largest thing a run held besides the group events
 //! (121 MB of a 1.2 GB dense capture's peak). Consecutive Fetches of a
 //! partition are milliseconds apart and their offsets close, so each pair
-//! after the first of a block is two small varints: about 4 to 5 bytes.
+//! after the first of a block is two small varints: about 5.4 bytes a pair
+//! with the block headers on the dense benchmark captures.
 
 use crate::time::Timestamp;
 
@@ -323,22 +324,7 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift64*), so a failure repeats.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::logs::synth::Rng;
 
     /// Pairs shaped like a partition's Fetches: mostly rising times in
     /// whole microseconds, some nanosecond times, equal times, a few out of
