@@ -12,7 +12,8 @@
 //! `kgtrace watch` streams the same stages: the readers hand each packet's
 //! and each line's events on through an [`input::Tap`] as they are read,
 //! and instead of one sorted time line the [`watch`] engine keeps per
-//! group a bounded window of events (in the time line's order), folds the
+//! group a bounded window of events (in the time line's order, each log's
+//! clock lined up with the captures' as pairs arrive), folds the
 //! data path as it arrives ([`stops::ClientFolder`], trimmed to the same
 //! window) and runs `group` and `stops` over each group's window whenever
 //! something may have changed one of its rounds:
@@ -38,7 +39,9 @@
 //!   data path folded as it is read into the index the stops stage looks
 //!   up, [`stops::ClientFolder`], not kept) or through an [`input::Tap`]
 //!   (streaming, one input after the other).
-//! - [`timeline`] merges every input in time order, lining log clocks up.
+//! - [`timeline`] merges every input in time order, lining log clocks up
+//!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
+//!   events flow).
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
@@ -309,19 +312,7 @@ fn analyse_with(
     let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
     let mut collected = collected;
     let timeline = timeline::merge(collected.captured, collected.logged);
-    for (source, ms) in &timeline.clock_offsets {
-        if ms.abs() >= 300_000.0 {
-            collected.diagnostics.add(
-                DiagnosticKind::Reconstruction,
-                source,
-                "clock",
-                format!(
-                    "this log's clock is {:.1} min off the capture's: is --log-tz right?",
-                    ms / 60_000.0
-                ),
-            );
-        }
-    }
+    timeline::warn_far_clocks(&timeline.clock_offsets, &mut collected.diagnostics);
     let mut histories = group::reconstruct(&timeline.events);
     for h in histories.iter().filter(|h| h.rounds_let_go > 0) {
         collected.diagnostics.add(

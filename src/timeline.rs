@@ -6,12 +6,19 @@
 //! are written by the broker's or client's clock, captures by the capturing
 //! host's; a JoinGroup answer carrying generation N leaves the broker when
 //! it logs "Stabilized group ... generation N", so matched pairs give the
-//! offset. The offset applied is reported per log file.
+//! offset ([`clock`]: the median of a log's first pairs, the estimator
+//! `watch` runs as its events flow). The offset applied is reported per log
+//! file.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location};
+mod clock;
+
+pub use clock::{ClockLine, CLOCK_PAIRS};
+
+use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::event::{GroupEvent, Location};
 use crate::time::Timestamp;
 
 /// Events in time order, and the clock offsets applied.
@@ -114,87 +121,44 @@ pub fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
     (ev.ts, rank, &ev.evidence.source, pos)
 }
 
-/// Where a generation became visible, keyed by (group, generation).
-fn generation_marks(
-    events: &[GroupEvent],
-    want: impl Fn(&GroupEvent) -> bool,
-) -> Vec<((&str, i32), Timestamp, &Arc<str>)> {
-    events
-        .iter()
-        .filter(|e| want(e))
-        .filter_map(|e| {
-            Some((
-                (
-                    e.group.as_deref()?,
-                    e.generation_id.or_else(|| logged_generation(e))?,
-                ),
-                e.ts,
-                &e.evidence.source,
-            ))
-        })
-        .collect()
-}
-
-fn logged_generation(ev: &GroupEvent) -> Option<i32> {
-    match &ev.kind {
-        EventKind::Broker(BrokerLine::Stabilized { generation, .. }) => Some(*generation),
-        _ => None,
-    }
-}
-
-fn is_join_answer(ev: &GroupEvent) -> bool {
-    matches!(ev.kind, EventKind::JoinGroupResponse { error: None, .. })
-}
-
-fn is_log_join(ev: &GroupEvent) -> bool {
-    matches!(
-        ev.kind,
-        EventKind::Broker(BrokerLine::Stabilized { .. })
-            | EventKind::Client(ClientLine::Joined { .. })
-    )
-}
-
-/// Median offset per log source, from (group, generation) pairs seen in both.
-/// Pairs more than an hour apart are not the same event (generations repeat).
+/// Per log file, the offset that lines it up with the captures
+/// ([`ClockLine`], fed as a stream would be: every capture event first).
 fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<Arc<str>, f64> {
-    let wire = generation_marks(captured, is_join_answer);
-    // The broker logs "Stabilized" when it sends the generation's first
-    // JoinGroup answers; later answers of the same generation (tansu parks
-    // some for seconds) are not that moment. Generations can repeat, so keep
-    // the first answer of each run of the same generation.
-    let mut first_answer: BTreeMap<(&str, i32), Vec<Timestamp>> = BTreeMap::new();
-    let mut last_gen: BTreeMap<&str, i32> = BTreeMap::new();
-    for (key, ts, _) in wire {
-        if last_gen.insert(key.0, key.1) != Some(key.1) {
-            first_answer.entry(key).or_default().push(ts);
+    if captured.is_empty() || logged.is_empty() {
+        return BTreeMap::new();
+    }
+    let mut clock = ClockLine::default();
+    for ev in captured {
+        clock.captured(ev);
+    }
+    for ev in logged {
+        clock.logged(ev);
+    }
+    clock.offsets()
+}
+
+/// A log's clock this far off the capture's is more likely a wrong
+/// `--log-tz` than a drifting clock: said as a diagnostic.
+pub fn warn_far_clocks(offsets: &BTreeMap<Arc<str>, f64>, diags: &mut Diagnostics) {
+    for (source, ms) in offsets {
+        if ms.abs() >= 300_000.0 {
+            diags.add(
+                DiagnosticKind::Reconstruction,
+                source,
+                "clock",
+                format!(
+                    "this log's clock is {:.1} min off the capture's: is --log-tz right?",
+                    ms / 60_000.0
+                ),
+            );
         }
     }
-    let mut diffs: BTreeMap<Arc<str>, Vec<f64>> = BTreeMap::new();
-    for (key, ts, source) in generation_marks(logged, is_log_join) {
-        let Some(candidates) = first_answer.get(&key) else {
-            continue;
-        };
-        let nearest = candidates
-            .iter()
-            .map(|w| w.millis_since(ts))
-            .min_by(|a, b| a.abs().total_cmp(&b.abs()));
-        if let Some(d) = nearest.filter(|d| d.abs() <= 3_600_000.0) {
-            diffs.entry(source.clone()).or_default().push(d);
-        }
-    }
-    diffs
-        .into_iter()
-        .map(|(source, mut d)| {
-            d.sort_by(f64::total_cmp);
-            (source, d[d.len() / 2])
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{ClientRef, Evidence};
+    use crate::event::{BrokerLine, ClientRef, EventKind, Evidence};
 
     #[test]
     fn put_in_order_moves_every_item_to_its_place() {

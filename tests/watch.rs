@@ -4,7 +4,8 @@
 //! Gives: a check that `watch --format ndjson FILE` tells the records
 //! `rebalances --format json FILE` lists (the last `completed`, `revised`
 //! or `unfinished` line per group and start time, fields compared as JSON
-//! values), and CLI tests of live use: a slow pipe, `--follow` across a
+//! values), the same for each lab scenario's capture and logs given
+//! together (the logs' clocks lined up as the events flow), and CLI tests of live use: a slow pipe, `--follow` across a
 //! rotation, Ctrl-C.
 //!
 //! Where the two cannot agree by design, the fixture would be listed in
@@ -123,8 +124,9 @@ fn watch_tells_the_same_records_as_rebalances_on_every_fixture() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
-/// Every flow a reader hands on for `path`, in order.
-fn flows(path: &Path) -> Vec<kgtrace::input::Flow> {
+/// Every flow the reader hands on for `paths`, in order (one after the
+/// other, as `watch` reads inputs it does not follow).
+fn flows(paths: &[PathBuf]) -> Vec<kgtrace::input::Flow> {
     use std::sync::{Arc, Mutex};
     let got = Arc::new(Mutex::new(Vec::new()));
     let sink = got.clone();
@@ -135,26 +137,21 @@ fn flows(path: &Path) -> Vec<kgtrace::input::Flow> {
         ..Default::default()
     };
     let read = kgtrace::options::ReadOptions::default();
-    kgtrace::input::read_inputs_into(&[path.to_path_buf()], &read, false, true, &mut collected)
-        .expect("reads");
+    kgtrace::input::read_inputs_into(paths, &read, false, true, &mut collected).expect("reads");
     drop(collected);
     let flows = std::mem::take(&mut *got.lock().expect("lock"));
     flows
 }
 
-/// The engine fed `path` flow by flow, evaluating after each (a live run
+/// The engine fed `paths` flow by flow, evaluating after each (a live run
 /// whose input trickles in), with `bounds`: its final records as JSON.
-fn engine_records(path: &Path, bounds: kgtrace::watch::engine::Bounds) -> Vec<Value> {
-    use kgtrace::input::Flow;
+fn engine_records(paths: &[PathBuf], bounds: kgtrace::watch::engine::Bounds) -> Vec<Value> {
     use kgtrace::watch::engine::{Engine, Output};
     let mut engine = Engine::new(Default::default(), bounds);
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
     let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
-    for flow in flows(path) {
-        match flow {
-            Flow::Captured(evs) | Flow::Logged(evs) => evs.into_iter().for_each(|e| engine.push(e)),
-            Flow::Data(evs) => evs.into_iter().for_each(|e| engine.push_data(e)),
-        }
+    for flow in flows(paths) {
+        engine.take(flow);
         keep(engine.evaluate(false));
     }
     keep(engine.finish());
@@ -162,9 +159,9 @@ fn engine_records(path: &Path, bounds: kgtrace::watch::engine::Bounds) -> Vec<Va
 }
 
 /// `rebalances`' records through the library, as JSON.
-fn batch_records(path: &Path) -> Vec<Value> {
+fn batch_records(paths: &[PathBuf]) -> Vec<Value> {
     let opts = kgtrace::options::Options::analyse(
-        vec![path.to_path_buf()],
+        paths.to_vec(),
         kgtrace::render::View::Rebalances,
         kgtrace::render::Format::Json,
     );
@@ -182,8 +179,8 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
     let mut differ = Vec::new();
     for path in fixtures() {
         let path = root.join(path);
-        let want = batch_records(&path);
-        let got = engine_records(&path, Default::default());
+        let one = std::slice::from_ref(&path);
+        let (want, got) = (batch_records(one), engine_records(one, Default::default()));
         if got != want {
             differ.push(format!(
                 "{}: {} records against {}; {}",
@@ -192,6 +189,117 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
                 want.len(),
                 first_difference(&got, &want)
             ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// Each lab scenario's capture with the logs taken beside it (the broker's
+/// and the clients'): the inputs a user gives together.
+fn scenarios() -> Vec<Vec<PathBuf>> {
+    let mut by_name: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for path in fixtures()
+        .into_iter()
+        .filter(|p| p.starts_with("fixtures/kafka"))
+    {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let stem = name.split('.').next().unwrap_or_default().to_string();
+        by_name.entry(stem).or_default().push(path);
+    }
+    by_name
+        .into_values()
+        .filter(|files| {
+            files.len() > 1
+                && files
+                    .iter()
+                    .any(|f| f.extension().is_some_and(|e| e == "pcap"))
+        })
+        .collect()
+}
+
+/// `rebalances --format json`'s records and its inputs' clock offsets.
+fn batch_with_offsets(paths: &[&str]) -> (Vec<Value>, BTreeMap<String, Value>) {
+    let mut args = vec!["rebalances", "--format", "json", "-q"];
+    args.extend(paths);
+    let r = run(&args);
+    assert!(r.code == 0 || r.code == 1, "{paths:?}: {r:#?}");
+    let doc: Value = serde_json::from_str(&r.stdout).expect("json");
+    let offsets = doc["inputs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| !i["clock_offset_ms"].is_null())
+        .map(|i| {
+            (
+                i["path"].as_str().unwrap_or_default().to_string(),
+                i["clock_offset_ms"].clone(),
+            )
+        })
+        .collect();
+    (
+        doc["rebalances"].as_array().cloned().unwrap_or_default(),
+        offsets,
+    )
+}
+
+#[test]
+fn watch_lines_up_log_clocks_with_the_capture_as_rebalances_does_whichever_input_comes_first() {
+    let mut differ = Vec::new();
+    let (mut records, mut lined_up) = (0, 0);
+    for files in scenarios() {
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.to_string_lossy().to_string())
+            .collect();
+        let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (want, want_offsets) = batch_with_offsets(&names);
+        records += want.len();
+        lined_up += want_offsets.len();
+        for _ in 0..2 {
+            let mut args = vec!["watch", "--format", "ndjson", "-q"];
+            args.extend(&names);
+            let r = run(&args);
+            assert!(r.code == 0 || r.code == 1, "{names:?}: {r:#?}");
+            let got = streamed(&r.stdout);
+            let summary: Value =
+                serde_json::from_str(r.stdout.lines().last().unwrap_or_default()).expect("summary");
+            let got_offsets: BTreeMap<String, Value> = summary["clock_offsets_ms"]
+                .as_object()
+                .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                .unwrap_or_default();
+            if got != want {
+                differ.push(format!("{names:?}: {}", first_difference(&got, &want)));
+            }
+            if got_offsets != want_offsets {
+                differ.push(format!(
+                    "{names:?}: offsets {got_offsets:?}, rebalances {want_offsets:?}"
+                ));
+            }
+            // The logs first: their lines are taken before any answer.
+            names.reverse();
+        }
+    }
+    assert!(
+        records > 50 && lined_up > 10,
+        "scenarios hold rebalances ({records}) and offsets ({lined_up})"
+    );
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn the_engine_judging_after_every_packet_and_line_of_a_capture_and_its_logs_ends_with_the_batch_records(
+) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut differ = Vec::new();
+    for files in scenarios() {
+        let mut files: Vec<PathBuf> = files.iter().map(|f| root.join(f)).collect();
+        let want = batch_records(&files);
+        for _ in 0..2 {
+            let got = engine_records(&files, Default::default());
+            if got != want {
+                differ.push(format!("{files:?}: {}", first_difference(&got, &want)));
+            }
+            files.reverse();
         }
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
@@ -251,7 +359,7 @@ fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_r
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("server.log");
     std::fs::write(&path, long_log(1)).expect("write");
-    let want = batch_records(&path);
+    let want = batch_records(std::slice::from_ref(&path));
     assert!(
         want.len() > 1000,
         "the log holds rebalances ({})",
@@ -261,10 +369,10 @@ fn a_log_longer_than_the_windows_is_held_in_bounded_memory_and_gives_the_batch_r
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
     let (mut pushed, mut held_most, mut held_at_hour) = (0usize, 0usize, Vec::new());
     let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
-    for (i, flow) in flows(&path).into_iter().enumerate() {
+    for (i, flow) in flows(std::slice::from_ref(&path)).into_iter().enumerate() {
         if let Flow::Logged(evs) = flow {
             pushed += evs.len();
-            evs.into_iter().for_each(|e| engine.push(e));
+            evs.into_iter().for_each(|e| engine.push_logged(e));
         }
         if i % 200 == 0 {
             keep(engine.evaluate(false));
@@ -306,7 +414,8 @@ fn the_engine_with_windows_of_seconds_differs_only_where_listed() {
     for path in fixtures() {
         let full = root.join(&path);
         let name = path.file_name().unwrap().to_string_lossy().to_string();
-        let (got, want) = (engine_records(&full, SMALL), batch_records(&full));
+        let one = std::slice::from_ref(&full);
+        let (got, want) = (engine_records(one, SMALL), batch_records(one));
         let same = got == want;
         let known = DIFFER_WITH_SMALL_WINDOWS.iter().any(|(f, _)| *f == name);
         if same == known {

@@ -37,14 +37,16 @@
 //! closed and idle ones.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
-use crate::event::{DataEvent, EventKind, GroupEvent};
+use crate::event::{DataEvent, EventKind, GroupEvent, Location};
 use crate::filter::Filter;
+use crate::input::Flow;
 use crate::no_rebalance::Sources;
 use crate::report::Rebalance;
 use crate::stops::ClientFolder;
 use crate::time::Timestamp;
-use crate::timeline::order_key;
+use crate::timeline::{order_key, ClockLine};
 use crate::unmatched::Tally;
 
 const SECOND_NS: i64 = 1_000_000_000;
@@ -173,8 +175,16 @@ pub struct Engine {
     data: ClientFolder,
     filter: Filter,
     bounds: Bounds,
-    /// The first event's time (relative `--since`/`--until`).
-    first: Option<Timestamp>,
+    /// The first capture event's time, and each log's first as logged:
+    /// the first event's time on the capture's clock ([`Engine::first`],
+    /// relative `--since`/`--until`).
+    first_captured: Option<Timestamp>,
+    first_logged: BTreeMap<Arc<str>, Timestamp>,
+    /// Each log's clock lined up with the captures' as pairs arrive, as
+    /// `rebalances` lines it up ([`ClockLine`]).
+    clock: ClockLine,
+    /// Nanoseconds added to each log's times so far.
+    applied: BTreeMap<Arc<str>, i64>,
     /// The newest event time seen on any input.
     newest: Timestamp,
     /// What was told.
@@ -203,7 +213,10 @@ impl Engine {
             data: ClientFolder::default(),
             filter: filter.clone(),
             bounds,
-            first: None,
+            first_captured: None,
+            first_logged: BTreeMap::new(),
+            clock: ClockLine::default(),
+            applied: BTreeMap::new(),
             newest: Timestamp::default(),
             counts: Counts::default(),
             unmatched: Tally::new(&filter, None, ("rebalance", "rebalances")),
@@ -215,12 +228,76 @@ impl Engine {
         }
     }
 
-    /// Takes one group event. An event naming no group is dropped: no
-    /// record is built from it (the reconstructor reads grouped events
-    /// only; a groupless static-member line gives a group note, never a
-    /// record).
+    /// Takes what a reader handed on.
+    pub fn take(&mut self, flow: Flow) {
+        match flow {
+            Flow::Captured(evs) => evs.into_iter().for_each(|e| self.push(e)),
+            Flow::Logged(evs) => evs.into_iter().for_each(|e| self.push_logged(e)),
+            Flow::Data(evs) => evs.into_iter().for_each(|e| self.push_data(e)),
+        }
+    }
+
+    /// Takes one group event of a capture. An event naming no group is
+    /// dropped: no record is built from it (the reconstructor reads
+    /// grouped events only; a groupless static-member line gives a group
+    /// note, never a record).
     pub fn push(&mut self, ev: GroupEvent) {
-        self.first = Some(self.first.map_or(ev.ts, |f| f.min(ev.ts)));
+        self.first_captured = Some(self.first_captured.map_or(ev.ts, |f| f.min(ev.ts)));
+        if self.clock.captured(&ev) {
+            self.line_up_clocks();
+        }
+        self.insert(ev);
+    }
+
+    /// Takes one group event of a log: moved onto the captures' clock
+    /// once its log's offset is known (the log's events taken before
+    /// that are moved when it becomes known or changes).
+    pub fn push_logged(&mut self, mut ev: GroupEvent) {
+        let source = &ev.evidence.source;
+        match self.first_logged.get_mut(source) {
+            Some(f) => *f = (*f).min(ev.ts),
+            None => {
+                self.first_logged.insert(source.clone(), ev.ts);
+            }
+        }
+        if self.clock.logged(&ev) {
+            self.line_up_clocks();
+        }
+        if let Some(ns) = self.applied.get(&ev.evidence.source) {
+            ev.ts = ev.ts.offset_by(*ns);
+        }
+        self.insert(ev);
+    }
+
+    /// The first event's time, on the captures' clock.
+    fn first(&self) -> Option<Timestamp> {
+        let logged = self
+            .first_logged
+            .iter()
+            .map(|(s, t)| t.offset_by(self.applied.get(s).copied().unwrap_or(0)));
+        self.first_captured.into_iter().chain(logged).min()
+    }
+
+    /// Moves the events of each log whose offset changed by the change,
+    /// and puts the windows they are in back in order (rebuilt at the next
+    /// evaluation: their records may move, told again or withdrawn). The
+    /// batch run adds the final offset once; adding each change in whole
+    /// nanoseconds ends at the same times.
+    fn line_up_clocks(&mut self) {
+        for (source, ms) in self.clock.offsets() {
+            let ns = (ms * 1e6) as i64;
+            let before = self.applied.insert(source.clone(), ns).unwrap_or(0);
+            let delta = ns.wrapping_sub(before);
+            if delta == 0 {
+                continue;
+            }
+            for w in self.groups.values_mut() {
+                w.move_log(&source, delta);
+            }
+        }
+    }
+
+    fn insert(&mut self, ev: GroupEvent) {
         self.newest = self.newest.max(ev.ts);
         self.sources.add(&ev);
         let Some(group) = ev.group.as_deref() else {
@@ -280,6 +357,7 @@ impl Engine {
             self.new_data = false;
         }
         let mut out = Vec::new();
+        let first = self.first();
         // Each group is rebuilt from its own window in place, one after the
         // other, with the data path of its own clients (both stages judge a
         // group from its own events alone). Copying every named group's
@@ -299,10 +377,10 @@ impl Engine {
                     if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
                         self.rebalanced.insert(h.summary.group.clone());
                     }
-                    self.unmatched.first_event(self.first);
+                    self.unmatched.first_event(first);
                     let select = Select {
                         filter: &self.filter,
-                        first: self.first,
+                        first,
                         unmatched: &mut self.unmatched,
                     };
                     w.tell(h.rebalances, select, &mut out);
@@ -372,6 +450,12 @@ impl Engine {
         }
     }
 
+    /// Each log's clock offset as lined up so far (milliseconds: log +
+    /// offset = capture).
+    pub fn clock_offsets(&self) -> BTreeMap<Arc<str>, f64> {
+        self.clock.offsets()
+    }
+
     /// Group events and data-path entries (Fetch times, positions,
     /// watermarks) held now (for tests and the memory figures).
     pub fn held(&self) -> (usize, usize) {
@@ -381,6 +465,24 @@ impl Engine {
 }
 
 impl Window {
+    /// Moves the events of log `source` by `delta` nanoseconds (its clock
+    /// offset changed) and puts the window back in the time line's order.
+    fn move_log(&mut self, source: &str, delta: i64) {
+        let mut moved = false;
+        for e in &mut self.events {
+            if matches!(e.evidence.at, Location::Line { .. }) && &*e.evidence.source == source {
+                e.ts = e.ts.offset_by(delta);
+                moved = true;
+            }
+        }
+        if moved {
+            self.events.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+            self.newest = self.events.last().map_or(self.newest, |e| e.ts);
+            self.dirty = true;
+            self.touched = true;
+        }
+    }
+
     /// Compares the rebuilt records with what was told and tells the
     /// difference.
     fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: &mut Vec<Output>) {

@@ -21,9 +21,13 @@
 //! - `"unfinished"`: the input ended (or the run was stopped) inside this
 //!   round: the record `rebalances` lists as `in_progress`;
 //! - `"summary"`: the last line: counts of the above, groups seen, groups
-//!   evicted for silence, and whether the run was stopped by a signal.
+//!   evicted for silence, whether the run was stopped by a signal, and
+//!   each log's clock offset lined up with a capture (`clock_offsets_ms`,
+//!   only when there is one).
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::render::escape_line;
 use crate::report::Rebalance;
@@ -53,29 +57,51 @@ pub fn write_all(told: &[Output], style: Style, out: &mut dyn Write) -> io::Resu
     Ok(())
 }
 
-/// The summary line, flushed.
+/// The summary line, flushed; with each log's clock offset when one was
+/// lined up with a capture (as `rebalances` gives it per input).
 pub fn write_summary(
     c: &Counts,
+    clock_offsets: &BTreeMap<Arc<str>, f64>,
     stopped: bool,
     style: Style,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match style {
-        Style::Ndjson => writeln!(
-            out,
-            "{{\"type\":\"summary\",\"completed\":{},\"revised\":{},\"withdrawn\":{},\"started\":{},\"unfinished\":{},\"groups\":{},\"evicted\":{},\"stopped\":{stopped}}}",
-            c.completed, c.revised, c.withdrawn, c.started, c.unfinished, c.groups, c.evicted
-        )?,
-        Style::Text => writeln!(
-            out,
-            "summary: {} rebalances completed ({} revised), {} in progress{}, {} groups{}",
-            c.completed,
-            c.revised,
-            c.unfinished,
-            if stopped { " when stopped" } else { " at the end" },
-            c.groups,
-            if stopped { " (stopped by a signal)" } else { "" }
-        )?,
+        Style::Ndjson => {
+            let offsets = match clock_offsets.is_empty() {
+                true => String::new(),
+                false => format!(
+                    ",\"clock_offsets_ms\":{}",
+                    serde_json::to_string(clock_offsets).unwrap_or_default()
+                ),
+            };
+            writeln!(
+                out,
+                "{{\"type\":\"summary\",\"completed\":{},\"revised\":{},\"withdrawn\":{},\"started\":{},\"unfinished\":{},\"groups\":{},\"evicted\":{},\"stopped\":{stopped}{offsets}}}",
+                c.completed, c.revised, c.withdrawn, c.started, c.unfinished, c.groups, c.evicted
+            )?
+        }
+        Style::Text => {
+            let offsets: String = clock_offsets
+                .iter()
+                .map(|(source, ms)| {
+                    format!(
+                        "; {}'s clock lined up with the capture's ({ms:+.3} ms)",
+                        escape_line(source)
+                    )
+                })
+                .collect();
+            writeln!(
+                out,
+                "summary: {} rebalances completed ({} revised), {} in progress{}, {} groups{}{offsets}",
+                c.completed,
+                c.revised,
+                c.unfinished,
+                if stopped { " when stopped" } else { " at the end" },
+                c.groups,
+                if stopped { " (stopped by a signal)" } else { "" }
+            )?
+        }
     }
     out.flush()
 }

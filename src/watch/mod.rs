@@ -104,7 +104,7 @@ pub fn run_with(
             break;
         }
         match rx.recv_timeout(TICK / 2) {
-            Ok(Message::Flow(flow)) => take(&mut engine, flow),
+            Ok(Message::Flow(flow)) => engine.take(flow),
             Ok(Message::Done(result)) => {
                 readers -= 1;
                 let (d, read) = result?;
@@ -122,7 +122,9 @@ pub fn run_with(
     let told = engine.finish();
     line::write_all(&told, format, out)?;
     let counts = engine.counts;
-    line::write_summary(&counts, stopped, format, out)?;
+    let offsets = engine.clock_offsets();
+    line::write_summary(&counts, &offsets, stopped, format, out)?;
+    crate::timeline::warn_far_clocks(&offsets, &mut diagnostics);
     let matched = counts.completed + counts.unfinished;
     // As the batch run does: an input whose groups made no round is said.
     crate::no_rebalance::warn(
@@ -139,13 +141,6 @@ pub fn run_with(
         diagnostics,
         report: None,
     })
-}
-
-fn take(engine: &mut Engine, flow: Flow) {
-    match flow {
-        Flow::Captured(evs) | Flow::Logged(evs) => evs.into_iter().for_each(|e| engine.push(e)),
-        Flow::Data(evs) => evs.into_iter().for_each(|e| engine.push_data(e)),
-    }
 }
 
 /// Reads `paths` on a thread of its own (each followed when `follow`
