@@ -338,6 +338,45 @@ fn read_inputs_apart(
     }
 }
 
+/// An input the user named, told apart before anything is read (its
+/// kind, a directory's files, whether it was named before): what
+/// `kgtrace watch` hands each reading thread.
+pub struct Planned(Unit);
+
+/// Tells every input in `paths` apart, as a batch run does before reading
+/// (the same file or content named twice is read once); an input that
+/// cannot be opened or listed stops the run here, before any is read.
+pub fn plan_inputs(paths: &[PathBuf]) -> Result<Vec<Planned>> {
+    let mut seen = Seen::default();
+    paths
+        .iter()
+        .map(|p| plan(p, &mut seen).map(Planned))
+        .collect()
+}
+
+impl Planned {
+    /// Whether it is standard input (a pipe, read as it comes).
+    pub fn is_stdin(&self) -> bool {
+        matches!(self.0, Unit::Stdin(_))
+    }
+
+    /// Reads it into `out` (events to `out`'s tap when it has one).
+    pub fn read(&self, opts: &ReadOptions, quiet: bool, out: &mut Collected) -> Result<()> {
+        read_unit(&self.0, opts, false, quiet, out)
+    }
+}
+
+impl Flow {
+    /// Its earliest event time (none for an empty flow): where it goes in
+    /// a merge of inputs in time order.
+    pub fn earliest(&self) -> Option<crate::time::Timestamp> {
+        match self {
+            Flow::Captured(evs) | Flow::Logged(evs) => evs.iter().map(|e| e.ts).min(),
+            Flow::Data(evs) => evs.iter().map(|e| e.ts).min(),
+        }
+    }
+}
+
 /// Reads one input from any reader as a path would be read (detection,
 /// decompression, capture or log): the whole pipeline on arbitrary bytes,
 /// for the fuzz targets and tests.

@@ -55,8 +55,9 @@
 //!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
 //!   [`render::TimelineRows`] row by row instead of kept in the report);
 //!   [`unmatched`] says which filter left nothing, when one did.
-//! - [`watch`] is `kgtrace watch`: reader threads, the streaming engine
-//!   (memory bounded by its windows), `tail -F` following, Ctrl-C.
+//! - [`watch`] is `kgtrace watch`: reader threads (several files merged in
+//!   time order), the streaming engine (memory bounded by its windows),
+//!   `tail -F` following, Ctrl-C.
 
 pub mod assemble;
 pub mod capture;

@@ -6,7 +6,7 @@
 //! are written by the broker's or client's clock, captures by the capturing
 //! host's; a JoinGroup answer carrying generation N leaves the broker when
 //! it logs "Stabilized group ... generation N", so matched pairs give the
-//! offset ([`clock`]: the median of a log's first pairs, the estimator
+//! offset ([`ClockLine`]: the median of a log's first pairs, the estimator
 //! `watch` runs as its events flow). The offset applied is reported per log
 //! file.
 

@@ -10,8 +10,9 @@
 //!
 //! The streaming path: reader threads run the same readers as every other
 //! subcommand ([`crate::input`], with a [`crate::input::Tap`] instead of
-//! vectors), a bounded channel carries each packet's or line's events to
-//! this thread, and [`engine::Engine`] keeps per group a bounded window of
+//! vectors), one thread per input, a bounded channel carries each
+//! packet's or line's events to this thread (several files merged in time
+//! order on the way, `merge.rs`), and [`engine::Engine`] keeps per group a bounded window of
 //! them and rebuilds a group when something that may change a round
 //! arrives (at most every [`TICK`], so a completed record is out well
 //! within a second). [`line`] writes what the engine tells.
@@ -19,18 +20,19 @@
 pub mod engine;
 pub mod follow;
 pub mod line;
+mod merge;
 mod signal;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::error::{Error, Result};
-use crate::input::{Collected, Flow, Tap};
+use crate::input::{Collected, Flow, Planned, Tap};
 use crate::options::Options;
 use crate::render::Format;
 use crate::report::InputSummary;
@@ -45,8 +47,10 @@ pub const TICK: Duration = Duration::from_millis(200);
 /// (memory stays bounded when the input comes faster than it is judged).
 const CHANNEL: usize = 256;
 
-/// What a reader thread sends.
-enum Message {
+/// What the reader threads send.
+#[derive(Debug)]
+pub enum Message {
+    /// Events of one packet or line (or a batch of them).
     Flow(Flow),
     /// A reader ended (its diagnostics and its inputs' accounting, or the
     /// error that stopped it).
@@ -77,22 +81,7 @@ pub fn run_with(
             })
         }
     };
-    let (tx, rx) = sync_channel::<Message>(CHANNEL);
-    let mut readers = 0;
-    let (followed, read): (Vec<PathBuf>, Vec<PathBuf>) = opts
-        .inputs
-        .iter()
-        .cloned()
-        .partition(|p| follow && p.as_os_str() != "-");
-    if !read.is_empty() {
-        readers += 1;
-        spawn_reader(read, opts, tx.clone(), None);
-    }
-    for path in followed {
-        readers += 1;
-        spawn_reader(vec![path], opts, tx.clone(), Some(stop.clone()));
-    }
-    drop(tx);
+    let (rx, mut readers) = start_readers(opts, follow, stop.clone())?;
     let mut engine = Engine::new(opts.filter.clone(), bounds);
     let mut diagnostics = Diagnostics::default();
     let mut inputs = Vec::new();
@@ -143,14 +132,67 @@ pub fn run_with(
     })
 }
 
-/// Reads `paths` on a thread of its own (each followed when `follow`
-/// holds the stop flag), sending events as they are read.
-fn spawn_reader(
-    paths: Vec<PathBuf>,
+/// Starts the reader threads of `opts.inputs` (each followed when
+/// `follow`, until `stop`): the channel their events come on, in the order
+/// the engine is to take them, and how many ends ([`Message::Done`]) to
+/// expect. Files read to their end are merged in time order when there
+/// are several (`merge.rs`); a pipe and followed files are live, their
+/// events handed on as they come. An input that cannot be opened stops the
+/// run before any is read.
+pub fn start_readers(
     opts: &Options,
-    tx: SyncSender<Message>,
-    follow: Option<Arc<AtomicBool>>,
-) {
+    follow: bool,
+    stop: Arc<AtomicBool>,
+) -> Result<(Receiver<Message>, usize)> {
+    let (tx, rx) = sync_channel::<Message>(CHANNEL);
+    let mut readers = 0;
+    let (followed, read): (Vec<PathBuf>, Vec<PathBuf>) = opts
+        .inputs
+        .iter()
+        .cloned()
+        .partition(|p| follow && p.as_os_str() != "-");
+    let (piped, files): (Vec<Planned>, Vec<Planned>) = crate::input::plan_inputs(&read)?
+        .into_iter()
+        .partition(Planned::is_stdin);
+    for unit in piped {
+        readers += 1;
+        spawn_reader(Reading::Planned(unit), opts, tx.clone());
+    }
+    readers += files.len();
+    if files.len() == 1 {
+        files
+            .into_iter()
+            .for_each(|unit| spawn_reader(Reading::Planned(unit), opts, tx.clone()));
+    } else if files.len() > 1 {
+        let each: Vec<Receiver<Message>> = files
+            .into_iter()
+            .map(|unit| {
+                let (one, from_one) = sync_channel::<Message>(CHANNEL);
+                spawn_reader(Reading::Planned(unit), opts, one);
+                from_one
+            })
+            .collect();
+        let to_engine = tx.clone();
+        std::thread::spawn(move || merge::in_time_order(each, to_engine));
+    }
+    for path in followed {
+        readers += 1;
+        spawn_reader(Reading::Followed(path, stop.clone()), opts, tx.clone());
+    }
+    Ok((rx, readers))
+}
+
+/// What a reader thread reads.
+enum Reading {
+    /// An input read to its end (a pipe: as it comes).
+    Planned(Planned),
+    /// A file followed as `tail -F` follows it, until the stop flag.
+    Followed(PathBuf, Arc<AtomicBool>),
+}
+
+/// Reads one input on a thread of its own, sending events as they are
+/// read, then its end.
+fn spawn_reader(reading: Reading, opts: &Options, tx: SyncSender<Message>) {
     let read = opts.read.clone();
     let quiet = true;
     std::thread::spawn(move || {
@@ -162,9 +204,9 @@ fn spawn_reader(
             }))),
             ..Collected::default()
         };
-        let result = match follow {
-            None => crate::input::read_inputs_into(&paths, &read, false, quiet, &mut collected),
-            Some(stop) => read_followed(&paths[0], &read, stop, &mut collected),
+        let result = match reading {
+            Reading::Planned(unit) => unit.read(&read, quiet, &mut collected),
+            Reading::Followed(path, stop) => read_followed(&path, &read, stop, &mut collected),
         };
         let _ = tx.send(Message::Done(
             result.map(|()| (collected.diagnostics, collected.inputs)),
