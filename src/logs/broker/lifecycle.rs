@@ -89,6 +89,12 @@ pub(crate) fn client_reason(reason: &str) -> Option<String> {
 /// "Stabilized group G generation N" (0.9–0.10), "… (__consumer_offsets-P)"
 /// (0.11–2.7), "… with K members" (2.8–4.0), Java "… with K members." (3.7+).
 pub(crate) fn stabilized(msg: &[u8]) -> Option<Parsed> {
+    super::split::stabilized(msg).or_else(|| stabilized_by_regex(msg))
+}
+
+/// [`stabilized`] by its regex alone (every shape; the hand split takes the
+/// plain ones first).
+pub(super) fn stabilized_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(
         r"(?-u)^Stabilized group (.+?) generation (-?\d+)(?: \(__consumer_offsets-\d+\))?(?: with (\d+) members)?\.?$"
     );
@@ -109,6 +115,12 @@ pub(crate) fn stabilized(msg: &[u8]) -> Option<Parsed> {
 /// "Assignment received from leader [M ]for group G for generation N[. The
 /// group has K members, S of which are static.]" (leader id 3.0+, counts 2.8+).
 pub(crate) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
+    super::split::assignment_received(msg).or_else(|| assignment_received_by_regex(msg))
+}
+
+/// [`assignment_received`] by its regex alone (every shape; the hand split takes the
+/// plain ones first).
+pub(super) fn assignment_received_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
         r"(?-u)^Assignment received from leader (?:",
         member!(),

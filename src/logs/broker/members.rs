@@ -153,6 +153,12 @@ fn joined(pending: bool, state: Option<String>) -> EventKind {
 /// group G in S state. Created a new member id M and request(ing) the member
 /// to rejoin with this id." (DEBUG 2.4–2.8, INFO 3.0+).
 pub(crate) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
+    super::split::unknown_id_round_trip(msg).or_else(|| unknown_id_round_trip_by_regex(msg))
+}
+
+/// [`unknown_id_round_trip`] by its regex alone (every shape; the hand split takes the
+/// plain ones first).
+pub(super) fn unknown_id_round_trip_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
         r"(?i-u)^Dynamic member with unknown member id (?:re)?joins group (.+?) in (?:state )?(\S+?)(?: state)?\. Created a new member id ",
         member!(),

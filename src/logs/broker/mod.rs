@@ -15,6 +15,7 @@ mod coordinator;
 mod lifecycle;
 mod members;
 mod reason;
+mod split;
 
 use crate::logs::parsed::{starts_with_ci, Outcome, Parsed};
 
