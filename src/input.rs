@@ -355,9 +355,18 @@ pub fn plan_inputs(paths: &[PathBuf]) -> Result<Vec<Planned>> {
 }
 
 impl Planned {
-    /// Whether it is standard input (a pipe, read as it comes).
-    pub fn is_stdin(&self) -> bool {
-        matches!(self.0, Unit::Stdin(_))
+    /// Whether it is read as it comes rather than to an end at hand:
+    /// standard input, a FIFO or a device (`<(tcpdump …)`).
+    pub fn is_live(&self) -> bool {
+        matches!(self.0, Unit::Stdin(_) | Unit::File(_, None))
+    }
+
+    /// The path as named (empty for an input named twice).
+    pub fn path(&self) -> &Path {
+        match &self.0 {
+            Unit::Stdin(p) | Unit::File(p, _) | Unit::Directory(p, _, _) => p,
+            Unit::Skipped(_) => Path::new(""),
+        }
     }
 
     /// Reads it into `out` (events to `out`'s tap when it has one).

@@ -127,7 +127,7 @@ fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<
     if captured.is_empty() || logged.is_empty() {
         return BTreeMap::new();
     }
-    let mut clock = ClockLine::default();
+    let mut clock = ClockLine::unbounded();
     for ev in captured {
         clock.captured(ev);
     }

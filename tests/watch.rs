@@ -146,11 +146,20 @@ fn flows(paths: &[PathBuf]) -> Vec<kgtrace::input::Flow> {
 /// The engine fed `paths` flow by flow, evaluating after each (a live run
 /// whose input trickles in), with `bounds`: its final records as JSON.
 fn engine_records(paths: &[PathBuf], bounds: kgtrace::watch::engine::Bounds) -> Vec<Value> {
+    engine_records_of(flows(paths), bounds)
+}
+
+/// The engine fed `flows` one by one, evaluating after each: its final
+/// records as JSON.
+fn engine_records_of(
+    flows: Vec<kgtrace::input::Flow>,
+    bounds: kgtrace::watch::engine::Bounds,
+) -> Vec<Value> {
     use kgtrace::watch::engine::{Engine, Output};
     let mut engine = Engine::new(Default::default(), bounds);
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
     let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
-    for flow in flows(paths) {
+    for flow in flows {
         engine.take(flow);
         keep(engine.evaluate(false));
     }
@@ -302,6 +311,78 @@ fn the_engine_judging_after_every_packet_and_line_of_a_capture_and_its_logs_ends
             files.reverse();
         }
     }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// `text` with every line's `[YYYY-MM-DD HH:MM:SS,mmm]` time moved
+/// `minutes` later (within the day).
+fn later_by_minutes(text: &str, minutes: u32) -> String {
+    text.lines()
+        .map(|line| {
+            let stamp = line.get(12..17).filter(|_| line.starts_with("[20"));
+            match stamp.and_then(|hm| {
+                Some((
+                    hm.get(..2)?.parse::<u32>().ok()?,
+                    hm.get(3..)?.parse::<u32>().ok()?,
+                ))
+            }) {
+                Some((h, m)) => {
+                    let total = h * 60 + m + minutes;
+                    format!(
+                        "{}{:02}:{:02}{}\n",
+                        &line[..12],
+                        total / 60,
+                        total % 60,
+                        &line[17..]
+                    )
+                }
+                None => format!("{line}\n"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_whose_clock_is_minutes_ahead_and_read_first_still_gives_the_batch_records() {
+    // A log 20 minutes ahead, taken after the capture's first packet and
+    // before the rest: its lines must not move the windows' newest time
+    // 20 minutes past the capture's until the capture's answers line it
+    // up (the capture's events would look older than the windows), and
+    // one never lined up stays off the windows' clock.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for files in scenarios() {
+        let (Some(log), Some(pcap)) = (
+            files
+                .iter()
+                .find(|f| f.to_string_lossy().ends_with(".server.log")),
+            files
+                .iter()
+                .find(|f| f.extension().is_some_and(|e| e == "pcap")),
+        ) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(root.join(log)).expect("log");
+        let ahead = dir.path().join(log.file_name().unwrap());
+        std::fs::write(&ahead, later_by_minutes(&text, 20)).expect("write");
+        let inputs = vec![ahead, root.join(pcap)];
+        let want = batch_records(&inputs);
+        let mut captured = flows(&inputs[1..]).into_iter();
+        let order: Vec<_> = captured
+            .next()
+            .into_iter()
+            .chain(flows(&inputs[..1]))
+            .chain(captured)
+            .collect();
+        let got = engine_records_of(order, Default::default());
+        compared += want.len();
+        if got != want {
+            differ.push(format!("{inputs:?}: {}", first_difference(&got, &want)));
+        }
+    }
+    assert!(compared > 40, "scenarios hold rebalances ({compared})");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 

@@ -3,7 +3,7 @@
 //! Takes: group events one at a time, each said to come from a capture or
 //! from a log, in the order the readers find them. Gives: per log file the
 //! milliseconds to add to its times (log + offset = capture), as soon as a
-//! pair is seen, and fixed once [`CLOCK_PAIRS`] pairs agree on it.
+//! pair is seen, and fixed once it has [`CLOCK_PAIRS`] pairs.
 //!
 //! Log times are written by the broker's or client's clock, captures by the
 //! capturing host's. The coordinator logs "Stabilized group G generation N"
@@ -17,11 +17,15 @@
 //! The offset is the median of a log's pairs, fixed once [`CLOCK_PAIRS`]
 //! of its lines have found their answer, so a stream can decide early and
 //! apply it to every line after. `rebalances` and `watch` run this same
-//! estimator; the batch run feeds every capture event before the logs', so
-//! it takes a log's first pairs in line order, as `watch` does when the
-//! capture is read first. A log read before the capture gets its offset,
-//! and its events are moved, as the capture's answers arrive (past
-//! [`CLOCK_PAIRS`] pairs, the ones that found their answer first).
+//! estimator. The batch run feeds every capture event before the logs', so
+//! it takes a log's first pairs in line order; `watch` takes them as its
+//! inputs arrive, and a log's lines that came before their answers are
+//! paired (and its events moved) as the answers arrive. The two agree
+//! while a log has at most [`CLOCK_PAIRS`] pairs; past that, on the pairs
+//! that found their answer first. (With several captures the batch run
+//! takes their answers in the order the captures were named, `watch` as
+//! they arrive: where the captures see the same generations, their first
+//! answers can differ.)
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -53,6 +57,9 @@ type Key = (Id, i32);
 /// The streaming estimator.
 #[derive(Debug, Default)]
 pub struct ClockLine {
+    /// Remembers every capture answer (a batch run, whose events are all
+    /// held anyway): forgetting the oldest would change which lines pair.
+    unbounded: bool,
     /// Per group, the generation of its last successful JoinGroup answer.
     last_generation: FastMap<Id, i32>,
     /// The first answer of each run of one generation, per key.
@@ -84,6 +91,20 @@ struct Mark {
 }
 
 impl ClockLine {
+    /// An estimator that forgets the oldest answers past
+    /// [`MAX_WIRE_KEYS`] (a live run of days): [`ClockLine::default`].
+    pub fn bounded() -> ClockLine {
+        ClockLine::default()
+    }
+
+    /// An estimator that remembers every answer (a batch run).
+    pub fn unbounded() -> ClockLine {
+        ClockLine {
+            unbounded: true,
+            ..ClockLine::default()
+        }
+    }
+
     /// Takes a capture's event; true if some log's offset changed (a log
     /// read earlier got its pair).
     pub fn captured(&mut self, ev: &GroupEvent) -> bool {
@@ -100,7 +121,9 @@ impl ClockLine {
         if self.last_generation.insert(group.clone(), generation) == Some(generation) {
             return false;
         }
-        if self.last_generation.len() > MAX_WIRE_KEYS {
+        if !self.unbounded && self.last_generation.len() > MAX_WIRE_KEYS {
+            // Past this many groups a live run starts again: an answer of
+            // a group forgotten here counts as a first one.
             self.last_generation.clear();
         }
         let key = (group.clone(), generation);
@@ -109,7 +132,7 @@ impl ClockLine {
             self.wire_order.push_back(key.clone());
         }
         answers.push(ev.ts);
-        if self.wire_order.len() > MAX_WIRE_KEYS {
+        if !self.unbounded && self.wire_order.len() > MAX_WIRE_KEYS {
             if let Some(old) = self.wire_order.pop_front() {
                 self.first_answers.remove(&old);
             }

@@ -185,6 +185,11 @@ pub struct Engine {
     clock: ClockLine,
     /// Nanoseconds added to each log's times so far.
     applied: BTreeMap<Arc<str>, i64>,
+    /// The newest time of captures and the data path (`None` before the
+    /// first), and of each log as logged: what [`Engine::newest_time`]
+    /// makes the newest time of.
+    newest_captured: Option<Timestamp>,
+    newest_logged: BTreeMap<Arc<str>, Timestamp>,
     /// The newest event time seen on any input.
     newest: Timestamp,
     /// What was told.
@@ -215,8 +220,10 @@ impl Engine {
             bounds,
             first_captured: None,
             first_logged: BTreeMap::new(),
-            clock: ClockLine::default(),
+            clock: ClockLine::bounded(),
             applied: BTreeMap::new(),
+            newest_captured: None,
+            newest_logged: BTreeMap::new(),
             newest: Timestamp::default(),
             counts: Counts::default(),
             unmatched: Tally::new(&filter, None, ("rebalance", "rebalances")),
@@ -243,6 +250,7 @@ impl Engine {
     /// note, never a record).
     pub fn push(&mut self, ev: GroupEvent) {
         self.first_captured = Some(self.first_captured.map_or(ev.ts, |f| f.min(ev.ts)));
+        self.captured_at(ev.ts);
         if self.clock.captured(&ev) {
             self.line_up_clocks();
         }
@@ -260,11 +268,24 @@ impl Engine {
                 self.first_logged.insert(source.clone(), ev.ts);
             }
         }
+        match self.newest_logged.get_mut(source) {
+            Some(n) => *n = (*n).max(ev.ts),
+            None => {
+                self.newest_logged.insert(source.clone(), ev.ts);
+            }
+        }
         if self.clock.logged(&ev) {
             self.line_up_clocks();
         }
-        if let Some(ns) = self.applied.get(&ev.evidence.source) {
-            ev.ts = ev.ts.offset_by(*ns);
+        let lined = self.applied.get(&ev.evidence.source).copied();
+        if let Some(ns) = lined {
+            ev.ts = ev.ts.offset_by(ns);
+        }
+        // A log not lined up while a capture is read does not move the
+        // windows: minutes ahead, it would put the capture's events behind
+        // them until it is lined up.
+        if lined.is_some() || self.newest_captured.is_none() {
+            self.newest = self.newest.max(ev.ts);
         }
         self.insert(ev);
     }
@@ -295,10 +316,35 @@ impl Engine {
                 w.move_log(&source, delta);
             }
         }
+        self.newest = self.newest_time();
+    }
+
+    /// A capture's (or the data path's) time: the first one puts the
+    /// windows on the captures' clock.
+    fn captured_at(&mut self, ts: Timestamp) {
+        let first = self.newest_captured.is_none();
+        self.newest_captured = Some(self.newest_captured.map_or(ts, |n| n.max(ts)));
+        self.newest = match first {
+            true => self.newest_time(),
+            false => self.newest.max(ts),
+        };
+    }
+
+    /// The newest time the windows are trimmed and records settled by, on
+    /// the captures' clock: the captures' and the lined-up logs' newest,
+    /// or with no capture yet, the logs' own.
+    fn newest_time(&self) -> Timestamp {
+        let logged = self
+            .newest_logged
+            .iter()
+            .filter_map(|(s, t)| match self.applied.get(s) {
+                Some(ns) => Some(t.offset_by(*ns)),
+                None => self.newest_captured.is_none().then_some(*t),
+            });
+        logged.fold(self.newest_captured.unwrap_or_default(), Timestamp::max)
     }
 
     fn insert(&mut self, ev: GroupEvent) {
-        self.newest = self.newest.max(ev.ts);
         self.sources.add(&ev);
         let Some(group) = ev.group.as_deref() else {
             return;
@@ -325,7 +371,7 @@ impl Engine {
 
     /// Takes one data-path event.
     pub fn push_data(&mut self, ev: DataEvent) {
-        self.newest = self.newest.max(ev.ts);
+        self.captured_at(ev.ts);
         self.data.fold(&ev);
         self.new_data = true;
     }

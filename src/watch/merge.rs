@@ -17,7 +17,10 @@
 //! file) are not merged: waiting for their next event would hold the
 //! others back for as long as they are quiet.
 
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender};
+
+use crate::error::Error;
 
 use crate::input::Flow;
 use crate::time::Timestamp;
@@ -29,7 +32,7 @@ use super::Message;
 /// named first). A reader's error is forwarded at once (it stops the run);
 /// the inputs' ends are forwarded last, in the order the inputs were named,
 /// so that what they say comes out in the same order every run.
-pub(super) fn in_time_order(inputs: Vec<Receiver<Message>>, out: SyncSender<Message>) {
+pub(super) fn in_time_order(inputs: Vec<(PathBuf, Receiver<Message>)>, out: SyncSender<Message>) {
     let n = inputs.len();
     let mut heads: Vec<Option<(Timestamp, Flow)>> = (0..n).map(|_| None).collect();
     let mut open = vec![true; n];
@@ -37,7 +40,7 @@ pub(super) fn in_time_order(inputs: Vec<Receiver<Message>>, out: SyncSender<Mess
     loop {
         for i in 0..n {
             while open[i] && heads[i].is_none() {
-                match inputs[i].recv() {
+                match inputs[i].1.recv() {
                     // An empty flow has nothing to place: not waited for.
                     Ok(Message::Flow(flow)) => {
                         if let Some(t) = flow.earliest() {
@@ -54,11 +57,17 @@ pub(super) fn in_time_order(inputs: Vec<Receiver<Message>>, out: SyncSender<Mess
                         open[i] = false;
                         ends[i] = Some(end);
                     }
-                    // A reader gone without its end: told as an end with
-                    // nothing read, so the run still counts it.
+                    // A reader gone without its end (it panicked): an error,
+                    // not a clean end with part of the input read.
                     Err(_) => {
                         open[i] = false;
-                        ends[i] = Some(Message::Done(Ok(Default::default())));
+                        let gone = Error::Read {
+                            path: inputs[i].0.clone(),
+                            source: std::io::Error::other("its reader stopped before the end"),
+                        };
+                        if out.send(Message::Done(Err(gone))).is_err() {
+                            return;
+                        }
                     }
                 }
             }
@@ -127,6 +136,11 @@ mod tests {
     }
 
     fn merged(inputs: Vec<Receiver<Message>>) -> Vec<String> {
+        let inputs = inputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, rx)| (PathBuf::from(format!("input{i}")), rx))
+            .collect();
         let (tx, rx) = sync_channel(1);
         std::thread::spawn(move || in_time_order(inputs, tx));
         rx.iter()
@@ -170,6 +184,20 @@ mod tests {
             merged(vec![a, b]),
             ["a@4", "a@2", "b@4", "b@3", "end", "end"]
         );
+    }
+
+    #[test]
+    fn a_reader_gone_without_its_end_is_an_error_not_a_clean_end() {
+        let (tx, gone) = sync_channel(1);
+        std::thread::spawn(move || {
+            let _ = tx.send(Message::Flow(logged("b", &[2])));
+            // Dropped here without its end, as a panicking reader's is.
+        });
+        let a = reader(vec![logged("a", &[1])]);
+        let got = merged(vec![a, gone]);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert!(got[2].starts_with("error cannot read 'input1'"), "{got:?}");
+        assert_eq!(got[3], "end");
     }
 
     #[test]

@@ -153,7 +153,7 @@ pub fn start_readers(
         .partition(|p| follow && p.as_os_str() != "-");
     let (piped, files): (Vec<Planned>, Vec<Planned>) = crate::input::plan_inputs(&read)?
         .into_iter()
-        .partition(Planned::is_stdin);
+        .partition(Planned::is_live);
     for unit in piped {
         readers += 1;
         spawn_reader(Reading::Planned(unit), opts, tx.clone());
@@ -164,12 +164,13 @@ pub fn start_readers(
             .into_iter()
             .for_each(|unit| spawn_reader(Reading::Planned(unit), opts, tx.clone()));
     } else if files.len() > 1 {
-        let each: Vec<Receiver<Message>> = files
+        let each: Vec<(PathBuf, Receiver<Message>)> = files
             .into_iter()
             .map(|unit| {
                 let (one, from_one) = sync_channel::<Message>(CHANNEL);
+                let path = unit.path().to_path_buf();
                 spawn_reader(Reading::Planned(unit), opts, one);
-                from_one
+                (path, from_one)
             })
             .collect();
         let to_engine = tx.clone();
