@@ -20,6 +20,12 @@ fn broker(line: BrokerLine) -> EventKind {
 /// "Member M in group G has failed[, removing it from the group][.]"
 /// (0.9–4.0; INFO from 0.11.0.1).
 pub(crate) fn failed(msg: &[u8]) -> Option<Parsed> {
+    super::split::member_failed(msg).or_else(|| failed_by_regex(msg))
+}
+
+/// [`failed`] by its regex alone (every shape; the hand split takes the
+/// plain ones first).
+pub(super) fn failed_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
         r"(?-u)^Member ",
         member!(),

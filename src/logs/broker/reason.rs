@@ -9,6 +9,19 @@ use crate::logs::parsed::{list_items, member, optional_value, regex, text};
 
 /// The member (and instance id) a reason names, when it names exactly one.
 pub(crate) fn reason_subject(reason: &str) -> (Option<String>, Option<String>) {
+    if let Some((member, instance)) = super::split::reason_subject(reason.as_bytes()) {
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        return (
+            Some(lossy(&member)),
+            instance.and_then(|i| optional_value(&lossy(&i))),
+        );
+    }
+    reason_subject_by_regex(reason)
+}
+
+/// [`reason_subject`] by its regexes alone (every wording; the hand split
+/// takes the two most frequent first).
+pub(super) fn reason_subject_by_regex(reason: &str) -> (Option<String>, Option<String>) {
     let r = reason.as_bytes();
     // One regex per reason family, picked by its first word; case-insensitive
     // where the wording's case changed ("leader"/"Leader", "removing"/"Removing").

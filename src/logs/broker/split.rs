@@ -119,6 +119,62 @@ pub(super) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// "Member M in group G has failed[, removing it from the group][.]",
+/// with a plain member id, as `members::failed`'s regex reads it.
+pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
+    let rest = msg.strip_prefix(b"Member ")?;
+    let (member, rest) = plain_token(rest)?;
+    let rest = rest.strip_prefix(b" in group ")?;
+    let (group, ()) = first_split(rest, b" has failed", |tail| {
+        matches!(
+            tail,
+            b"" | b"." | b", removing it from the group" | b", removing it from the group."
+        )
+        .then_some(())
+    })?;
+    Some(
+        Parsed::new(EventKind::Broker(BrokerLine::MemberFailed))
+            .member(Some(lossy(member)))
+            .group(Some(lossy(group))),
+    )
+}
+
+/// The member (and static id) of the two most frequent rebalance reasons,
+/// "Adding new member M[ with group instance id I][; …]" and "removing
+/// member M on heartbeat expiration" / "… on LeaveGroup", with a plain
+/// member id, as `reason::reason_subject`'s regexes read them: (member,
+/// instance as written).
+pub(super) fn reason_subject(reason: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    if let Some(rest) = strip_prefix_ci(reason, b"adding new member ") {
+        let (member, rest) = plain_token(rest)?;
+        if rest.is_empty() || rest.starts_with(b";") {
+            return Some((member.to_vec(), None));
+        }
+        let rest = strip_prefix_ci(rest, b" with group instance id ")
+            .or_else(|| strip_prefix_ci(rest, b" with group instanceid "))?;
+        // The instance is lazy: the shortest run of non-space bytes that a
+        // `;` or the end follows.
+        let run = rest.iter().take_while(|b| !is_space(**b)).count();
+        let end = match rest[..run].iter().skip(1).position(|b| *b == b';') {
+            Some(i) => i + 1,
+            None if run == rest.len() && run > 0 => run,
+            None => return None,
+        };
+        return Some((member.to_vec(), Some(rest[..end].to_vec())));
+    }
+    let rest = strip_prefix_ci(reason, b"removing member ")?;
+    let (member, rest) = plain_token(rest)?;
+    let rest = strip_prefix_ci(rest, b" on ")?;
+    let known = strip_prefix_ci(rest, b"heartbeat expiration").is_some()
+        || strip_prefix_ci(rest, b"leavegroup").is_some();
+    known.then(|| (member.to_vec(), None))
+}
+
+fn strip_prefix_ci<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    (s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| &s[prefix.len()..])
+}
+
 /// The first `sep` in `rest` after at least one byte, with no newline
 /// before it (the regexes' `.` stops at one), whose tail `tail_ok` accepts:
 /// (what is before it, what `tail_ok` gave).
@@ -195,7 +251,7 @@ fn lossy(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::broker::{lifecycle, members};
+    use crate::logs::broker::{lifecycle, members, reason};
     use crate::logs::synth::Rng;
 
     type Pair = (fn(&[u8]) -> Option<Parsed>, fn(&[u8]) -> Option<Parsed>);
@@ -206,6 +262,7 @@ mod tests {
         unknown_id_round_trip,
         members::unknown_id_round_trip_by_regex,
     );
+    const FAILED: Pair = (member_failed, members::failed_by_regex);
 
     /// Every combination of the pieces, joined in order.
     fn combine(parts: &[&[&str]]) -> Vec<String> {
@@ -358,6 +415,92 @@ mod tests {
                 pending: true,
                 from_empty: true
             })
+        );
+    }
+
+    #[test]
+    fn member_failed_lines_are_split_as_their_regex_reads_them() {
+        let lines = combine(&[
+            &["Member ", "member "],
+            &["c-1", "'c 1'", "c\t1"],
+            &[" in group "],
+            &["g", "g has failed", "é", "g\nh"],
+            &[" has failed"],
+            &[
+                "",
+                ".",
+                ", removing it from the group",
+                ", removing it from the group.",
+                "!",
+            ],
+        ]);
+        let (read, split) = check(FAILED, &lines, 6);
+        assert!(
+            split >= 8,
+            "the split reads the plain ones ({split} of {read})"
+        );
+        let p = member_failed(b"Member c-1 in group g has failed has failed.").unwrap();
+        assert_eq!(p.group.as_deref(), Some("g has failed"));
+    }
+
+    /// `reason::reason_subject` with the split, against its regexes alone.
+    fn subject_agrees(reason: &[u8]) -> Option<bool> {
+        let text = std::str::from_utf8(reason).ok()?;
+        super::reason_subject(reason)?;
+        Some(reason::reason_subject(text) == reason::reason_subject_by_regex(text))
+    }
+
+    #[test]
+    fn the_two_frequent_reasons_are_split_as_their_regexes_read_them() {
+        const BYTES: &[u8] = b" ;.-0123456789'\"\tinINdoeSme()_";
+        let reasons = combine(&[
+            &[
+                "Adding new member ",
+                "adding new member ",
+                "removing member ",
+                "Removing member ",
+            ],
+            &["m-1", "m;1", "'m 1'", "m\t1"],
+            &[
+                "",
+                "; client reason: x",
+                " with group instance id None",
+                " with group instanceid Some(i-1); client reason: y",
+                " with group instance id i;j",
+                " with group instance id ;",
+                " with group instance id i k",
+                " on heartbeat expiration",
+                " on LeaveGroup",
+                " on something",
+                " foo",
+            ],
+        ]);
+        let mut rng = Rng(0x5eed);
+        let (mut split, mut compared) = (0, 0);
+        for r in &reasons {
+            let mut variants = vec![r.as_bytes().to_vec()];
+            for _ in 0..6 {
+                let mut v = r.as_bytes().to_vec();
+                let at = rng.below(v.len() as u64 + 1) as usize;
+                let b = BYTES[rng.below(BYTES.len() as u64) as usize];
+                match rng.below(2) {
+                    0 => v.insert(at, b),
+                    _ if at < v.len() => v[at] = b,
+                    _ => v.push(b),
+                }
+                variants.push(v);
+            }
+            for v in variants {
+                if let Some(same) = subject_agrees(&v) {
+                    assert!(same, "{:?}", String::from_utf8_lossy(&v));
+                    split += 1;
+                }
+                compared += 1;
+            }
+        }
+        assert!(
+            split >= 20,
+            "the split reads the plain ones ({split} of {compared})"
         );
     }
 }
