@@ -158,7 +158,7 @@ pub fn warn_far_clocks(offsets: &BTreeMap<Arc<str>, f64>, diags: &mut Diagnostic
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{BrokerLine, ClientRef, EventKind, Evidence};
+    use crate::event::EventKind;
 
     #[test]
     fn put_in_order_moves_every_item_to_its_place() {
@@ -171,43 +171,13 @@ mod tests {
         assert!(none.is_empty());
     }
 
-    fn ev(ts_ms: i64, gen: i32, kind: EventKind, at: Location, source: &str) -> GroupEvent {
-        GroupEvent {
-            ts: Timestamp(ts_ms * 1_000_000),
-            group: Some("g".into()),
-            member_id: None,
-            group_instance_id: None,
-            generation_id: Some(gen),
-            client: ClientRef::default().into(),
-            kind,
-            truncated: false,
-            evidence: Evidence {
-                source: Arc::from(source),
-                at,
-            },
-        }
-    }
-
+    /// A capture's answer and a log's Stabilized line of group `g`.
     fn answer(ts_ms: i64, gen: i32) -> GroupEvent {
-        let kind = EventKind::JoinGroupResponse {
-            exchange: 1,
-            error: None,
-            protocol_name: None,
-            leader: String::new(),
-            members: vec![],
-            parked_ms: None,
-        };
-        ev(ts_ms, gen, kind, Location::Frame { frame: 1 }, "a.pcap")
+        clock::tests::answer(ts_ms, "g", gen)
     }
 
     fn stabilized(ts_ms: i64, gen: i32) -> GroupEvent {
-        let kind = EventKind::Broker(BrokerLine::Stabilized {
-            generation: gen,
-            members: None,
-            protocol: None,
-            leader: None,
-        });
-        ev(ts_ms, gen, kind, Location::Line { line: 1 }, "server.log")
+        clock::tests::stabilized(ts_ms, "g", gen, "server.log")
     }
 
     #[test]
@@ -251,8 +221,9 @@ mod tests {
                         line: (r % 5) as u64,
                     }
                 };
-                let mut e = ev(
+                let mut e = clock::tests::ev(
                     (r % 7) as i64,
+                    "g",
                     i,
                     EventKind::ConnectionClosed { reset: false },
                     at,

@@ -236,11 +236,12 @@ fn nearest(answers: &[Timestamp], ts: Timestamp) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::event::{ClientRef, Evidence, Location};
 
-    fn ev(
+    /// An event of `group` at `ts_ms` milliseconds.
+    pub(crate) fn ev(
         ts_ms: i64,
         group: &str,
         gen: i32,
@@ -264,7 +265,8 @@ mod tests {
         }
     }
 
-    fn answer(ts_ms: i64, group: &str, gen: i32) -> GroupEvent {
+    /// A capture's successful JoinGroup answer.
+    pub(crate) fn answer(ts_ms: i64, group: &str, gen: i32) -> GroupEvent {
         let kind = EventKind::JoinGroupResponse {
             exchange: 1,
             error: None,
@@ -283,7 +285,8 @@ mod tests {
         )
     }
 
-    fn stabilized(ts_ms: i64, group: &str, gen: i32, source: &str) -> GroupEvent {
+    /// A broker log's Stabilized line.
+    pub(crate) fn stabilized(ts_ms: i64, group: &str, gen: i32, source: &str) -> GroupEvent {
         let kind = EventKind::Broker(BrokerLine::Stabilized {
             generation: gen,
             members: None,

@@ -281,33 +281,38 @@ mod tests {
         }
     }
 
-    /// Each message, and `rounds` random edits of each (bytes the
-    /// patterns care about inserted, removed or replaced): the split
-    /// agrees with the regex on all; returns how many the regex read and
-    /// how many of those the split read itself.
+    /// `m` and `rounds` random edits of it: one to three bytes of `bytes`
+    /// (those the patterns care about) inserted, removed or put in place.
+    fn edited(m: &[u8], rounds: usize, bytes: &[u8], rng: &mut Rng) -> Vec<Vec<u8>> {
+        let mut variants = vec![m.to_vec()];
+        for _ in 0..rounds {
+            let mut v = m.to_vec();
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(v.len() as u64 + 1) as usize;
+                let b = bytes[rng.below(bytes.len() as u64) as usize];
+                match rng.below(3) {
+                    0 => v.insert(at, b),
+                    1 if at < v.len() => {
+                        v.remove(at);
+                    }
+                    _ if at < v.len() => v[at] = b,
+                    _ => v.push(b),
+                }
+            }
+            variants.push(v);
+        }
+        variants
+    }
+
+    /// Each message and random edits of it: the split agrees with the
+    /// regex on all; returns how many the regex read and how many of
+    /// those the split read itself.
     fn check(pair: Pair, messages: &[String], rounds: usize) -> (usize, usize) {
         const BYTES: &[u8] = b" .-0123456789'\"\n\tinINstateS()_";
         let mut rng = Rng(0x5eed);
         let (mut read, mut split) = (0, 0);
         for m in messages {
-            let mut variants = vec![m.as_bytes().to_vec()];
-            for _ in 0..rounds {
-                let mut v = m.as_bytes().to_vec();
-                for _ in 0..1 + rng.below(3) {
-                    let at = rng.below(v.len() as u64 + 1) as usize;
-                    let b = BYTES[rng.below(BYTES.len() as u64) as usize];
-                    match rng.below(3) {
-                        0 => v.insert(at, b),
-                        1 if at < v.len() => {
-                            v.remove(at);
-                        }
-                        _ if at < v.len() => v[at] = b,
-                        _ => v.push(b),
-                    }
-                }
-                variants.push(v);
-            }
-            for v in variants {
+            for v in edited(m.as_bytes(), rounds, BYTES, &mut rng) {
                 assert!(agrees(pair, &v), "{:?}", String::from_utf8_lossy(&v));
                 read += usize::from(pair.1(&v).is_some());
                 split += usize::from(pair.0(&v).is_some());
@@ -478,19 +483,7 @@ mod tests {
         let mut rng = Rng(0x5eed);
         let (mut split, mut compared) = (0, 0);
         for r in &reasons {
-            let mut variants = vec![r.as_bytes().to_vec()];
-            for _ in 0..6 {
-                let mut v = r.as_bytes().to_vec();
-                let at = rng.below(v.len() as u64 + 1) as usize;
-                let b = BYTES[rng.below(BYTES.len() as u64) as usize];
-                match rng.below(2) {
-                    0 => v.insert(at, b),
-                    _ if at < v.len() => v[at] = b,
-                    _ => v.push(b),
-                }
-                variants.push(v);
-            }
-            for v in variants {
+            for v in edited(r.as_bytes(), 6, BYTES, &mut rng) {
                 if let Some(same) = subject_agrees(&v) {
                     assert!(same, "{:?}", String::from_utf8_lossy(&v));
                     split += 1;
