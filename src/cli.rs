@@ -56,7 +56,7 @@ pub enum CliCommand {
     Decode(Common),
     /// Live: a line when a rebalance starts, its record when it completes (`tcpdump -U -w - | kgtrace watch -`; `--follow` for logs); `--format ndjson` for machines; Ctrl-C prints the summary so far.
     ///
-    /// Several files read to their end (brokers' logs, captures from several hosts) are read at once and merged in time order; a pipe, a FIFO and followed files are told as they come. A log's clock is lined up with a capture's as their rebalances pair up (a broker's "Stabilized group G generation N" with the first JoinGroup answer of that generation), as `rebalances` does; the summary gives the offsets.
+    /// Several files read to their end (brokers' logs, captures from several hosts, a directory's logs) are read at once and merged in time order; a pipe, a FIFO and followed files are told as they come. A log's clock is lined up with a capture's as their rebalances pair up (a broker's "Stabilized group G generation N" with the first JoinGroup answer of that generation), as `rebalances` does; the summary gives the offsets.
     Watch {
         /// Inputs and filters (`--format table` or `ndjson`).
         #[command(flatten)]

@@ -364,9 +364,37 @@ impl Planned {
     /// The path as named (empty for an input named twice).
     pub fn path(&self) -> &Path {
         match &self.0 {
-            Unit::Stdin(p) | Unit::File(p, _) | Unit::Directory(p, _, _) => p,
+            Unit::Stdin(p)
+            | Unit::File(p, _)
+            | Unit::Directory(p, _, _)
+            | Unit::DirectoryFile(p) => p,
             Unit::Skipped(_) => Path::new(""),
         }
+    }
+
+    /// What can be read apart and merged: a directory's files that are
+    /// not captures each alone, and its captures together (one capture
+    /// run: a connection may go on from one file to the next), after them
+    /// as the directory reads them. A directory of more than
+    /// [`MAX_PARTS`] such files (a long rotation set, whose files follow
+    /// each other in time: nothing to merge) and any other input stay
+    /// whole.
+    pub fn parts(self, opts: &ReadOptions) -> Vec<Planned> {
+        let Unit::Directory(dir, files, diags) = self.0 else {
+            return vec![self];
+        };
+        let (captures, others): (Vec<PathBuf>, Vec<PathBuf>) =
+            files.into_iter().partition(|f| is_capture(f, opts));
+        if others.len() > MAX_PARTS {
+            let files = others.into_iter().chain(captures).collect();
+            return vec![Planned(Unit::Directory(dir, files, diags))];
+        }
+        let mut parts: Vec<Planned> = others
+            .into_iter()
+            .map(|f| Planned(Unit::DirectoryFile(f)))
+            .collect();
+        parts.push(Planned(Unit::Directory(dir, captures, diags)));
+        parts
     }
 
     /// Reads it into `out` (events to `out`'s tap when it has one).
@@ -384,6 +412,17 @@ impl Flow {
             Flow::Data(evs) => evs.iter().map(|e| e.ts).min(),
         }
     }
+}
+
+/// A directory's files read apart by [`Planned::parts`] at most (a thread
+/// each).
+pub const MAX_PARTS: usize = 64;
+
+/// Whether `path` opens as a capture (unreadable: no; its reading says why).
+fn is_capture(path: &Path, opts: &ReadOptions) -> bool {
+    File::open(path)
+        .and_then(|f| open(f, opts.input_type))
+        .is_ok_and(|o| matches!(o.kind, Kind::Capture))
 }
 
 /// Reads one input from any reader as a path would be read (detection,
@@ -424,6 +463,10 @@ enum Unit {
     Directory(PathBuf, Vec<PathBuf>, Diagnostics),
     /// Read before (the same file or content): only a diagnostic.
     Skipped(Diagnostics),
+    /// A file of a directory that is not a capture, read apart from the
+    /// rest of it (`watch` merges a directory's logs, [`Planned::parts`]):
+    /// as the directory reads it, skipped with a diagnostic when unknown.
+    DirectoryFile(PathBuf),
 }
 
 /// Tells what `path` is; errors here stop the run (exit 2).
@@ -483,6 +526,9 @@ fn read_unit(
         Unit::Directory(dir, files, diags) => {
             out.diagnostics.merge(diags.clone());
             read_directory(dir, files, opts, keep, out)
+        }
+        Unit::DirectoryFile(path) => {
+            read_directory(path, std::slice::from_ref(path), opts, keep, out)
         }
         Unit::File(path, len) => {
             let file = File::open(path).map_err(|e| read_error(path, e))?;

@@ -317,6 +317,62 @@ fn the_engine_judging_after_every_packet_and_line_of_a_capture_and_its_logs_ends
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+#[test]
+fn the_logs_of_a_directory_are_merged_in_time_order_too() {
+    // The same split hour in one directory, the later half first in name
+    // order (how the directory lists them): its files are read apart and
+    // merged, as files named one by one are.
+    use kgtrace::watch::engine::{Engine, Output};
+    use kgtrace::watch::Message;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = long_log(1);
+    let lines: Vec<&str> = text.lines().collect();
+    let (early, late) = lines.split_at(lines.len() / 2);
+    std::fs::write(dir.path().join("a-broker2.log"), late.join("\n") + "\n").expect("write");
+    std::fs::write(dir.path().join("b-broker1.log"), early.join("\n") + "\n").expect("write");
+    let inputs = vec![dir.path().to_path_buf()];
+    let want = batch_records(&inputs);
+    assert!(
+        want.len() > 1000,
+        "the log holds rebalances ({})",
+        want.len()
+    );
+    let opts = kgtrace::options::Options::analyse(
+        inputs,
+        kgtrace::render::View::Rebalances,
+        kgtrace::render::Format::Ndjson,
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (rx, readers) = kgtrace::watch::start_readers(&opts, false, stop).expect("starts");
+    assert_eq!(
+        readers, 3,
+        "two logs and the directory's (empty) capture run"
+    );
+    let mut engine = Engine::new(Default::default(), Default::default());
+    let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
+    let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
+    for (i, message) in rx.iter().enumerate() {
+        match message {
+            Message::Flow(flow) => engine.take(flow),
+            Message::Done(result) => {
+                result.expect("read");
+            }
+        }
+        if i % 400 == 0 {
+            keep(engine.evaluate(false));
+        }
+    }
+    keep(engine.finish());
+    let got: Vec<Value> = last.into_values().collect();
+    assert!(
+        got == want,
+        "watch told {} records, rebalances lists {}; {}",
+        got.len(),
+        want.len(),
+        first_difference(&got, &want)
+    );
+}
+
 /// `text` with every line's `[YYYY-MM-DD HH:MM:SS,mmm]` time moved
 /// `minutes` later (within the day).
 fn later_by_minutes(text: &str, minutes: u32) -> String {

@@ -154,6 +154,12 @@ pub fn start_readers(
     let (piped, files): (Vec<Planned>, Vec<Planned>) = crate::input::plan_inputs(&read)?
         .into_iter()
         .partition(Planned::is_live);
+    // A directory's logs are merged too (several brokers' logs gathered
+    // in one place), its captures read together as one run.
+    let files: Vec<Planned> = files
+        .into_iter()
+        .flat_map(|p| p.parts(&opts.read))
+        .collect();
     for unit in piped {
         readers += 1;
         spawn_reader(Reading::Planned(unit), opts, tx.clone());
