@@ -747,6 +747,36 @@ fn a_slow_pipe_gets_the_first_completed_record_before_the_writer_finishes() {
 }
 
 #[test]
+fn a_quiet_fifo_beside_a_log_does_not_hold_the_log_back() {
+    // `watch <(tcpdump …) server.log`: the FIFO is live like `-`, told as it
+    // comes, not merged with the file (a merge would wait for its first
+    // packet before handing on any of the log's lines).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("capture.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo");
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/kafka/ak4_java_session_timeout.server.log");
+    let (fifo_s, log_s) = (fifo.to_string_lossy(), log.to_string_lossy());
+    let watching = Watching::start(&["watch", "--format", "ndjson", "-q", &fifo_s, &log_s]);
+    // A writer that opens the FIFO and writes nothing until the end.
+    let (tx, writer) = mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::OpenOptions::new().write(true).open(path));
+    });
+    let first = watching.wait_for("completed", Duration::from_secs(10));
+    assert!(
+        first.is_some(),
+        "a record of the log while the FIFO is open and quiet"
+    );
+    drop(writer.recv_timeout(Duration::from_secs(5)));
+}
+
+#[test]
 fn follow_reads_appended_lines_and_a_rotated_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let log = dir.path().join("server.log");
