@@ -322,14 +322,8 @@ fn the_logs_of_a_directory_are_merged_in_time_order_too() {
     // The same split hour in one directory, the later half first in name
     // order (how the directory lists them): its files are read apart and
     // merged, as files named one by one are.
-    use kgtrace::watch::engine::{Engine, Output};
-    use kgtrace::watch::Message;
     let dir = tempfile::tempdir().expect("tempdir");
-    let text = long_log(1);
-    let lines: Vec<&str> = text.lines().collect();
-    let (early, late) = lines.split_at(lines.len() / 2);
-    std::fs::write(dir.path().join("a-broker2.log"), late.join("\n") + "\n").expect("write");
-    std::fs::write(dir.path().join("b-broker1.log"), early.join("\n") + "\n").expect("write");
+    split_hour(dir.path(), "b-broker1.log", "a-broker2.log");
     let inputs = vec![dir.path().to_path_buf()];
     let want = batch_records(&inputs);
     assert!(
@@ -337,6 +331,32 @@ fn the_logs_of_a_directory_are_merged_in_time_order_too() {
         "the log holds rebalances ({})",
         want.len()
     );
+    let (got, readers, _) = records_through_readers(inputs);
+    assert_eq!(
+        readers, 3,
+        "two logs and the directory's (empty) capture run"
+    );
+    assert_same_records(&got, &want);
+}
+
+/// One generated hour of broker log split at its middle into `early` and
+/// `late` in `dir`: their paths.
+fn split_hour(dir: &Path, early: &str, late: &str) -> (PathBuf, PathBuf) {
+    let text = long_log(1);
+    let lines: Vec<&str> = text.lines().collect();
+    let (first, second) = lines.split_at(lines.len() / 2);
+    let (early, late) = (dir.join(early), dir.join(late));
+    std::fs::write(&early, first.join("\n") + "\n").expect("write");
+    std::fs::write(&late, second.join("\n") + "\n").expect("write");
+    (early, late)
+}
+
+/// `inputs` through the readers as `watch` starts them, the engine judging
+/// every 400 messages (its windows trimmed as a live run's are): the final
+/// records, the readers started and the ends received.
+fn records_through_readers(inputs: Vec<PathBuf>) -> (Vec<Value>, usize, usize) {
+    use kgtrace::watch::engine::{Engine, Output};
+    use kgtrace::watch::Message;
     let opts = kgtrace::options::Options::analyse(
         inputs,
         kgtrace::render::View::Rebalances,
@@ -344,18 +364,16 @@ fn the_logs_of_a_directory_are_merged_in_time_order_too() {
     );
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let (rx, readers) = kgtrace::watch::start_readers(&opts, false, stop).expect("starts");
-    assert_eq!(
-        readers, 3,
-        "two logs and the directory's (empty) capture run"
-    );
     let mut engine = Engine::new(Default::default(), Default::default());
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
     let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
+    let mut ends = 0;
     for (i, message) in rx.iter().enumerate() {
         match message {
             Message::Flow(flow) => engine.take(flow),
             Message::Done(result) => {
                 result.expect("read");
+                ends += 1;
             }
         }
         if i % 400 == 0 {
@@ -363,13 +381,16 @@ fn the_logs_of_a_directory_are_merged_in_time_order_too() {
         }
     }
     keep(engine.finish());
-    let got: Vec<Value> = last.into_values().collect();
+    (last.into_values().collect(), readers, ends)
+}
+
+fn assert_same_records(got: &[Value], want: &[Value]) {
     assert!(
         got == want,
         "watch told {} records, rebalances lists {}; {}",
         got.len(),
         want.len(),
-        first_difference(&got, &want)
+        first_difference(got, want)
     );
 }
 
@@ -549,16 +570,8 @@ fn several_logs_read_to_their_end_are_merged_in_time_order_whatever_order_they_a
     // reach the engine before the first half's, whose rounds the windows
     // would then judge without what came before them. The readers as
     // `watch` starts them, the engine judging every 400 lines.
-    use kgtrace::watch::engine::{Engine, Output};
-    use kgtrace::watch::Message;
     let dir = tempfile::tempdir().expect("tempdir");
-    let text = long_log(1);
-    let lines: Vec<&str> = text.lines().collect();
-    let (early, late) = lines.split_at(lines.len() / 2);
-    let early_path = dir.path().join("broker1.log");
-    let late_path = dir.path().join("broker2.log");
-    std::fs::write(&early_path, early.join("\n") + "\n").expect("write");
-    std::fs::write(&late_path, late.join("\n") + "\n").expect("write");
+    let (early_path, late_path) = split_hour(dir.path(), "broker1.log", "broker2.log");
     let inputs = vec![late_path, early_path];
     let want = batch_records(&inputs);
     assert!(
@@ -566,41 +579,10 @@ fn several_logs_read_to_their_end_are_merged_in_time_order_whatever_order_they_a
         "the log holds rebalances ({})",
         want.len()
     );
-    let opts = kgtrace::options::Options::analyse(
-        inputs,
-        kgtrace::render::View::Rebalances,
-        kgtrace::render::Format::Ndjson,
-    );
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (rx, readers) = kgtrace::watch::start_readers(&opts, false, stop).expect("starts");
+    let (got, readers, ends) = records_through_readers(inputs);
     assert_eq!(readers, 2);
-    let mut engine = Engine::new(Default::default(), Default::default());
-    let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
-    let mut keep = |told: Vec<Output>| fold_told(&mut last, &told);
-    let mut ends = 0;
-    for (i, message) in rx.iter().enumerate() {
-        match message {
-            Message::Flow(flow) => engine.take(flow),
-            Message::Done(result) => {
-                result.expect("read");
-                ends += 1;
-            }
-        }
-        // Every 400 lines: the windows are trimmed as a live run's are.
-        if i % 400 == 0 {
-            keep(engine.evaluate(false));
-        }
-    }
-    keep(engine.finish());
     assert_eq!(ends, 2);
-    let got: Vec<Value> = last.into_values().collect();
-    assert!(
-        got == want,
-        "watch told {} records, rebalances lists {}; {}",
-        got.len(),
-        want.len(),
-        first_difference(&got, &want)
-    );
+    assert_same_records(&got, &want);
 }
 
 /// Windows of seconds: most fixtures span more than this.

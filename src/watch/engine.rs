@@ -148,6 +148,14 @@ struct Window {
     newest: Timestamp,
 }
 
+/// A log's times as logged, and the nanoseconds its lines were moved by
+/// to line it up with the captures (`None` before it is lined up).
+struct LogTimes {
+    first: Timestamp,
+    newest: Timestamp,
+    moved_ns: Option<i64>,
+}
+
 /// Counts for the summary line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
@@ -175,21 +183,19 @@ pub struct Engine {
     data: ClientFolder,
     filter: Filter,
     bounds: Bounds,
-    /// The first capture event's time, and each log's first as logged:
-    /// the first event's time on the capture's clock ([`Engine::first`],
-    /// relative `--since`/`--until`).
+    /// The first capture event's time: with each log's first, the first
+    /// event's time on the capture's clock ([`Engine::first`], relative
+    /// `--since`/`--until`).
     first_captured: Option<Timestamp>,
-    first_logged: BTreeMap<Arc<str>, Timestamp>,
+    /// The newest time of captures and the data path (`None` before the
+    /// first): with each log's newest, what [`Engine::newest_time`] makes
+    /// the newest time of.
+    newest_captured: Option<Timestamp>,
     /// Each log's clock lined up with the captures' as pairs arrive, as
     /// `rebalances` lines it up ([`ClockLine`]).
     clock: ClockLine,
-    /// Nanoseconds added to each log's times so far.
-    applied: BTreeMap<Arc<str>, i64>,
-    /// The newest time of captures and the data path (`None` before the
-    /// first), and of each log as logged: what [`Engine::newest_time`]
-    /// makes the newest time of.
-    newest_captured: Option<Timestamp>,
-    newest_logged: BTreeMap<Arc<str>, Timestamp>,
+    /// Per log: its times as logged and what its lines were moved by.
+    logs: BTreeMap<Arc<str>, LogTimes>,
     /// The newest event time seen on any input.
     newest: Timestamp,
     /// What was told.
@@ -219,11 +225,9 @@ impl Engine {
             filter: filter.clone(),
             bounds,
             first_captured: None,
-            first_logged: BTreeMap::new(),
-            clock: ClockLine::bounded(),
-            applied: BTreeMap::new(),
             newest_captured: None,
-            newest_logged: BTreeMap::new(),
+            clock: ClockLine::bounded(),
+            logs: BTreeMap::new(),
             newest: Timestamp::default(),
             counts: Counts::default(),
             unmatched: Tally::new(&filter, None, ("rebalance", "rebalances")),
@@ -262,22 +266,24 @@ impl Engine {
     /// that are moved when it becomes known or changes).
     pub fn push_logged(&mut self, mut ev: GroupEvent) {
         let source = &ev.evidence.source;
-        match self.first_logged.get_mut(source) {
-            Some(f) => *f = (*f).min(ev.ts),
-            None => {
-                self.first_logged.insert(source.clone(), ev.ts);
+        match self.logs.get_mut(source) {
+            Some(log) => {
+                log.first = log.first.min(ev.ts);
+                log.newest = log.newest.max(ev.ts);
             }
-        }
-        match self.newest_logged.get_mut(source) {
-            Some(n) => *n = (*n).max(ev.ts),
             None => {
-                self.newest_logged.insert(source.clone(), ev.ts);
+                let times = LogTimes {
+                    first: ev.ts,
+                    newest: ev.ts,
+                    moved_ns: None,
+                };
+                self.logs.insert(source.clone(), times);
             }
         }
         if self.clock.logged(&ev) {
             self.line_up_clocks();
         }
-        let lined = self.applied.get(&ev.evidence.source).copied();
+        let lined = self.logs.get(&ev.evidence.source).and_then(|l| l.moved_ns);
         if let Some(ns) = lined {
             ev.ts = ev.ts.offset_by(ns);
         }
@@ -293,9 +299,9 @@ impl Engine {
     /// The first event's time, on the captures' clock.
     fn first(&self) -> Option<Timestamp> {
         let logged = self
-            .first_logged
-            .iter()
-            .map(|(s, t)| t.offset_by(self.applied.get(s).copied().unwrap_or(0)));
+            .logs
+            .values()
+            .map(|l| l.first.offset_by(l.moved_ns.unwrap_or(0)));
         self.first_captured.into_iter().chain(logged).min()
     }
 
@@ -307,7 +313,11 @@ impl Engine {
     fn line_up_clocks(&mut self) {
         for (source, ms) in self.clock.offsets() {
             let ns = (ms * 1e6) as i64;
-            let before = self.applied.insert(source.clone(), ns).unwrap_or(0);
+            // A log has times before its lines can pair: it is known here.
+            let Some(log) = self.logs.get_mut(&source) else {
+                continue;
+            };
+            let before = log.moved_ns.replace(ns).unwrap_or(0);
             let delta = ns.wrapping_sub(before);
             if delta == 0 {
                 continue;
@@ -334,13 +344,10 @@ impl Engine {
     /// the captures' clock: the captures' and the lined-up logs' newest,
     /// or with no capture yet, the logs' own.
     fn newest_time(&self) -> Timestamp {
-        let logged = self
-            .newest_logged
-            .iter()
-            .filter_map(|(s, t)| match self.applied.get(s) {
-                Some(ns) => Some(t.offset_by(*ns)),
-                None => self.newest_captured.is_none().then_some(*t),
-            });
+        let logged = self.logs.values().filter_map(|l| match l.moved_ns {
+            Some(ns) => Some(l.newest.offset_by(ns)),
+            None => self.newest_captured.is_none().then_some(l.newest),
+        });
         logged.fold(self.newest_captured.unwrap_or_default(), Timestamp::max)
     }
 

@@ -12,10 +12,10 @@
 //! subcommand ([`crate::input`], with a [`crate::input::Tap`] instead of
 //! vectors), one thread per input, a bounded channel carries each
 //! packet's or line's events to this thread (several files merged in time
-//! order on the way, `merge.rs`), and [`engine::Engine`] keeps per group a bounded window of
-//! them and rebuilds a group when something that may change a round
-//! arrives (at most every [`TICK`], so a completed record is out well
-//! within a second). [`line`] writes what the engine tells.
+//! order on the way, `merge.rs`), and [`engine::Engine`] keeps per group a
+//! bounded window of them and rebuilds a group when something that may
+//! change a round arrives (at most every [`TICK`], so a completed record is
+//! out well within a second). [`line`] writes what the engine tells.
 
 pub mod engine;
 pub mod follow;

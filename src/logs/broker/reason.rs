@@ -12,8 +12,8 @@ pub(crate) fn reason_subject(reason: &str) -> (Option<String>, Option<String>) {
     if let Some((member, instance)) = super::split::reason_subject(reason.as_bytes()) {
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         return (
-            Some(lossy(&member)),
-            instance.and_then(|i| optional_value(&lossy(&i))),
+            Some(lossy(member)),
+            instance.and_then(|i| optional_value(&lossy(i))),
         );
     }
     reason_subject_by_regex(reason)

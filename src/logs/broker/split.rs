@@ -16,7 +16,7 @@
 //! rebalance", was already split by hand).
 
 use crate::event::{BrokerLine, EventKind};
-use crate::logs::parsed::Parsed;
+use crate::logs::parsed::{starts_with_ci, Parsed};
 
 /// "Stabilized group G generation N[ (__consumer_offsets-P)][ with K
 /// members][.]", as `lifecycle::stabilized`'s regex reads it.
@@ -90,10 +90,7 @@ pub(super) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
 pub(super) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
     const HEAD: &[u8] = b"dynamic member with unknown member id joins group ";
     const ENDING: &[u8] = b" and request the member to rejoin with this id.";
-    if msg.len() < HEAD.len() || !msg[..HEAD.len()].eq_ignore_ascii_case(HEAD) {
-        return None;
-    }
-    let rest = &msg[HEAD.len()..];
+    let rest = strip_prefix_ci(msg, HEAD)?;
     let (group, (state, member)) = first_split(rest, b" in ", |tail| {
         let t = tail.strip_prefix(b"state ").unwrap_or(tail);
         let n = t.iter().take_while(|b| b.is_ascii_alphabetic()).count();
@@ -144,11 +141,11 @@ pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
 /// member M on heartbeat expiration" / "… on LeaveGroup", with a plain
 /// member id, as `reason::reason_subject`'s regexes read them: (member,
 /// instance as written).
-pub(super) fn reason_subject(reason: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+pub(super) fn reason_subject(reason: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
     if let Some(rest) = strip_prefix_ci(reason, b"adding new member ") {
         let (member, rest) = plain_token(rest)?;
         if rest.is_empty() || rest.starts_with(b";") {
-            return Some((member.to_vec(), None));
+            return Some((member, None));
         }
         let rest = strip_prefix_ci(rest, b" with group instance id ")
             .or_else(|| strip_prefix_ci(rest, b" with group instanceid "))?;
@@ -160,19 +157,18 @@ pub(super) fn reason_subject(reason: &[u8]) -> Option<(Vec<u8>, Option<Vec<u8>>)
             None if run == rest.len() && run > 0 => run,
             None => return None,
         };
-        return Some((member.to_vec(), Some(rest[..end].to_vec())));
+        return Some((member, Some(&rest[..end])));
     }
     let rest = strip_prefix_ci(reason, b"removing member ")?;
     let (member, rest) = plain_token(rest)?;
     let rest = strip_prefix_ci(rest, b" on ")?;
-    let known = strip_prefix_ci(rest, b"heartbeat expiration").is_some()
-        || strip_prefix_ci(rest, b"leavegroup").is_some();
-    known.then(|| (member.to_vec(), None))
+    let known =
+        starts_with_ci(rest, b"heartbeat expiration") || starts_with_ci(rest, b"leavegroup");
+    known.then_some((member, None))
 }
 
 fn strip_prefix_ci<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
-    (s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix))
-        .then(|| &s[prefix.len()..])
+    starts_with_ci(s, prefix).then(|| &s[prefix.len()..])
 }
 
 /// The first `sep` in `rest` after at least one byte, with no newline
