@@ -39,6 +39,7 @@ use crate::tcp::{Reassembler, TcpConfig};
 
 mod parallel;
 mod pipeline;
+mod split;
 
 use pipeline::Handed;
 
@@ -110,6 +111,10 @@ pub struct Collected {
     /// after the other (a test compares this with the stages on threads
     /// of their own, [`pipeline`]).
     pub one_thread: bool,
+    /// Cores a large plain log may be read on, in parts ([`split`]): the
+    /// machine's shared by the inputs read at once; 0 or 1 reads it in one
+    /// pass.
+    pub log_cores: usize,
 }
 
 impl Collected {
@@ -328,8 +333,16 @@ fn read_inputs_apart(
     }
     let one_thread = !apart;
     let apart = apart && !units.iter().any(|u| matches!(u, Unit::Stdin(_)));
+    // A large log alone on the machine is read on every core (its parts);
+    // several inputs read at once share them.
+    let log_cores = if apart {
+        std::thread::available_parallelism().map_or(1, usize::from) / units.len().max(1)
+    } else {
+        1
+    };
     let out = parallel::read_units(&units, apart, |unit, out| {
         out.one_thread = one_thread;
+        out.log_cores = log_cores;
         read_unit(unit, opts, keep_exchanges, quiet, out)
     })?;
     match failed {
@@ -533,11 +546,43 @@ fn read_unit(
         Unit::File(path, len) => {
             let file = File::open(path).map_err(|e| read_error(path, e))?;
             let name = path.to_string_lossy();
-            let reader = crate::progress::wrap(file, *len, &name, quiet);
+            let bar = crate::progress::Bar::new(*len, &name, quiet);
+            if let Some(len) = len.filter(|_| out.log_cores > 1 && !out.streaming()) {
+                if read_log_in_parts(path, len, opts, &bar, out) {
+                    return Ok(());
+                }
+            }
+            let reader = bar.wrap(file);
             let opened = open_threaded(reader, opts.input_type).map_err(|e| read_error(path, e))?;
             read_opened(opened, path, opts, keep, out, true)
         }
     }
+}
+
+/// Reads the file at `path` as [`split`] does when it is a plain log it
+/// can cut into parts, and says whether it did (if not, nothing was added
+/// to `out`: the caller reads it in one pass).
+fn read_log_in_parts(
+    path: &Path,
+    len: u64,
+    opts: &ReadOptions,
+    bar: &crate::progress::Bar,
+    out: &mut Collected,
+) -> bool {
+    let Ok(head) = File::open(path).and_then(|mut f| peek(&mut f)) else {
+        return false;
+    };
+    if Compression::of(&head).is_some() || classify(&head, opts.input_type) != Kind::Log {
+        return false;
+    }
+    let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+    let Some(read) = split::read_in_parts(path, len, out.log_cores, &source, opts, bar) else {
+        return false;
+    };
+    bar.finish();
+    let foreign = logs::foreign_log(&head);
+    finish_log(read, &source, "log".to_string(), foreign, out);
+    true
 }
 
 /// Reads one recognised input; `top` makes an unknown one an error rather
@@ -780,6 +825,17 @@ struct NulSkipping<R> {
     in_run: bool,
 }
 
+impl<R> NulSkipping<R> {
+    fn new(inner: R) -> NulSkipping<R> {
+        NulSkipping {
+            inner,
+            skipped: 0,
+            runs: 0,
+            in_run: false,
+        }
+    }
+}
+
 impl<R: Read> Read for NulSkipping<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
@@ -820,12 +876,7 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
     let read_as = opened.read_as();
     let foreign = logs::foreign_log(&opened.head);
     let bomb = opened.bomb.clone();
-    let mut nuls = NulSkipping {
-        inner: opened.reader,
-        skipped: 0,
-        runs: 0,
-        in_run: false,
-    };
+    let mut nuls = NulSkipping::new(opened.reader);
     let mut events = Vec::new();
     let mut seen = SeenEvents::default();
     let streaming = out.streaming();
@@ -846,26 +897,60 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
     out.diagnostics = diagnostics;
     seen.count(&events);
     note_bomb(bomb.as_deref(), &source, out);
-    if nuls.skipped > 0 {
+    let read = LogRead {
+        events,
+        diagnostics: Diagnostics::default(),
+        seen,
+        nul_bytes: nuls.skipped,
+        nul_runs: nuls.runs,
+        result,
+    };
+    finish_log(read, &source, read_as, foreign, out);
+}
+
+/// One log read through (in one pass or in parts, [`split`]).
+struct LogRead {
+    events: Vec<GroupEvent>,
+    /// What reading found, when not added to the run's as it was read
+    /// (the parts' own, joined).
+    diagnostics: Diagnostics,
+    seen: SeenEvents,
+    nul_bytes: u64,
+    nul_runs: u64,
+    result: Result<logs::LogSummary>,
+}
+
+/// Says what reading a log found (NULs skipped, a read error, a warning
+/// when it gave no event), adds its summary and hands its events on.
+fn finish_log(
+    read: LogRead,
+    source: &Arc<str>,
+    read_as: String,
+    foreign: Option<logs::Foreign>,
+    out: &mut Collected,
+) {
+    let LogRead {
+        events,
+        diagnostics,
+        seen,
+        nul_bytes,
+        nul_runs,
+        result,
+    } = read;
+    out.diagnostics.merge(diagnostics);
+    if nul_bytes > 0 {
         out.diagnostics.add(
             DiagnosticKind::SkippedInput,
-            &source,
+            source,
             "input",
-            format!(
-                "{} NUL bytes in {} runs skipped (a copytruncate or a crash)",
-                nuls.skipped, nuls.runs
-            ),
+            format!("{nul_bytes} NUL bytes in {nul_runs} runs skipped (a copytruncate or a crash)"),
         );
     }
     let summary = match result {
         Ok(s) => s,
         Err(e) => {
-            out.diagnostics.add(
-                DiagnosticKind::SkippedInput,
-                &source,
-                "input",
-                e.to_string(),
-            );
+            out.diagnostics
+                .add(DiagnosticKind::SkippedInput, source, "input", e.to_string());
             logs::LogSummary::default()
         }
     };
@@ -888,7 +973,7 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
     });
     if let Some(w) = &warning {
         out.diagnostics
-            .add(DiagnosticKind::SkippedInput, &source, "input", w.clone());
+            .add(DiagnosticKind::SkippedInput, source, "input", w.clone());
     }
     out.inputs.push(InputSummary {
         path: source.to_string(),
@@ -1630,7 +1715,7 @@ mod tests {
             assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
             // The folded data path is made of hash maps: compared in order.
             let data = std::mem::take(&mut c.data).finish().in_order();
-            c.one_thread = false;
+            (c.one_thread, c.log_cores) = (false, 0);
             format!("{c:?} {data}")
         };
         assert!(read(true) == read(false));

@@ -116,18 +116,95 @@ pub fn read_log<R: BufRead>(
 /// them), so `kgtrace watch` sees a line's events before the next line is
 /// read.
 pub fn read_log_streaming<R: BufRead>(
-    mut reader: R,
+    reader: R,
     source: Arc<str>,
     opts: &LogOptions,
     diags: &mut Diagnostics,
     out: &mut Vec<GroupEvent>,
     on_events: &mut dyn FnMut(&mut Vec<GroupEvent>),
 ) -> Result<LogSummary> {
-    let mut lines = reader::LineReader::new(source.clone(), &opts.zone);
+    let mut lines = reader::LineReader::new(source, &opts.zone);
+    read_lines(reader, &mut lines, diags, out, on_events)?;
+    Ok(lines.summary)
+}
+
+/// How one part of a log ended ([`read_log_part`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PartEnd {
+    /// What the part's lines were.
+    pub summary: LogSummary,
+    /// Whether the reader ended holding something the next part's lines
+    /// would have used (a client's "Request joining group due to" reason
+    /// not yet given to its join, a CSV export's columns): the next part,
+    /// read apart from a fresh reader, would then differ from one pass.
+    pub carries_state: bool,
+    /// Whether reading stopped at an error before the part's end (a
+    /// [`DiagnosticKind::TruncatedLog`]): one pass would stop there too.
+    pub cut: bool,
+}
+
+/// [`read_log`] of one part of a log, so that the parts of one large file
+/// can be read on several cores: `first` says whether the part starts the
+/// file. A later part must start at a line that [`opens_entry`] (no
+/// multi-line entry, and so nothing else a reader holds between lines but
+/// what [`PartEnd::carries_state`] tells, runs across that line), and its
+/// lines are numbered from 1: the caller shifts its events' and
+/// diagnostics' line numbers ([`shift_line_at`]) by the lines before it.
+pub fn read_log_part<R: BufRead>(
+    reader: R,
+    source: Arc<str>,
+    opts: &LogOptions,
+    first: bool,
+    diags: &mut Diagnostics,
+    out: &mut Vec<GroupEvent>,
+) -> Result<PartEnd> {
+    let mut lines = reader::LineReader::new(source, &opts.zone);
+    if !first {
+        lines.continue_after_first_line();
+    }
+    let cut = read_lines(reader, &mut lines, diags, out, &mut |_| {})?;
+    Ok(PartEnd {
+        summary: lines.summary,
+        carries_state: lines.carries_state(),
+        cut,
+    })
+}
+
+/// Whether one pass over a log, reaching `line` (its bytes as in the
+/// file, newline excluded), would start a new entry there with nothing of
+/// the lines before it pending: where a log may be cut into parts for
+/// [`read_log_part`]. A line with a NUL byte is never such a line (the
+/// reader drops NULs, so its bytes are not what the reader would see).
+pub fn opens_entry(line: &[u8]) -> bool {
+    !line.contains(&0) && reader::opens_entry(line)
+}
+
+/// The position diagnostics give a log line: `line N`.
+pub(crate) fn line_at(no: u64) -> String {
+    format!("line {no}")
+}
+
+/// `at` (a diagnostic's position) moved `by` lines down when it is a
+/// [`line_at`] position; `None` when it is not one.
+pub fn shift_line_at(at: &str, by: u64) -> Option<String> {
+    let no: u64 = at.strip_prefix("line ")?.parse().ok()?;
+    Some(line_at(no + by))
+}
+
+/// Reads every line of `reader` into `lines`; true when a read error cut
+/// the input short (after its first line: before it, the error is returned).
+fn read_lines<R: BufRead>(
+    mut reader: R,
+    lines: &mut reader::LineReader<'_>,
+    diags: &mut Diagnostics,
+    out: &mut Vec<GroupEvent>,
+    on_events: &mut dyn FnMut(&mut Vec<GroupEvent>),
+) -> Result<bool> {
     let mut buf = Vec::with_capacity(1024);
     let mut no = 0u64;
+    let mut cut = false;
     loop {
-        let (skipped, bytes) = skip_quiet_lines(&mut reader, &lines);
+        let (skipped, bytes) = skip_quiet_lines(&mut reader, lines);
         no += skipped;
         lines.skipped(skipped);
         lines.summary.bytes += bytes as u64;
@@ -143,17 +220,18 @@ pub fn read_log_streaming<R: BufRead>(
             }
             Err(e) if no == 0 => {
                 return Err(Error::Read {
-                    path: PathBuf::from(&*source),
+                    path: PathBuf::from(lines.source()),
                     source: e,
                 })
             }
             Err(e) => {
                 diags.add(
                     DiagnosticKind::TruncatedLog,
-                    &source,
-                    format!("line {}", no + 1),
+                    lines.source(),
+                    line_at(no + 1),
                     e.to_string(),
                 );
+                cut = true;
                 break;
             }
         }
@@ -162,7 +240,7 @@ pub fn read_log_streaming<R: BufRead>(
     if !out.is_empty() {
         on_events(out);
     }
-    Ok(lines.summary)
+    Ok(cut)
 }
 
 /// Consumes the whole lines at the front of `reader`'s buffer that `lines`

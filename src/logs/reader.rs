@@ -55,6 +55,14 @@ pub(crate) fn quiet_prefix(chunk: &[u8]) -> usize {
     memchr::memrchr(b'\n', &chunk[..end]).map_or(0, |i| i + 1)
 }
 
+/// Whether `line` (newline excluded) starts a new entry as
+/// [`LineReader`] reads it: a multi-line entry waiting before it ends there.
+pub(crate) fn opens_entry(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let record = structured_line(line);
+    starts_entry(record.as_deref().map_or(line, str::as_bytes))
+}
+
 /// Reads the lines of one input.
 pub(crate) struct LineReader<'a> {
     source: Arc<str>,
@@ -95,6 +103,26 @@ impl<'a> LineReader<'a> {
             started: false,
             csv: None,
         }
+    }
+
+    /// The input's name, as evidence and diagnostics give it.
+    pub(crate) fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Reads as if the input's first line had been read already: a part
+    /// of a file after its first ([`super::read_log_part`]), whose first
+    /// line is not a CSV header.
+    pub(crate) fn continue_after_first_line(&mut self) {
+        self.started = true;
+    }
+
+    /// Whether lines after this point would be read differently by this
+    /// reader than by a fresh one continued after its first line: a
+    /// multi-line entry or a client's rejoin reason still waiting, or a
+    /// CSV export's columns.
+    pub(crate) fn carries_state(&self) -> bool {
+        self.pending.is_some() || !self.rejoin_reasons.is_empty() || self.csv.is_some()
     }
 
     /// Whether lines may be skipped by [`quiet_prefix`] instead of read
@@ -220,7 +248,7 @@ impl<'a> LineReader<'a> {
         diags.add(
             DiagnosticKind::UnknownLogLine,
             &self.source,
-            format!("line {no}"),
+            super::line_at(no),
             text,
         );
     }
@@ -236,11 +264,7 @@ impl<'a> LineReader<'a> {
         let (mut client, group, instance) = component_fields(e);
         client.client_id = p.client_id.or(client.client_id);
         let mut kind = p.kind;
-        self.remember_rejoin_reason(
-            &client,
-            &p.group.as_ref().or(group.as_ref()).cloned(),
-            &mut kind,
-        );
+        self.remember_rejoin_reason(&client, p.group.as_deref().or(group.as_deref()), &mut kind);
         let client = self.shared(client);
         Some(GroupEvent {
             ts,
@@ -274,7 +298,7 @@ impl<'a> LineReader<'a> {
     /// The line's instant; DST-ambiguous times are flagged, lines without a
     /// time are diagnosed and give no event (inventing one would misplace it).
     fn time(&mut self, no: u64, time: LineTime, diags: &mut Diagnostics) -> Option<Timestamp> {
-        let at = || format!("line {no}");
+        let at = || super::line_at(no);
         match time {
             LineTime::Local(dt) => {
                 let z = self.clock.to_timestamp(&dt);
@@ -307,10 +331,12 @@ impl<'a> LineReader<'a> {
     fn remember_rejoin_reason(
         &mut self,
         client: &ClientRef,
-        group: &Option<String>,
+        group: Option<&str>,
         kind: &mut EventKind,
     ) {
-        let key = (client.client_id.clone(), group.clone());
+        // The key is built only for the two lines that use it: most events
+        // are neither.
+        let key = || (client.client_id.clone(), group.map(str::to_string));
         match kind {
             EventKind::Client(ClientLine::RejoinRequested { reason }) => {
                 if self.rejoin_reasons.len() >= MAX_CLIENTS {
@@ -318,10 +344,10 @@ impl<'a> LineReader<'a> {
                     // log naming this many clients loses little by forgetting.
                     self.rejoin_reasons.clear();
                 }
-                self.rejoin_reasons.insert(key, reason.clone());
+                self.rejoin_reasons.insert(key(), reason.clone());
             }
             EventKind::Client(ClientLine::Joining { reason }) if reason.is_none() => {
-                *reason = self.rejoin_reasons.remove(&key);
+                *reason = self.rejoin_reasons.remove(&key());
             }
             _ => {}
         }
