@@ -32,9 +32,14 @@ pub fn describe(ev: &GroupEvent) -> Described {
     }
 }
 
-fn d(kind: &str, mark: &'static str, error: Option<String>, detail: String) -> Described {
+fn d(
+    kind: impl Into<String>,
+    mark: &'static str,
+    error: Option<String>,
+    detail: String,
+) -> Described {
     Described {
-        kind: kind.to_string(),
+        kind: kind.into(),
         mark,
         error,
         detail,
@@ -257,7 +262,7 @@ fn describe_wire(kind: &EventKind) -> Described {
 
 fn describe_broker(line: &BrokerLine) -> Described {
     use BrokerLine as B;
-    let s = |k: &str, mark, detail: String| d(&format!("broker: {k}"), mark, None, detail);
+    let s = |k: &str, mark, detail: String| d(format!("broker: {k}"), mark, None, detail);
     match line {
         B::PreparingRebalance {
             state,
@@ -447,7 +452,7 @@ fn describe_broker(line: &BrokerLine) -> Described {
 
 fn describe_client(line: &ClientLine) -> Described {
     use ClientLine as C;
-    let s = |k: &str, mark, detail: String| d(&format!("client: {k}"), mark, None, detail);
+    let s = |k: &str, mark, detail: String| d(format!("client: {k}"), mark, None, detail);
     match line {
         C::Joining { reason } => s(
             "Joining",
@@ -563,7 +568,12 @@ pub fn evidence_line(ev: &GroupEvent) -> EvidenceLine {
     let (frame, line) = location(&ev.evidence.at);
     // Written into the one string (a `format!` per part was a string
     // each, for every event a round cites).
-    let mut text = words.kind;
+    // Room for the ids and detail appended below: one allocation, not a
+    // growth per part.
+    let ids = ev.member_id.as_deref().map_or(0, str::len)
+        + ev.client.client_id.as_deref().map_or(0, str::len);
+    let mut text = String::with_capacity(words.kind.len() + words.detail.len() + ids + 48);
+    text.push_str(&words.kind);
     if let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) {
         let _ = write!(text, " member={m}");
     }
@@ -581,7 +591,7 @@ pub fn evidence_line(ev: &GroupEvent) -> EvidenceLine {
         text.push_str(&words.detail);
     }
     EvidenceLine {
-        source: ev.evidence.source.to_string(),
+        source: ev.evidence.source.clone(),
         frame,
         line,
         ts: ev.ts,

@@ -407,8 +407,8 @@ pub struct RemovedMember {
 /// One piece of evidence a person can look up.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct EvidenceLine {
-    /// Input file.
-    pub source: String,
+    /// Input file (shared with the event's evidence: a round cites many).
+    pub source: std::sync::Arc<str>,
     /// Frame number (captures).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<u64>,
