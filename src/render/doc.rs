@@ -194,6 +194,16 @@ impl Grid {
         }
     }
 
+    /// Takes column `index` out, in place.
+    pub(crate) fn remove_column(&mut self, index: usize) {
+        self.headers.remove(index);
+        for row in &mut self.rows {
+            if index < row.len() {
+                row.remove(index);
+            }
+        }
+    }
+
     /// The grid without column `index`.
     pub(crate) fn without(&self, index: usize) -> Grid {
         let mut headers = self.headers.clone();

@@ -61,48 +61,52 @@ pub(super) struct Fitted {
 /// Fits `grid` to `width` columns (see the module's rules).
 pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
     let width = usize::from(width);
-    if natural_total(grid) <= width {
+    let naturals: usize = (0..grid.headers.len()).map(|i| natural(grid, i)).sum();
+    if naturals + borders(grid.headers.len()) <= width {
         return Fitted {
             grid: grid.clone(),
             headers: grid.headers.iter().map(|h| h.to_string()).collect(),
             notes: Vec::new(),
         };
     }
-    let whole_times = hidden_to_fit(shortened(grid), width);
-    let (cut, contexts) = times_to_what_differs(&shortened(grid));
+    let short = shortened(grid);
+    let (cut, contexts) = times_to_what_differs(&short);
+    let whole_times = hidden_to_fit(short, width);
     let cut_times = hidden_to_fit(cut, width);
     // Times cut to what differs only when that hides fewer columns, or
     // wraps less (the table would still not sit on one line per row).
     let use_cut = !contexts.is_empty()
-        && (cut_times.1.len() < whole_times.1.len() || comfortable_total(&whole_times.0) > width);
-    let (mut fitted, mut left_out, contexts) = if use_cut {
-        (cut_times.0, cut_times.1, contexts)
+        && (cut_times.2.len() < whole_times.2.len()
+            || comfortable_total(&whole_times.0, &whole_times.1) > width);
+    let (mut fitted, mut cols, mut left_out, contexts) = if use_cut {
+        (cut_times.0, cut_times.1, cut_times.2, contexts)
     } else {
-        (whole_times.0, whole_times.1, Vec::new())
+        (whole_times.0, whole_times.1, whole_times.2, Vec::new())
     };
     let mut notes = Vec::new();
-    if natural_total(&fitted) > width {
-        if let Some((short, note)) = evidence_shortened(&fitted, width) {
+    if cols.natural_total() > width {
+        if let Some((short, note)) = evidence_shortened(&fitted, &cols, width) {
             fitted = short;
+            cols = Cols::of(&fitted);
             notes.push(note);
         }
     }
-    while min_total(&fitted) > width {
+    while cols.min_total() > width {
         let Some(i) = last_resort(&fitted) else { break };
         if fitted.headers[i] == "evidence" {
             notes.clear();
         }
         left_out.push(fitted.headers[i].to_string());
-        fitted = fitted.without(i);
+        fitted.remove_column(i);
+        cols.remove(i);
     }
-    let mut widths = widths(&fitted, width);
+    let mut widths = widths(&cols, width);
     for (name, shared) in &contexts {
         if let Some(i) = fitted.headers.iter().position(|h| h == name) {
             let need = header_min(&format!("{name} ({shared})"));
-            make_room(&fitted, &mut widths, i, need, width);
+            make_room(&cols, &mut widths, i, need, width);
         }
     }
-    let wrapped = wrapped(&fitted, &widths);
     let headers = fitted
         .headers
         .iter()
@@ -115,6 +119,7 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
             wrap(&h, *w).join("\n")
         })
         .collect();
+    let wrapped = wrapped(fitted, &widths);
     if !left_out.is_empty() {
         notes.insert(
             0,
@@ -132,28 +137,70 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
 }
 
 /// `grid` without its empty columns, then without its droppable columns
-/// (first to go first) until it fits comfortably; and the names hidden.
-fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Vec<String>) {
+/// (first to go first) until it fits comfortably; its columns' widths; and
+/// the names hidden.
+fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Cols, Vec<String>) {
     let mut left_out: Vec<String> = Vec::new();
     while let Some(i) = empty_column(&fitted) {
         left_out.push(format!("{} (empty)", fitted.headers[i]));
-        fitted = fitted.without(i);
+        fitted.remove_column(i);
     }
+    // Measured once: hiding a column leaves the others' widths as they
+    // are (measuring the whole grid again for each column hidden took a
+    // second over a 24,000-row table).
+    let mut cols = Cols::of(&fitted);
     for name in fitted
         .droppable
         .clone()
         .iter()
         .filter(|n| !KEPT.contains(n))
     {
-        if comfortable_total(&fitted) <= width {
+        if comfortable_total(&fitted, &cols) <= width {
             break;
         }
         if let Some(i) = fitted.headers.iter().position(|h| h == name) {
-            fitted = fitted.without(i);
+            fitted.remove_column(i);
+            cols.remove(i);
             left_out.push(name.to_string());
         }
     }
-    (fitted, left_out)
+    (fitted, cols, left_out)
+}
+
+/// Each column's width with every cell on one line, and the narrowest it
+/// may get ([`min_width`]), measured once for a grid.
+#[derive(Debug)]
+struct Cols {
+    natural: Vec<usize>,
+    min: Vec<usize>,
+}
+
+impl Cols {
+    fn of(grid: &Grid) -> Cols {
+        let natural: Vec<usize> = (0..grid.headers.len()).map(|i| natural(grid, i)).collect();
+        let min = natural
+            .iter()
+            .enumerate()
+            .map(|(i, n)| min_width(grid, i, *n))
+            .collect();
+        Cols { natural, min }
+    }
+
+    /// Forgets column `i`, as the grid hides it.
+    fn remove(&mut self, i: usize) {
+        self.natural.remove(i);
+        self.min.remove(i);
+    }
+
+    /// Columns the grid takes with every cell on one line.
+    fn natural_total(&self) -> usize {
+        self.natural.iter().sum::<usize>() + borders(self.natural.len())
+    }
+
+    /// Columns the grid takes with every cell wrapped as far as allowed.
+    fn min_total(&self) -> usize {
+        self.min.iter().sum::<usize>() + borders(self.min.len())
+    }
 }
 
 /// A note in lines of at most `width` characters, broken at spaces.
@@ -174,44 +221,28 @@ pub(super) fn note_lines(note: &str, width: u16) -> Vec<String> {
     lines
 }
 
-/// Columns the grid takes with every cell on one line.
-fn natural_total(grid: &Grid) -> usize {
-    (0..grid.headers.len())
-        .map(|i| natural(grid, i))
-        .sum::<usize>()
-        + borders(grid)
-}
-
 /// Columns the grid takes with long cells wrapped over two or three lines
 /// (each long column counted as [`WRAPPED`] wide): wrapping a detail is
 /// better than hiding a column, but not one letter per line.
-fn comfortable_total(grid: &Grid) -> usize {
+fn comfortable_total(grid: &Grid, cols: &Cols) -> usize {
     const WRAPPED: usize = 24;
     (0..grid.headers.len())
         .map(|i| {
-            let w = natural(grid, i);
+            let w = cols.natural[i];
             if WHOLE.contains(&grid.headers[i]) {
                 w
             } else {
-                w.min(WRAPPED.max(min_width(grid, i)))
+                w.min(WRAPPED.max(cols.min[i]))
             }
         })
         .sum::<usize>()
-        + borders(grid)
-}
-
-/// Columns the grid takes with every cell wrapped as far as allowed.
-fn min_total(grid: &Grid) -> usize {
-    (0..grid.headers.len())
-        .map(|i| min_width(grid, i))
-        .sum::<usize>()
-        + borders(grid)
+        + borders(grid.headers.len())
 }
 
 /// One space each side of every cell and a border between and around
-/// columns.
-fn borders(grid: &Grid) -> usize {
-    3 * grid.headers.len() + 1
+/// `columns` columns.
+fn borders(columns: usize) -> usize {
+    3 * columns + 1
 }
 
 fn cells(grid: &Grid, i: usize) -> impl Iterator<Item = &str> {
@@ -234,20 +265,19 @@ fn natural(grid: &Grid, i: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// The narrowest the column may get: whole for the group, trigger, time and
-/// short columns; the longest unbreakable piece for the rest, but no more
-/// than [`LONG_MIN`] for [`FREE_TEXT`] (longer pieces are cut there).
-fn min_width(grid: &Grid, i: usize) -> usize {
+/// The narrowest column `i` (`natural` wide on one line) may get: whole
+/// for the group, trigger, time and short columns; the longest unbreakable
+/// piece for the rest, but no more than [`LONG_MIN`] for [`FREE_TEXT`]
+/// (longer pieces are cut there).
+fn min_width(grid: &Grid, i: usize, natural: usize) -> usize {
     let header = grid.headers[i];
-    let natural = natural(grid, i);
     if WHOLE.contains(&header) || natural <= SHORT {
         return natural;
     }
-    let longest = cells(grid, i)
-        .flat_map(pieces)
-        .map(|p| chars(p.trim_end()))
-        .max()
-        .unwrap_or(0);
+    let mut longest = 0;
+    for cell in cells(grid, i) {
+        each_piece(cell, |p| longest = longest.max(chars(p.trim_end())));
+    }
     let longest = if FREE_TEXT.contains(&header) {
         longest.min(LONG_MIN)
     } else {
@@ -284,11 +314,11 @@ fn last_resort(grid: &Grid) -> Option<usize> {
 /// Each column's width: its minimum, then columns whole, narrowest first,
 /// while what is left allows, then the rest shared out one column at a
 /// time to the column furthest from its natural width.
-fn widths(grid: &Grid, width: usize) -> Vec<usize> {
-    let n = grid.headers.len();
-    let natural: Vec<usize> = (0..n).map(|i| natural(grid, i)).collect();
-    let mut widths: Vec<usize> = (0..n).map(|i| min_width(grid, i)).collect();
-    let mut budget = width.saturating_sub(widths.iter().sum::<usize>() + borders(grid));
+fn widths(cols: &Cols, width: usize) -> Vec<usize> {
+    let n = cols.natural.len();
+    let natural = &cols.natural;
+    let mut widths = cols.min.clone();
+    let mut budget = width.saturating_sub(widths.iter().sum::<usize>() + borders(n));
     let mut narrowest: Vec<usize> = (0..n).collect();
     narrowest.sort_by_key(|i| (natural[*i], *i));
     for i in narrowest {
@@ -312,16 +342,16 @@ fn widths(grid: &Grid, width: usize) -> Vec<usize> {
 /// Widens column `i` to `need`, from the width left over, then by
 /// narrowing the columns with most room above their minimum (a time column's header `started (2026-12-03 16:…)`
 /// must not be cut inside its date); as far as they allow.
-fn make_room(grid: &Grid, widths: &mut [usize], i: usize, need: usize, width: usize) {
-    let used = widths.iter().sum::<usize>() + borders(grid);
+fn make_room(cols: &Cols, widths: &mut [usize], i: usize, need: usize, width: usize) {
+    let used = widths.iter().sum::<usize>() + borders(widths.len());
     let slack = width
         .saturating_sub(used)
         .min(need.saturating_sub(widths[i]));
     widths[i] += slack;
     while widths[i] < need {
         let giver = (0..widths.len())
-            .filter(|j| *j != i && widths[*j] > min_width(grid, *j))
-            .max_by_key(|j| (widths[*j] - min_width(grid, *j), std::cmp::Reverse(*j)));
+            .filter(|j| *j != i && widths[*j] > cols.min[*j])
+            .max_by_key(|j| (widths[*j] - cols.min[*j], std::cmp::Reverse(*j)));
         let Some(j) = giver else { break };
         widths[j] -= 1;
         widths[i] += 1;
@@ -329,8 +359,8 @@ fn make_room(grid: &Grid, widths: &mut [usize], i: usize, need: usize, width: us
 }
 
 /// Every cell wrapped to its column's width.
-fn wrapped(grid: &Grid, widths: &[usize]) -> Grid {
-    let mut out = grid.clone();
+fn wrapped(grid: Grid, widths: &[usize]) -> Grid {
+    let mut out = grid;
     for row in &mut out.rows {
         for (i, span) in row.iter_mut().enumerate() {
             let w = widths.get(i).copied().unwrap_or(usize::MAX);
@@ -349,11 +379,14 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for piece in pieces(text) {
-        let joined = format!("{line}{piece}");
-        if chars(joined.trim_end()) <= width {
-            line = joined;
+        // The piece is tried on the line itself (a new string per piece
+        // was most of the time spent wrapping a long table).
+        let kept = line.len();
+        line.push_str(piece);
+        if chars(line.trim_end()) <= width {
             continue;
         }
+        line.truncate(kept);
         if !line.trim_end().is_empty() {
             lines.push(line.trim_end().to_string());
         }
@@ -377,12 +410,18 @@ pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
 /// `orders-2`), a `.` between letters. `#` and `:` are never break places, so a
 /// frame or line number stays with its file.
 pub(super) fn pieces(text: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
     let mut out = Vec::new();
+    each_piece(text, |p| out.push(p));
+    out
+}
+
+/// [`pieces`], each handed to `f` as it is found.
+fn each_piece<'a>(text: &'a str, mut f: impl FnMut(&'a str)) {
     let mut start = 0;
-    for (k, (at, c)) in chars.iter().enumerate() {
-        let prev = k.checked_sub(1).map(|p| chars[p].1);
-        let next = chars.get(k + 1).map(|n| n.1);
+    let mut prev = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = chars.peek().map(|n| n.1);
         let breaks = match c {
             ' ' => next != Some('/') && next != Some('→') && !unit_follows(prev, &text[at + 1..]),
             '_' | ',' | '=' | ';' => true,
@@ -393,14 +432,14 @@ pub(super) fn pieces(text: &str) -> Vec<&str> {
         };
         if breaks {
             let end = at + c.len_utf8();
-            out.push(&text[start..end]);
+            f(&text[start..end]);
             start = end;
         }
+        prev = Some(c);
     }
     if start < text.len() {
-        out.push(&text[start..]);
+        f(&text[start..]);
     }
-    out
 }
 
 /// Whether the space before `rest` joins a number to its unit (`3.00 s`,
@@ -525,10 +564,10 @@ pub(super) fn file_name(text: &str) -> Option<String> {
 /// replaced by `…`, and the note saying what `…` stands for; `None` when
 /// there is no evidence column, it already fits, or the rows share too
 /// little to be worth it.
-fn evidence_shortened(grid: &Grid, width: usize) -> Option<(Grid, String)> {
+fn evidence_shortened(grid: &Grid, cols: &Cols, width: usize) -> Option<(Grid, String)> {
     let i = grid.headers.iter().position(|h| *h == "evidence")?;
-    let allotted = widths(grid, width)[i];
-    if allotted >= natural(grid, i) {
+    let allotted = widths(cols, width)[i];
+    if allotted >= cols.natural[i] {
         return None;
     }
     let names: Vec<&str> = cells(grid, i)
@@ -603,7 +642,7 @@ mod tests {
                     .unwrap_or(0)
             })
             .sum::<usize>()
-            + borders(&f.grid)
+            + borders(f.grid.headers.len())
     }
 
     #[test]
