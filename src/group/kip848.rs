@@ -106,7 +106,7 @@ pub fn reconstruct(
         super::resolve::resolve(r, &c.book, &activity, &[]);
     }
     let mut rebalances: Vec<_> = rounds
-        .iter()
+        .iter_mut()
         .map(|r| super::record(group, protocol, r, &c.book))
         .collect();
     super::mark_storms(&mut rebalances);

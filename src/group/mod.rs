@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent};
 use crate::fast_hash::FastMap;
-use crate::report::{GroupSummary, Rebalance, Trigger};
+use crate::report::{EvidenceLine, GroupSummary, Rebalance, Trigger};
 use crate::spread;
 use crate::time::Timestamp;
 
@@ -287,7 +287,7 @@ fn reconstruct_classic(
         ));
     }
     let mut rebalances = Vec::new();
-    let mut previous: Option<&Round> = None;
+    let mut previous: Option<usize> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
     // Whether the previous round showed the whole membership (the leader's
     // member list): if not (a follower's one-host view), a member first
@@ -316,9 +316,10 @@ fn reconstruct_classic(
         knew_members = r.saw_member_list || r.generation.is_none();
         resolve::resolve(r, &g.book, &activity, &newcomers);
     }
-    for r in &rounds {
+    for i in 0..rounds.len() {
+        let r = &rounds[i];
         if is_empty_departure(r) {
-            previous = Some(r);
+            previous = Some(i);
             continue;
         }
         if is_tail_of_unseen_round(r, &rounds_after(&rounds, r)) {
@@ -326,19 +327,19 @@ fn reconstruct_classic(
                 "the inputs begin at the end of a rebalance to generation {} (its start and cause were not seen)",
                 r.generation.map_or("?".into(), |x| x.to_string())
             ));
-            previous = Some(r);
+            previous = Some(i);
             continue;
         }
         if is_quiet_static_restart(r) {
             g.notes.push(static_restart_note(r));
             continue;
         }
-        let mut rec = record(group, "classic", r, &g.book);
+        let mut rec = record(group, "classic", &mut rounds[i], &g.book);
         if let (Some(p), Some(prev)) = (previous, rebalances.last()) {
-            follow_up(&mut rec, r, p, prev, &g.assignors);
+            follow_up(&mut rec, &rounds[i], &rounds[p], prev, &g.assignors);
         }
         rebalances.push(rec);
-        previous = Some(r);
+        previous = Some(i);
     }
     mark_storms(&mut rebalances);
     let mut summary = summarise(&g, &rebalances);
@@ -425,12 +426,13 @@ fn is_empty_departure(r: &Round) -> bool {
 }
 
 /// Writes the record of one resolved round.
-fn record(group: &str, protocol: &str, r: &Round, book: &MemberBook) -> Rebalance {
+fn record(group: &str, protocol: &str, r: &mut Round, book: &MemberBook) -> Rebalance {
     let mut out = round::skeleton(group, protocol, r);
+    let r: &Round = r;
     let (best, others) = round::choose(&r.candidates);
     out.trigger = match best {
         Some(c) => round::trigger_of(c),
-        None => round::unknown_trigger(unexplained(r)),
+        None => round::unknown_trigger(unexplained(&out.evidence)),
     };
     if let Some(best) = best {
         for words in round::corroborating(&r.candidates, best) {
@@ -536,8 +538,8 @@ fn initial_delay(r: &Round, out: &mut Rebalance) {
 
 /// Words for a round nothing explains, saying what was seen and where the
 /// cause may be found.
-fn unexplained(r: &Round) -> &'static str {
-    let told = r.evidence.iter().any(|e| {
+fn unexplained(evidence: &[EvidenceLine]) -> &'static str {
+    let told = evidence.iter().any(|e| {
         e.text.contains("REBALANCE_IN_PROGRESS")
             || e.text.to_ascii_lowercase().contains("already rebalancing")
     });

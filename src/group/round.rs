@@ -447,8 +447,10 @@ pub fn removed_members(
         .collect()
 }
 
-/// Builds the final record's common part; the caller fills members and trigger.
-pub fn skeleton(group: &str, protocol: &str, r: &Round) -> Rebalance {
+/// Builds the final record's common part; the caller fills members and
+/// trigger. The round's evidence moves into the record (copying it was a
+/// tenth of rebuilding a rebalance-dense log's groups).
+pub fn skeleton(group: &str, protocol: &str, r: &mut Round) -> Rebalance {
     let mut joins: Vec<MemberJoin> = r.joins.values().cloned().collect();
     joins.sort_by_key(|j| j.requested_at);
     let mut notes = r.notes.clone();
@@ -477,7 +479,7 @@ pub fn skeleton(group: &str, protocol: &str, r: &Round) -> Rebalance {
             .map(|c| round_us(c.millis_since(r.started_at))),
         straggler: straggler(&joins),
         joins,
-        evidence: r.evidence.clone(),
+        evidence: std::mem::take(&mut r.evidence),
         seen_in: r.seen_in.iter().map(|s| s.to_string()).collect(),
         notes,
         ..Rebalance::default()
