@@ -569,6 +569,9 @@ fn read_log_in_parts(
     bar: &crate::progress::Bar,
     out: &mut Collected,
 ) -> bool {
+    if len < 2 * split::MIN_PART {
+        return false;
+    }
     let Ok(head) = File::open(path).and_then(|mut f| peek(&mut f)) else {
         return false;
     };
