@@ -35,7 +35,8 @@
 //!   (batch: several inputs on separate threads, joined in the order named;
 //!   a capture's packets and TCP, Kafka stage, and normalizing each on a
 //!   thread of its own, in order; a compressed input inflated on a thread
-//!   of its own, [`decompress`]; the
+//!   of its own, [`decompress`]; one large plain log alone read in parts,
+//!   a core each, joined as one pass would read it; the
 //!   data path folded as it is read into the index the stops stage looks
 //!   up, [`stops::ClientFolder`], not kept) or through an [`input::Tap`]
 //!   (streaming, one input after the other).
