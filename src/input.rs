@@ -569,7 +569,7 @@ fn read_log_in_parts(
     bar: &crate::progress::Bar,
     out: &mut Collected,
 ) -> bool {
-    if len < 2 * split::MIN_PART {
+    if len < 2 * split::min_part() {
         return false;
     }
     let Ok(head) = File::open(path).and_then(|mut f| peek(&mut f)) else {
@@ -1029,6 +1029,18 @@ fn read_directory(
 ) -> Result<()> {
     let mut captures = Vec::new();
     for path in files.iter().cloned() {
+        // A directory is one input: its large plain logs may take every
+        // core it was given, one after the other.
+        if out.log_cores > 1 && !out.streaming() {
+            let len = std::fs::metadata(&path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
+            let no_bar = crate::progress::Bar::new(None, "", true);
+            if len.is_some_and(|len| read_log_in_parts(&path, len, opts, &no_bar, out)) {
+                continue;
+            }
+        }
         let opened = match File::open(&path).and_then(|f| open_threaded(f, opts.input_type)) {
             Ok(o) => o,
             Err(e) => {
@@ -1600,6 +1612,49 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What reading `path` (a file or a directory) added to a run, as
+    /// text to compare, with `cores` for a large log.
+    fn read_with_cores(path: &Path, cores: usize) -> String {
+        let unit = plan(path, &mut Seen::default()).unwrap();
+        let mut out = Collected {
+            log_cores: cores,
+            ..Collected::default()
+        };
+        read_unit(&unit, &ReadOptions::default(), false, true, &mut out).unwrap();
+        format!(
+            "{:?}\n{:?}\n{}",
+            out.logged,
+            out.diagnostics,
+            serde_json::to_string(&out.inputs).unwrap()
+        )
+    }
+
+    #[test]
+    fn large_logs_named_alone_or_found_in_a_directory_are_read_in_parts_as_one_pass_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes, seed) in [("server.log", 400 << 10, 3), ("server.log.1", 300 << 10, 4)] {
+            let mut text = Vec::new();
+            logs::synth::write_synthetic_log(&mut text, bytes, seed).unwrap();
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        // Parts of at least 64 KiB: both files are large enough to cut.
+        split::TEST_MIN_PART.with(|m| m.set(Some(64 << 10)));
+        let parts_read = || split::TEST_READ_IN_PARTS.with(std::cell::Cell::get);
+        for (path, files) in [
+            (dir.path().to_path_buf(), 2),
+            (dir.path().join("server.log"), 1),
+        ] {
+            let before = parts_read();
+            let in_parts = read_with_cores(&path, 3);
+            assert_eq!(parts_read() - before, files, "{}", path.display());
+            let one_pass = read_with_cores(&path, 1);
+            assert_eq!(parts_read() - before, files);
+            assert!(in_parts == one_pass, "{}", path.display());
+            assert!(in_parts.contains("server.log.1") == (files == 2));
+        }
+        split::TEST_MIN_PART.with(|m| m.set(None));
+    }
 
     #[test]
     fn peek_waits_for_a_pipe_that_gives_one_byte_at_a_time() {

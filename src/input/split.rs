@@ -1,7 +1,8 @@
 //! One large plain log read in parts, a core each, joined as if read in
 //! one pass.
 //!
-//! Takes: an uncompressed log file of at least two [`MIN_PART`]s and the
+//! Takes: an uncompressed log file of at least two [`MIN_PART`]s (named on
+//! its own or found in a directory) and the
 //! cores it may use. Gives: the [`LogRead`] one pass over it gives (events
 //! in line order with their line numbers, diagnostics, summary, NULs), or
 //! `None` when it is read in one pass instead.
@@ -37,7 +38,25 @@ use crate::progress::Bar;
 
 /// The least bytes a part is given: below this, a second core's start-up
 /// and the second file handle cost more than they save.
-pub(super) const MIN_PART: u64 = 64 << 20;
+const MIN_PART: u64 = 64 << 20;
+
+#[cfg(test)]
+thread_local! {
+    /// A smaller [`MIN_PART`] for tests on this thread, so that small files
+    /// take the path a large one takes.
+    pub(super) static TEST_MIN_PART: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    /// Files read in parts on this thread.
+    pub(super) static TEST_READ_IN_PARTS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// [`MIN_PART`] (or a test's).
+pub(super) fn min_part() -> u64 {
+    #[cfg(test)]
+    if let Some(n) = TEST_MIN_PART.with(std::cell::Cell::get) {
+        return n;
+    }
+    MIN_PART
+}
 
 /// The most parts one file is cut into.
 const MAX_PARTS: usize = 8;
@@ -58,7 +77,7 @@ pub(super) fn read_in_parts(
     opts: &ReadOptions,
     bar: &Bar,
 ) -> Option<LogRead> {
-    let parts = cores.min(MAX_PARTS).min((len / MIN_PART) as usize);
+    let parts = cores.min(MAX_PARTS).min((len / min_part()) as usize);
     if parts < 2 {
         return None;
     }
@@ -66,7 +85,12 @@ pub(super) fn read_in_parts(
     if starts.len() < 2 {
         return None;
     }
-    read_cut(path, &starts, source, opts, bar)
+    let read = read_cut(path, &starts, source, opts, bar);
+    #[cfg(test)]
+    if read.is_some() {
+        TEST_READ_IN_PARTS.with(|n| n.set(n.get() + 1));
+    }
+    read
 }
 
 /// Reads the file at `path` in parts starting at `starts` (0 first), each
