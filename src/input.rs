@@ -1657,6 +1657,37 @@ mod tests {
     }
 
     #[test]
+    fn every_fixture_log_read_in_up_to_eight_parts_gives_what_one_pass_gives() {
+        // Parts of at least 1 KiB: every lab log is cut, most into eight
+        // (broker, client and request logs of real Apache Kafka brokers and
+        // clients, each cut wherever a line opens an entry).
+        split::TEST_MIN_PART.with(|m| m.set(Some(1 << 10)));
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut logs = 0;
+        let before = split::TEST_READ_IN_PARTS.with(std::cell::Cell::get);
+        for dir in ["kafka", "lab"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                if !path.to_string_lossy().contains(".log") {
+                    continue;
+                }
+                logs += 1;
+                assert!(
+                    read_with_cores(&path, 8) == read_with_cores(&path, 1),
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+        let in_parts = split::TEST_READ_IN_PARTS.with(std::cell::Cell::get) - before;
+        split::TEST_MIN_PART.with(|m| m.set(None));
+        assert!(
+            logs >= 20 && in_parts >= logs - 2,
+            "{in_parts} of {logs} logs read in parts"
+        );
+    }
+
+    #[test]
     fn peek_waits_for_a_pipe_that_gives_one_byte_at_a_time() {
         struct Trickle(Vec<u8>, usize);
         impl Read for Trickle {
