@@ -71,23 +71,35 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
     }
     let short = shortened(grid);
     let (cut, contexts) = times_to_what_differs(&short);
-    let whole_times = hidden_to_fit(short, width);
-    let cut_times = hidden_to_fit(cut, width);
+    // The two grids differ only in their time columns: measured once, the
+    // time columns again.
+    let short_cols = Cols::of(&short);
+    let mut cut_cols = short_cols.clone();
+    for (i, header) in cut.headers.iter().enumerate() {
+        if matches!(*header, "time" | "started") {
+            cut_cols.measure_again(&cut, i);
+        }
+    }
+    let whole_times = hidden_to_fit(short, short_cols, width);
+    let cut_times = hidden_to_fit(cut, cut_cols, width);
     // Times cut to what differs only when that hides fewer columns, or
     // wraps less (the table would still not sit on one line per row).
     let use_cut = !contexts.is_empty()
         && (cut_times.2.len() < whole_times.2.len()
             || comfortable_total(&whole_times.0, &whole_times.1) > width);
+    // The grid not taken is dropped here, before the table is laid out.
     let (mut fitted, mut cols, mut left_out, contexts) = if use_cut {
+        drop(whole_times);
         (cut_times.0, cut_times.1, cut_times.2, contexts)
     } else {
+        drop(cut_times);
         (whole_times.0, whole_times.1, whole_times.2, Vec::new())
     };
     let mut notes = Vec::new();
     if cols.natural_total() > width {
-        if let Some((short, note)) = evidence_shortened(&fitted, &cols, width) {
+        if let Some((short, i, note)) = evidence_shortened(&fitted, &cols, width) {
             fitted = short;
-            cols = Cols::of(&fitted);
+            cols.measure_again(&fitted, i);
             notes.push(note);
         }
     }
@@ -139,16 +151,16 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
 /// `grid` without its empty columns, then without its droppable columns
 /// (first to go first) until it fits comfortably; its columns' widths; and
 /// the names hidden.
-fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Cols, Vec<String>) {
+fn hidden_to_fit(mut fitted: Grid, mut cols: Cols, width: usize) -> (Grid, Cols, Vec<String>) {
     let mut left_out: Vec<String> = Vec::new();
+    // The columns are measured once (`cols`): hiding a column leaves the
+    // others' widths as they are (measuring the whole grid again for each
+    // column hidden took a second over a 24,000-row table).
     while let Some(i) = empty_column(&fitted) {
         left_out.push(format!("{} (empty)", fitted.headers[i]));
         fitted.remove_column(i);
+        cols.remove(i);
     }
-    // Measured once: hiding a column leaves the others' widths as they
-    // are (measuring the whole grid again for each column hidden took a
-    // second over a 24,000-row table).
-    let mut cols = Cols::of(&fitted);
     for name in fitted
         .droppable
         .clone()
@@ -169,7 +181,7 @@ fn hidden_to_fit(mut fitted: Grid, width: usize) -> (Grid, Cols, Vec<String>) {
 
 /// Each column's width with every cell on one line, and the narrowest it
 /// may get ([`min_width`]), measured once for a grid.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Cols {
     natural: Vec<usize>,
     min: Vec<usize>,
@@ -184,6 +196,12 @@ impl Cols {
             .map(|(i, n)| min_width(grid, i, *n))
             .collect();
         Cols { natural, min }
+    }
+
+    /// Measures column `i` again, after its cells changed.
+    fn measure_again(&mut self, grid: &Grid, i: usize) {
+        self.natural[i] = natural(grid, i);
+        self.min[i] = min_width(grid, i, self.natural[i]);
     }
 
     /// Forgets column `i`, as the grid hides it.
@@ -561,10 +579,10 @@ pub(super) fn file_name(text: &str) -> Option<String> {
 }
 
 /// The evidence column with the start of the file name every row shares
-/// replaced by `…`, and the note saying what `…` stands for; `None` when
+/// replaced by `…`, its index, and the note saying what `…` stands for; `None` when
 /// there is no evidence column, it already fits, or the rows share too
 /// little to be worth it.
-fn evidence_shortened(grid: &Grid, cols: &Cols, width: usize) -> Option<(Grid, String)> {
+fn evidence_shortened(grid: &Grid, cols: &Cols, width: usize) -> Option<(Grid, usize, String)> {
     let i = grid.headers.iter().position(|h| *h == "evidence")?;
     let allotted = widths(cols, width)[i];
     if allotted >= cols.natural[i] {
@@ -586,7 +604,7 @@ fn evidence_shortened(grid: &Grid, cols: &Cols, width: usize) -> Option<(Grid, S
             }
         }
     }
-    Some((short, format!("(evidence: … stands for {shared})")))
+    Some((short, i, format!("(evidence: … stands for {shared})")))
 }
 
 /// `a.pcap#12` → `a.pcap`, `a.log:46` → `a.log`.
