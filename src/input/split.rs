@@ -113,9 +113,14 @@ fn read_cut(
                 scope.spawn(move || read_part(path, start, take, i == 0, source, opts, bar))
             })
             .collect();
+        // A part's reader that panicked is a bug to show, as one pass
+        // would show it, not a reason to read again.
         let parts: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().ok().flatten())
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect();
         parts
     });
