@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -544,13 +544,15 @@ fn read_unit(
             read_directory(path, std::slice::from_ref(path), opts, keep, out)
         }
         Unit::File(path, len) => {
-            let file = File::open(path).map_err(|e| read_error(path, e))?;
+            let mut file = File::open(path).map_err(|e| read_error(path, e))?;
             let name = path.to_string_lossy();
             let bar = crate::progress::Bar::new(*len, &name, quiet);
             if let Some(len) = len.filter(|_| out.log_cores > 1 && !out.streaming()) {
-                if read_log_in_parts(path, len, opts, &bar, out) {
+                if read_log_in_parts(&file, path, len, opts, &bar, out) {
                     return Ok(());
                 }
+                // (Only Windows' positional reads move the cursor.)
+                file.rewind().map_err(|e| read_error(path, e))?;
             }
             let reader = bar.wrap(file);
             let opened = open_threaded(reader, opts.input_type).map_err(|e| read_error(path, e))?;
@@ -559,10 +561,11 @@ fn read_unit(
     }
 }
 
-/// Reads the file at `path` as [`split`] does when it is a plain log it
-/// can cut into parts, and says whether it did (if not, nothing was added
-/// to `out`: the caller reads it in one pass).
+/// Reads `file` (opened at `path`) as [`split`] does when it is a plain
+/// log it can cut into parts, and says whether it did (if not, nothing was
+/// added to `out`: the caller reads it in one pass, from its start).
 fn read_log_in_parts(
+    file: &File,
     path: &Path,
     len: u64,
     opts: &ReadOptions,
@@ -572,14 +575,14 @@ fn read_log_in_parts(
     if len < 2 * split::min_part() {
         return false;
     }
-    let Ok(head) = File::open(path).and_then(|mut f| peek(&mut f)) else {
+    let Ok(head) = peek(&mut split::Stretch::new(file, 0, None)) else {
         return false;
     };
     if Compression::of(&head).is_some() || classify(&head, opts.input_type) != Kind::Log {
         return false;
     }
     let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
-    let Some(read) = split::read_in_parts(path, len, out.log_cores, &source, opts, bar) else {
+    let Some(read) = split::read_in_parts(file, len, out.log_cores, &source, opts, bar) else {
         return false;
     };
     bar.finish();
@@ -1032,13 +1035,13 @@ fn read_directory(
         // A directory is one input: its large plain logs may take every
         // core it was given, one after the other.
         if out.log_cores > 1 && !out.streaming() {
-            let len = std::fs::metadata(&path)
-                .ok()
-                .filter(|m| m.is_file())
-                .map(|m| m.len());
             let no_bar = crate::progress::Bar::new(None, "", true);
-            if len.is_some_and(|len| read_log_in_parts(&path, len, opts, &no_bar, out)) {
-                continue;
+            let file = File::open(&path).ok();
+            let meta = file.as_ref().and_then(|f| f.metadata().ok());
+            if let (Some(file), Some(meta)) = (&file, meta.filter(|m| m.is_file())) {
+                if read_log_in_parts(file, &path, meta.len(), opts, &no_bar, out) {
+                    continue;
+                }
             }
         }
         let opened = match File::open(&path).and_then(|f| open_threaded(f, opts.input_type)) {

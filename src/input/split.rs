@@ -21,11 +21,12 @@
 //! but the last ends holding it, the file is read again in one pass. The
 //! lines of a later part are numbered from 1 and moved down by the lines
 //! before it once those are known; a part cut short by a read error ends
-//! the file there, as one pass would.
+//! the file there, as one pass would. Every part reads the one file handle
+//! the caller opened, by positional reads ([`Stretch`]): a log renamed by
+//! its rotation between two opens would have given two files.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom};
-use std::path::Path;
+use std::io::{self, BufReader, Read};
 use std::sync::Arc;
 
 use super::{log_options, LogRead, NulSkipping, SeenEvents, LOG_BUFFER};
@@ -65,12 +66,12 @@ const MAX_PARTS: usize = 8;
 /// without a newline is not a log's).
 const CUT_WINDOW: usize = 1 << 20;
 
-/// Reads the log at `path` (`len` bytes when planned) in up to `cores`
-/// parts; `None` when it is too small, no cut was found, a part could not
-/// be opened, or a part ended holding what the next one needed: the
-/// caller then reads it in one pass.
+/// Reads the log open as `file` (`len` bytes when planned) in up to
+/// `cores` parts; `None` when it is too small, no cut was found, or a part
+/// ended holding what the next one needed: the caller then reads it in one
+/// pass.
 pub(super) fn read_in_parts(
-    path: &Path,
+    file: &File,
     len: u64,
     cores: usize,
     source: &Arc<str>,
@@ -81,11 +82,11 @@ pub(super) fn read_in_parts(
     if parts < 2 {
         return None;
     }
-    let starts = cuts(path, len, parts).ok()?;
+    let starts = cuts(file, len, parts).ok()?;
     if starts.len() < 2 {
         return None;
     }
-    let read = read_cut(path, &starts, source, opts, bar);
+    let read = read_cut(file, &starts, source, opts, bar);
     #[cfg(test)]
     if read.is_some() {
         TEST_READ_IN_PARTS.with(|n| n.set(n.get() + 1));
@@ -93,10 +94,10 @@ pub(super) fn read_in_parts(
     read
 }
 
-/// Reads the file at `path` in parts starting at `starts` (0 first), each
-/// on a thread of its own, and joins them ([`join`]).
+/// Reads `file` in parts starting at `starts` (0 first), each on a thread
+/// of its own, and joins them ([`join`]).
 fn read_cut(
-    path: &Path,
+    file: &File,
     starts: &[u64],
     source: &Arc<str>,
     opts: &ReadOptions,
@@ -110,7 +111,7 @@ fn read_cut(
                 // The last part reads to the end, as one pass would: a log
                 // still being written may have grown since it was planned.
                 let take = starts.get(i + 1).map(|next| next - start);
-                scope.spawn(move || read_part(path, start, take, i == 0, source, opts, bar))
+                scope.spawn(move || read_part(file, start, take, i == 0, source, opts, bar))
             })
             .collect();
         // A part's reader that panicked is a bug to show, as one pass
@@ -124,21 +125,18 @@ fn read_cut(
             .collect();
         parts
     });
-    let parts: Option<Vec<Part>> = read.into_iter().collect();
-    join(parts?)
+    join(read)
 }
 
 /// Where each part starts: 0, then for each later part the start of the
 /// first line opening an entry past its share of the file.
-fn cuts(path: &Path, len: u64, parts: usize) -> io::Result<Vec<u64>> {
-    let mut file = File::open(path)?;
+fn cuts(file: &File, len: u64, parts: usize) -> io::Result<Vec<u64>> {
     let mut starts = vec![0];
     let mut window = vec![0; CUT_WINDOW];
     for k in 1..parts {
         let share = len / parts as u64 * k as u64;
         let from = share.max(starts[starts.len() - 1] + 1);
-        file.seek(SeekFrom::Start(from))?;
-        let n = super::read_full(&mut file, &mut window)?;
+        let n = super::read_full(&mut Stretch::new(file, from, None), &mut window)?;
         if let Some(at) = cut_in(&window[..n]) {
             starts.push(from + at as u64);
         }
@@ -172,17 +170,15 @@ struct Part {
 }
 
 fn read_part(
-    path: &Path,
+    file: &File,
     start: u64,
     take: Option<u64>,
     first: bool,
     source: &Arc<str>,
     opts: &ReadOptions,
     bar: &Bar,
-) -> Option<Part> {
-    let mut file = File::open(path).ok()?;
-    file.seek(SeekFrom::Start(start)).ok()?;
-    let mut nuls = NulSkipping::new(bar.wrap_part(file.take(take.unwrap_or(u64::MAX))));
+) -> Part {
+    let mut nuls = NulSkipping::new(bar.wrap_part(Stretch::new(file, start, take)));
     let (mut diagnostics, mut events) = (Diagnostics::default(), Vec::new());
     let end = logs::read_log_part(
         BufReader::with_capacity(LOG_BUFFER, &mut nuls),
@@ -192,14 +188,53 @@ fn read_part(
         &mut diagnostics,
         &mut events,
     );
-    Some(Part {
+    Part {
         events,
         diagnostics,
         end,
         expected: take,
         nul_bytes: nuls.skipped,
         nul_runs: nuls.runs,
-    })
+    }
+}
+
+/// `len` bytes of a file from `at` (or to its end), read by positional
+/// reads: readers of one handle on several threads share no cursor.
+pub(super) struct Stretch<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+}
+
+impl<'a> Stretch<'a> {
+    pub(super) fn new(file: &'a File, at: u64, len: Option<u64>) -> Stretch<'a> {
+        let end = len.map_or(u64::MAX, |n| at.saturating_add(n));
+        Stretch { file, at, end }
+    }
+}
+
+impl Read for Stretch<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.end - self.at).map_or(buf.len(), |r| r.min(buf.len()));
+        if room == 0 {
+            return Ok(0);
+        }
+        let n = read_at(self.file, &mut buf[..room], self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+/// Windows' positional read also moves the handle's cursor: the caller
+/// rewinds it before reading the file in one pass.
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, at)
 }
 
 /// The parts joined in order, line numbers moved down by the lines before
@@ -275,6 +310,7 @@ fn move_lines(events: &mut [GroupEvent], diagnostics: &mut Diagnostics, before: 
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::path::Path;
 
     use super::*;
     use crate::input::{finish_log, read_unit, Collected, Unit};
@@ -335,9 +371,14 @@ INFO [GroupCoordinator 1]: Stabilized group g-notime generation 4 (__consumer_of
     }
 
     fn in_parts(path: &Path, starts: &[u64]) -> Option<Collected> {
+        in_parts_of(&File::open(path).unwrap(), path, starts)
+    }
+
+    /// [`in_parts`] of a file already open (named `path` when opened).
+    fn in_parts_of(file: &File, path: &Path, starts: &[u64]) -> Option<Collected> {
         let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
         let bar = Bar::new(None, "", true);
-        let read = read_cut(path, starts, &source, &ReadOptions::default(), &bar)?;
+        let read = read_cut(file, starts, &source, &ReadOptions::default(), &bar)?;
         let mut out = Collected::default();
         finish_log(read, &source, "log".into(), None, &mut out);
         Some(out)
@@ -411,9 +452,25 @@ INFO [GroupCoordinator 1]: Stabilized group g-notime generation 4 (__consumer_of
     }
 
     #[test]
+    fn the_parts_read_the_file_that_was_opened_when_rotation_renames_it_away() {
+        let (file, text) = log_file();
+        let whole = seen(&one_pass(file.path()));
+        let opened = File::open(file.path()).unwrap();
+        // logrotate (without copytruncate) renames the log, and the broker
+        // starts a new one under its name.
+        let rotated = tempfile::tempdir().unwrap();
+        std::fs::rename(file.path(), rotated.path().join("server.log.1")).unwrap();
+        std::fs::write(file.path(), b"[2024-03-01 09:00:00,000] INFO new file\n").unwrap();
+        let starts = entry_starts(&text);
+        let cuts = [0, starts[starts.len() / 4], starts[3 * starts.len() / 4]];
+        let parts = in_parts_of(&opened, file.path(), &cuts).unwrap();
+        assert!(seen(&parts) == whole);
+    }
+
+    #[test]
     fn cuts_fall_after_a_newline_at_a_line_that_opens_an_entry() {
         let (file, text) = log_file();
-        let starts = cuts(file.path(), text.len() as u64, 6).unwrap();
+        let starts = cuts(file.as_file(), text.len() as u64, 6).unwrap();
         assert_eq!(starts.len(), 6, "{starts:?}");
         assert_eq!(starts[0], 0);
         for w in starts.windows(2) {
