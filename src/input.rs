@@ -544,15 +544,15 @@ fn read_unit(
             read_directory(path, std::slice::from_ref(path), opts, keep, out)
         }
         Unit::File(path, len) => {
-            let mut file = File::open(path).map_err(|e| read_error(path, e))?;
+            let file = File::open(path).map_err(|e| read_error(path, e))?;
             let name = path.to_string_lossy();
             let bar = crate::progress::Bar::new(*len, &name, quiet);
-            if let Some(len) = len.filter(|_| out.log_cores > 1 && !out.streaming()) {
-                if read_log_in_parts(&file, path, len, opts, &bar, out) {
+            if let Some(len) = *len {
+                if read_log_in_parts(&file, path, len, opts, &bar, out)
+                    .map_err(|e| read_error(path, e))?
+                {
                     return Ok(());
                 }
-                // (Only Windows' positional reads move the cursor.)
-                file.rewind().map_err(|e| read_error(path, e))?;
             }
             let reader = bar.wrap(file);
             let opened = open_threaded(reader, opts.input_type).map_err(|e| read_error(path, e))?;
@@ -561,9 +561,10 @@ fn read_unit(
     }
 }
 
-/// Reads `file` (opened at `path`) as [`split`] does when it is a plain
-/// log it can cut into parts, and says whether it did (if not, nothing was
-/// added to `out`: the caller reads it in one pass, from its start).
+/// Reads `file` (a regular file of `len` bytes, opened at `path`) as
+/// [`split`] does when it is a plain log it can cut into parts and `out`
+/// gives it cores, and says whether it did; if not, nothing was added to
+/// `out` and `file` is at its start again for the one pass that reads it.
 fn read_log_in_parts(
     file: &File,
     path: &Path,
@@ -571,24 +572,37 @@ fn read_log_in_parts(
     opts: &ReadOptions,
     bar: &crate::progress::Bar,
     out: &mut Collected,
-) -> bool {
-    if len < 2 * split::min_part() {
-        return false;
-    }
-    let Ok(head) = peek(&mut split::Stretch::new(file, 0, None)) else {
-        return false;
-    };
-    if Compression::of(&head).is_some() || classify(&head, opts.input_type) != Kind::Log {
-        return false;
+) -> io::Result<bool> {
+    if out.log_cores < 2 || out.streaming() || len < 2 * split::min_part() {
+        return Ok(false);
     }
     let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
-    let Some(read) = split::read_in_parts(file, len, out.log_cores, &source, opts, bar) else {
-        return false;
+    let plain_log = |head: &[u8]| {
+        Compression::of(head).is_none() && classify(head, opts.input_type) == Kind::Log
+    };
+    let parts = peek(&mut split::Stretch::new(file, 0, None))
+        .ok()
+        .filter(|head| plain_log(head))
+        .and_then(|head| {
+            let read = split::read_in_parts(file, len, out.log_cores, &source, opts, bar)?;
+            Some((head, read))
+        });
+    let Some((head, read)) = parts else {
+        // Only Windows' positional reads move the handle's cursor.
+        let mut file = file;
+        file.rewind()?;
+        bar.restart();
+        return Ok(false);
     };
     bar.finish();
-    let foreign = logs::foreign_log(&head);
-    finish_log(read, &source, "log".to_string(), foreign, out);
-    true
+    finish_log(
+        read,
+        &source,
+        "log".to_string(),
+        logs::foreign_log(&head),
+        out,
+    );
+    Ok(true)
 }
 
 /// Reads one recognised input; `top` makes an unknown one an error rather
@@ -1031,21 +1045,26 @@ fn read_directory(
     out: &mut Collected,
 ) -> Result<()> {
     let mut captures = Vec::new();
+    let no_bar = crate::progress::Bar::new(None, "", true);
     for path in files.iter().cloned() {
         // A directory is one input: its large plain logs may take every
-        // core it was given, one after the other.
-        if out.log_cores > 1 && !out.streaming() {
-            let no_bar = crate::progress::Bar::new(None, "", true);
-            let file = File::open(&path).ok();
-            let meta = file.as_ref().and_then(|f| f.metadata().ok());
-            if let (Some(file), Some(meta)) = (&file, meta.filter(|m| m.is_file())) {
-                if read_log_in_parts(file, &path, meta.len(), opts, &no_bar, out) {
-                    continue;
+        // core it was given, one after the other (`None`: read in parts).
+        let opened = File::open(&path).and_then(|file| {
+            let len = file
+                .metadata()
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len());
+            if let Some(len) = len {
+                if read_log_in_parts(&file, &path, len, opts, &no_bar, out)? {
+                    return Ok(None);
                 }
             }
-        }
-        let opened = match File::open(&path).and_then(|f| open_threaded(f, opts.input_type)) {
-            Ok(o) => o,
+            open_threaded(file, opts.input_type).map(Some)
+        });
+        let opened = match opened {
+            Ok(Some(o)) => o,
+            Ok(None) => continue,
             Err(e) => {
                 skip(out, &path, format!("cannot read: {e}"));
                 continue;

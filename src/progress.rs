@@ -12,19 +12,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// Inputs smaller than this read too fast to need a bar.
 pub const THRESHOLD: u64 = 50 * 1024 * 1024;
 
-/// Wraps `reader` in a progress bar when it is worth showing.
-pub fn wrap<'a, R: Read + Send + 'a>(
-    reader: R,
-    len: Option<u64>,
-    label: &str,
-    quiet: bool,
-) -> Box<dyn Read + Send + 'a> {
-    Bar::new(len, label, quiet).wrap(reader)
-}
-
-/// One input's bar (or none, when not worth showing), which the readers of
-/// the input's parts share ([`Bar::wrap`] each): it ends when all of its
-/// bytes were counted or when the input ends.
+/// One input's bar (or none, when not worth showing): one reader counts
+/// into it and ends it ([`Bar::wrap`]), or the readers of the input's parts
+/// share it ([`Bar::wrap_part`] each) and their caller ends it
+/// ([`Bar::finish`]).
 #[derive(Clone)]
 pub struct Bar(Option<ProgressBar>);
 
@@ -56,6 +47,14 @@ impl Bar {
     /// bar ([`Bar::finish`] does, once every part was read).
     pub fn wrap_part<'a, R: Read + Send + 'a>(&self, reader: R) -> Box<dyn Read + Send + 'a> {
         self.counted(reader, false)
+    }
+
+    /// Back to nothing read: the parts' bytes counted, the input is read
+    /// again in one pass.
+    pub fn restart(&self) {
+        if let Some(bar) = &self.0 {
+            bar.set_position(0);
+        }
     }
 
     /// Takes the bar off the terminal.

@@ -223,11 +223,7 @@ pub fn client_reason_part(reason: &str) -> Option<&str> {
         .as_bytes()
         .windows(MARK.len())
         .position(|w| w.eq_ignore_ascii_case(MARK))?;
-    Some(
-        reason[at + "client reason:".len()..]
-            .trim()
-            .trim_end_matches(')'),
-    )
+    Some(reason[at + MARK.len()..].trim().trim_end_matches(')'))
 }
 
 #[cfg(test)]

@@ -187,11 +187,11 @@ impl Grid {
     }
 
     /// The grid without the column named `name`, if it has one.
-    pub(crate) fn without_named(self, name: &str) -> Grid {
-        match self.headers.iter().position(|h| *h == name) {
-            Some(i) => self.without(i),
-            None => self,
+    pub(crate) fn without_named(mut self, name: &str) -> Grid {
+        if let Some(i) = self.headers.iter().position(|h| *h == name) {
+            self.remove_column(i);
         }
+        self
     }
 
     /// Takes column `index` out, in place.
@@ -201,28 +201,6 @@ impl Grid {
             if index < row.len() {
                 row.remove(index);
             }
-        }
-    }
-
-    /// The grid without column `index`.
-    pub(crate) fn without(&self, index: usize) -> Grid {
-        let mut headers = self.headers.clone();
-        headers.remove(index);
-        let rows = self
-            .rows
-            .iter()
-            .map(|row| {
-                row.iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != index)
-                    .map(|(_, s)| s.clone())
-                    .collect()
-            })
-            .collect();
-        Grid {
-            headers,
-            rows,
-            droppable: self.droppable.clone(),
         }
     }
 }

@@ -109,8 +109,7 @@ pub(super) fn fit(grid: &Grid, width: u16) -> Fitted {
             notes.clear();
         }
         left_out.push(fitted.headers[i].to_string());
-        fitted.remove_column(i);
-        cols.remove(i);
+        hide(&mut fitted, &mut cols, i);
     }
     let mut widths = widths(&cols, width);
     for (name, shared) in &contexts {
@@ -158,8 +157,7 @@ fn hidden_to_fit(mut fitted: Grid, mut cols: Cols, width: usize) -> (Grid, Cols,
     // column hidden took a second over a 24,000-row table).
     while let Some(i) = empty_column(&fitted) {
         left_out.push(format!("{} (empty)", fitted.headers[i]));
-        fitted.remove_column(i);
-        cols.remove(i);
+        hide(&mut fitted, &mut cols, i);
     }
     for name in fitted
         .droppable
@@ -171,8 +169,7 @@ fn hidden_to_fit(mut fitted: Grid, mut cols: Cols, width: usize) -> (Grid, Cols,
             break;
         }
         if let Some(i) = fitted.headers.iter().position(|h| h == name) {
-            fitted.remove_column(i);
-            cols.remove(i);
+            hide(&mut fitted, &mut cols, i);
             left_out.push(name.to_string());
         }
     }
@@ -219,6 +216,12 @@ impl Cols {
     fn min_total(&self) -> usize {
         self.min.iter().sum::<usize>() + borders(self.min.len())
     }
+}
+
+/// Hides column `i` of `grid` and forgets its widths, in step.
+fn hide(grid: &mut Grid, cols: &mut Cols, i: usize) {
+    grid.remove_column(i);
+    cols.remove(i);
 }
 
 /// A note in lines of at most `width` characters, broken at spaces.
