@@ -25,12 +25,36 @@ use crate::unmatched::Tally;
 /// into the report: written one by one as they are made.
 pub type RowSink<'a> = &'a mut dyn FnMut(&TimelineEntry) -> std::io::Result<()>;
 
+/// `decode`'s rows: gathered, to be filtered and put in request order here,
+/// or already filtered and written as they were read.
+pub enum Exchanges {
+    /// Every row, in the order the exchanges completed.
+    Kept(Vec<ExchangeRow>),
+    /// Written as read: the filter's tally over every row, and how many
+    /// it kept.
+    Written {
+        /// Every row went through it (boxed: it is large, and the other
+        /// way holds only a vector).
+        tally: Box<Tally>,
+        /// Rows kept (and written).
+        matched: u64,
+    },
+}
+
+impl Exchanges {
+    /// The tally `decode`'s rows go through: `first` is the inputs' first
+    /// event (relative `--since`/`--until` need it).
+    pub fn tally(filter: &crate::filter::Filter, first: Option<Timestamp>) -> Tally {
+        Tally::new(filter, first, noun(View::Decode))
+    }
+}
+
 /// Builds the report for `view`, returning it and the number of matching
 /// rows. With `rows`, the timeline view's rows are handed to it in order
 /// and not kept in the report (an error writing one ends the run).
 pub fn assemble(
     mut inputs: Vec<InputSummary>,
-    exchanges: Vec<ExchangeRow>,
+    exchanges: Exchanges,
     timeline: &Timeline,
     histories: Vec<GroupHistory>,
     diagnostics: &mut Diagnostics,
@@ -41,7 +65,11 @@ pub fn assemble(
     for input in &mut inputs {
         input.clock_offset_ms = timeline.clock_offsets.get(input.path.as_str()).copied();
     }
-    let first = first_time(timeline, &exchanges);
+    let kept: &[ExchangeRow] = match &exchanges {
+        Exchanges::Kept(rows) => rows,
+        Exchanges::Written { .. } => &[],
+    };
+    let first = first_time(timeline, kept);
     let mut report = Report {
         format_version: FORMAT_VERSION,
         inputs,
@@ -104,7 +132,11 @@ pub fn assemble(
         }
         report.groups = groups;
     }
-    if view == View::Decode && exchanges.is_empty() && !timeline.events.is_empty() {
+    let no_rows = match &exchanges {
+        Exchanges::Kept(rows) => rows.is_empty(),
+        Exchanges::Written { tally, .. } => tally.total() == 0,
+    };
+    if view == View::Decode && no_rows && !timeline.events.is_empty() {
         diagnostics.add(
             DiagnosticKind::NothingMatched,
             "decode",
@@ -116,16 +148,26 @@ pub fn assemble(
             ),
         );
     }
-    if view == View::Decode {
-        report.exchanges = exchanges.into_iter().filter(|x| tally.add(x)).collect();
-        // Exchanges complete in response order; people read them in request order.
-        in_request_order(&mut report.exchanges);
+    match exchanges {
+        Exchanges::Kept(mut rows) if view == View::Decode => {
+            // Exchanges complete in response order; people read them in
+            // request order. Put in order before the filter sees them, as
+            // when they are written while read: a warning that nothing
+            // matched names the same values either way.
+            in_request_order(&mut rows);
+            report.exchanges = rows.into_iter().filter(|x| tally.add(x)).collect();
+        }
+        Exchanges::Kept(_) => {}
+        Exchanges::Written { tally: t, matched } => {
+            tally = *t;
+            streamed += matched;
+        }
     }
     let matched = match view {
         View::Timeline => report.timeline.len() + streamed as usize,
         View::Rebalances => report.rebalances.len(),
         View::Groups => report.groups.len(),
-        View::Decode => report.exchanges.len(),
+        View::Decode => report.exchanges.len() + streamed as usize,
         View::Report => report.timeline.len().max(report.rebalances.len()),
     } as u64;
     if let Some(w) = tally.warning().filter(|_| matched == 0) {
@@ -165,13 +207,12 @@ fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
 /// ([`crate::timeline::put_in_order`]): a stable sort of the rows
 /// themselves (208 bytes each) borrowed room for half of them and moved
 /// each many times (on a dense capture's `decode`, hundreds of thousands).
-fn in_request_order(rows: &mut [ExchangeRow]) {
-    let key = |x: &ExchangeRow| (x.ts, x.request_frame.or(x.response_frame));
+pub fn in_request_order(rows: &mut [ExchangeRow]) {
     let Ok(n) = u32::try_from(rows.len()) else {
-        return rows.sort_by_key(key);
+        return rows.sort_by_key(ExchangeRow::request_order);
     };
     let mut from: Vec<u32> = (0..n).collect();
-    from.sort_by_key(|i| key(&rows[*i as usize]));
+    from.sort_by_key(|i| rows[*i as usize].request_order());
     crate::timeline::put_in_order(rows, from);
 }
 

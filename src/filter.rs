@@ -86,6 +86,11 @@ fn time_of_day(text: &str) -> Option<i64> {
 }
 
 impl TimeBound {
+    /// Whether the instant depends on the inputs' first event.
+    pub fn needs_first_event(&self) -> bool {
+        !matches!(self, TimeBound::At(_))
+    }
+
     /// Parses RFC 3339, a relative `+90s`, `+5m`, `+1h`, `+250ms`, or a
     /// time of day `15:05:00` read in `zone`.
     pub fn parse_in(text: &str, zone: &LogZone) -> Option<TimeBound> {
@@ -140,6 +145,15 @@ fn opt_match(re: &Option<Regex>, values: &[Option<&str>]) -> bool {
 }
 
 impl Filter {
+    /// Whether `--since` or `--until` depends on the inputs' first event
+    /// (`+90s`, a time of day).
+    pub fn bounds_need_first_event(&self) -> bool {
+        [&self.since, &self.until]
+            .into_iter()
+            .flatten()
+            .any(TimeBound::needs_first_event)
+    }
+
     /// True when no flag selects anything (everything matches).
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()

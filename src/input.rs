@@ -36,10 +36,14 @@ use crate::normalize;
 use crate::options::{InputType, ReadOptions};
 use crate::report::{ExchangeRow, InputSummary};
 use crate::tcp::{Reassembler, TcpConfig};
+use crate::time::Timestamp;
 
 mod parallel;
 mod pipeline;
+mod rows;
 mod split;
+
+pub use rows::RowWindow;
 
 use pipeline::Handed;
 
@@ -90,8 +94,12 @@ pub struct Collected {
     /// stage looks up, as they are read (the events themselves are not
     /// kept: on a busy capture they grew with its length).
     pub data: crate::stops::ClientFolder,
-    /// Exchanges as `decode` rows (only when asked).
+    /// Exchanges as `decode` rows (only when asked, and not handed on
+    /// through `rows_out`).
     pub exchanges: Vec<ExchangeRow>,
+    /// `decode`'s rows handed on in request order while the capture is
+    /// read, instead of gathered into `exchanges` ([`RowWindow`]).
+    pub rows_out: Option<RowWindow>,
     /// One summary per input.
     pub inputs: Vec<InputSummary>,
     /// Every anomaly.
@@ -288,7 +296,21 @@ pub fn read_inputs(
     keep_exchanges: bool,
     quiet: bool,
 ) -> Result<Collected> {
-    read_inputs_apart(paths, opts, keep_exchanges, quiet, true)
+    read_inputs_apart(paths, opts, keep_exchanges, quiet, true, None)
+}
+
+/// [`read_inputs`] for `decode`, its rows sent to `rows` in request order
+/// while the inputs are read ([`RowWindow`]) instead of gathered: what is
+/// returned holds no rows, and `rows`' receiver sees its end once reading
+/// is over. Only for inputs that make one unit (one capture, one rotation
+/// set, stdin): the rows of inputs read apart would need merging.
+pub fn read_inputs_sending_rows(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    quiet: bool,
+    rows: RowWindow,
+) -> Result<Collected> {
+    read_inputs_apart(paths, opts, true, quiet, true, Some(rows))
 }
 
 /// [`read_inputs`] one input after the other into `out`, whose
@@ -317,6 +339,7 @@ fn read_inputs_apart(
     keep_exchanges: bool,
     quiet: bool,
     apart: bool,
+    rows: Option<RowWindow>,
 ) -> Result<Collected> {
     let mut seen = Seen::default();
     let mut units = Vec::new();
@@ -340,10 +363,21 @@ fn read_inputs_apart(
     } else {
         1
     };
+    // Rows sent as they are read come from one unit: several read apart
+    // would each send theirs, unmerged.
+    let rows = std::sync::Mutex::new(rows.filter(|_| units.len() == 1));
     let out = parallel::read_units(&units, apart, |unit, out| {
         out.one_thread = one_thread;
         out.log_cores = log_cores;
-        read_unit(unit, opts, keep_exchanges, quiet, out)
+        out.rows_out = rows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let read = read_unit(unit, opts, keep_exchanges, quiet, out);
+        if let Some(window) = out.rows_out.take() {
+            window.finish(&mut out.diagnostics);
+        }
+        read
     })?;
     match failed {
         Some(e) => Err(e),
@@ -1320,6 +1354,7 @@ impl CaptureRun {
                 clients: Default::default(),
                 rows: Vec::new(),
                 pending: Vec::new(),
+                marker: rows::Marker::default(),
             },
         }
     }
@@ -1389,7 +1424,7 @@ impl CaptureRun {
                 sink.drain(decoder);
                 sink.hand_on(out);
             } else {
-                sink.drain_some(decoder, out);
+                sink.drain_some(decoder, segment.ts, out);
             }
         })
     }
@@ -1414,9 +1449,13 @@ impl CaptureRun {
         // What an earlier file of a rotation set left undrained (it ended
         // in an error) counts first, as in place.
         let mut pending = std::mem::take(&mut sink.pending);
+        let rows_out = out.rows_out.is_some();
         let normalize = |mut drained: Drained| {
             sink.absorb(drained.closed, &mut drained.exchanges);
             sink.hand_on_data(out);
+            if let Some(mark) = drained.mark {
+                sink.hand_on_rows(mark, out);
+            }
         };
         let read = pipeline::beside("kgtrace-normalize", normalize, |hand_over| {
             let packets_and_tcp = |emit: &mut dyn FnMut(Handed<'_>)| {
@@ -1425,11 +1464,17 @@ impl CaptureRun {
                     emit(Handed::PacketDone);
                 })
             };
+            let mut latest = None;
+            let mut marker = rows::Marker::default();
             let kafka = |handed: Handed<'_>| match handed {
-                Handed::Stream(ev) => decoder.on_stream_event(&ev, d_kafka, &mut pending),
+                Handed::Stream(ev) => {
+                    latest = Some(ev.ts());
+                    decoder.on_stream_event(&ev, d_kafka, &mut pending);
+                }
                 Handed::PacketDone if pending.len() >= DRAIN_AT => hand_over.send(Drained {
                     closed: decoder.take_closed(),
                     exchanges: std::mem::take(&mut pending),
+                    mark: rows_out.then(|| marker.mark(decoder, latest)),
                 }),
                 Handed::PacketDone => {}
             };
@@ -1487,7 +1532,13 @@ impl CaptureRun {
             }
         }
         self.sink.hand_on(out);
-        move_all(&mut out.exchanges, &mut self.sink.rows);
+        match &mut out.rows_out {
+            Some(window) => {
+                window.take(&mut self.sink.rows, rows::Mark::default());
+                window.flush();
+            }
+            None => move_all(&mut out.exchanges, &mut self.sink.rows),
+        }
     }
 }
 
@@ -1530,6 +1581,8 @@ const DRAIN_AT: usize = 256;
 struct Drained {
     closed: Vec<ClosedConnection>,
     exchanges: Vec<Exchange>,
+    /// Where rows handed on through [`Collected::rows_out`] may go up to.
+    mark: Option<rows::Mark>,
 }
 
 struct ExchangeSink {
@@ -1542,6 +1595,8 @@ struct ExchangeSink {
     clients: normalize::ClientCache,
     rows: Vec<ExchangeRow>,
     pending: Vec<Exchange>,
+    /// The rows' marks when read in place.
+    marker: rows::Marker,
 }
 
 impl ExchangeSink {
@@ -1564,13 +1619,25 @@ impl ExchangeSink {
         }
     }
 
-    /// Batch reading, after each packet: drains once [`DRAIN_AT`] exchanges
-    /// are pending, and folds their data-path events now, not at the end of
-    /// the input.
-    fn drain_some(&mut self, decoder: &mut KafkaDecoder, out: &mut Collected) {
+    /// Batch reading, after each packet (of time `latest`): drains once
+    /// [`DRAIN_AT`] exchanges are pending, and folds their data-path events
+    /// now, not at the end of the input.
+    fn drain_some(&mut self, decoder: &mut KafkaDecoder, latest: Timestamp, out: &mut Collected) {
         if self.pending.len() >= DRAIN_AT {
             self.drain(decoder);
             self.hand_on_data(out);
+            if out.rows_out.is_some() {
+                let mark = self.marker.mark(decoder, Some(latest));
+                self.hand_on_rows(mark, out);
+            }
+        }
+    }
+
+    /// Hands the rows made so far to [`Collected::rows_out`], if it is
+    /// there, which writes those `mark` allows.
+    fn hand_on_rows(&mut self, mark: rows::Mark, out: &mut Collected) {
+        if let Some(window) = &mut out.rows_out {
+            window.take(&mut self.rows, mark);
         }
     }
 
@@ -1779,6 +1846,50 @@ mod tests {
     }
 
     #[test]
+    fn decode_rows_sent_while_read_are_the_sorted_rows_and_a_full_window_says_so() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lab/kp_ten_members.pcap");
+        let paths = [path];
+        let opts = ReadOptions::default();
+        let text = |rows: &[ExchangeRow]| -> Vec<String> {
+            rows.iter()
+                .map(|r| serde_json::to_string(r).unwrap())
+                .collect()
+        };
+        let mut gathered = read_inputs(&paths, &opts, true, true).unwrap().exchanges;
+        crate::assemble::in_request_order(&mut gathered);
+        let sorted = text(&gathered);
+        // More than DRAIN_AT exchanges: rows go while the capture is read.
+        assert!(sorted.len() > 4 * DRAIN_AT);
+        // On the stages' threads and on one, with room for every row and
+        // for 10 (the earliest then go before a request answered later).
+        for (apart, max_held) in [
+            (true, rows::MAX_HELD),
+            (false, rows::MAX_HELD),
+            (true, 10),
+            (false, 10),
+        ] {
+            let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+            let window =
+                RowWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
+            let read = read_inputs_apart(&paths, &opts, true, true, apart, Some(window)).unwrap();
+            assert!(read.exchanges.is_empty(), "no row gathered");
+            let sent: Vec<ExchangeRow> = receive.try_iter().flatten().collect();
+            let late = read.diagnostics.count(DiagnosticKind::DecodeOrder);
+            let case = format!("apart {apart}, at most {max_held} held");
+            if max_held == rows::MAX_HELD {
+                assert!(text(&sent) == sorted, "{case}: the sorted rows");
+                assert_eq!(late, 0, "{case}");
+            } else {
+                assert!(text(&sent) != sorted, "{case}: some rows after later ones");
+                let mut again = sent.clone();
+                crate::assemble::in_request_order(&mut again);
+                assert!(text(&again) == sorted, "{case}: the same rows, none lost");
+                assert_eq!(late, 1, "{case}: one diagnostic counting them");
+            }
+        }
+    }
+
+    #[test]
     fn inputs_read_apart_and_each_on_threads_give_what_reading_them_in_order_gives() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let paths: Vec<PathBuf> = [
@@ -1821,8 +1932,8 @@ mod tests {
         let mut paths = paths;
         paths.extend(sets.iter().map(|d| d.path().to_path_buf()));
         let read = |apart| {
-            let mut c =
-                read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart).unwrap();
+            let mut c = read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart, None)
+                .unwrap();
             assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
             // The folded data path is made of hash maps: compared in order.
             let data = std::mem::take(&mut c.data).finish().in_order();

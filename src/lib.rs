@@ -38,8 +38,10 @@
 //!   of its own, [`decompress`]; one large plain log alone read in parts,
 //!   a core each, joined as one pass would read it; the
 //!   data path folded as it is read into the index the stops stage looks
-//!   up, [`stops::ClientFolder`], not kept) or through an [`input::Tap`]
-//!   (streaming, one input after the other).
+//!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
+//!   in a format whose rows stand alone, sent in request order to the
+//!   writer while the capture is read, [`input::RowWindow`]) or through an
+//!   [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
 //!   events flow).
@@ -150,8 +152,11 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     // (`--html` belongs to `report`, whose view is never the timeline).
     let stream_rows =
         opts.view == View::Timeline && (opts.count || render::TimelineRows::streams(opts.format));
+    let decode_rows = decode_rows_stream(opts);
     let analysed = if stream_rows {
         analyse_writing_timeline_rows(opts, out)
+    } else if decode_rows {
+        analyse_writing_decode_rows(opts, out)
     } else {
         analyse(opts)
     };
@@ -191,7 +196,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     }
     if opts.count {
         render::render_count(matched, out)?;
-    } else if stream_rows {
+    } else if stream_rows || decode_rows {
         // Already written, row by row.
     } else if html_to_stdout {
         // `--html -`: the page is what stdout gets.
@@ -304,6 +309,106 @@ fn analyse_writing_timeline_rows(
     Ok(found)
 }
 
+/// Whether `decode` can write its rows while the capture is read: in a
+/// format whose rows stand alone (or only counted), from one input (the
+/// rows of inputs read apart would need merging), under time bounds that
+/// do not depend on the inputs' first event (which is known only at the
+/// end).
+fn decode_rows_stream(opts: &Options) -> bool {
+    opts.view == View::Decode
+        && (opts.count || render::ExchangeRows::streams(opts.format))
+        && opts.inputs.len() == 1
+        && !opts.filter.bounds_need_first_event()
+}
+
+/// Batches of rows the reader may send ahead of the writer.
+const ROW_BATCHES_AHEAD: usize = 16;
+
+/// [`analyse`] for `decode`, its matching rows written to `out` while the
+/// capture is read (in request order, [`input::RowWindow`]), or only
+/// counted with `-c`: memory follows the requests in flight, not the
+/// capture's length.
+fn analyse_writing_decode_rows(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
+    let (written_back, back) = std::sync::mpsc::channel();
+    let window = input::RowWindow::new(send, back);
+    let mut written = WrittenRows {
+        rows: (!opts.count).then(|| render::ExchangeRows::new(opts.format, out)),
+        tally: assemble::Exchanges::tally(&opts.filter, None),
+        matched: 0,
+        failed: None,
+    };
+    let read = std::thread::scope(|scope| {
+        let reading = scope.spawn(move || {
+            input::read_inputs_sending_rows(&opts.inputs, &opts.read, opts.quiet, window)
+        });
+        while let Ok(batch) = receive.recv() {
+            written.write(&batch);
+            // Freed by the thread that made it.
+            let _ = written_back.send(batch);
+            if written.failed.is_some() {
+                // The reader's later rows are dropped, not waited for.
+                drop(receive);
+                break;
+            }
+        }
+        reading
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    let mut collected = read?;
+    // Rows gathered after all (inputs that were not one unit), in order.
+    let mut rest = std::mem::take(&mut collected.exchanges);
+    assemble::in_request_order(&mut rest);
+    written.write(&rest);
+    let WrittenRows {
+        rows,
+        tally,
+        matched,
+        failed,
+    } = written;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if let Some(rows) = rows {
+        rows.finish()?;
+    }
+    let exchanges = assemble::Exchanges::Written {
+        tally: Box::new(tally),
+        matched,
+    };
+    analyse_collected(opts, collected, exchanges, None)
+}
+
+/// `decode`'s rows as they are written: the filter, the count, the first
+/// write error (after which nothing more is written).
+struct WrittenRows<'a> {
+    rows: Option<render::ExchangeRows<'a>>,
+    tally: unmatched::Tally,
+    matched: u64,
+    failed: Option<std::io::Error>,
+}
+
+impl WrittenRows<'_> {
+    fn write(&mut self, batch: &[report::ExchangeRow]) {
+        for x in batch {
+            if self.failed.is_some() {
+                return;
+            }
+            if !self.tally.add(x) {
+                continue;
+            }
+            self.matched += 1;
+            if let Some(Err(e)) = self.rows.as_mut().map(|rows| rows.row(x)) {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
 /// [`analyse`], handing the timeline view's rows to `rows` as they are
 /// made instead of keeping them in the report.
 fn analyse_with(
@@ -311,8 +416,18 @@ fn analyse_with(
     rows: Option<assemble::RowSink<'_>>,
 ) -> Result<(report::Report, u64, Diagnostics)> {
     let keep_exchanges = opts.view == View::Decode;
-    let collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
-    let mut collected = collected;
+    let mut collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
+    let exchanges = assemble::Exchanges::Kept(std::mem::take(&mut collected.exchanges));
+    analyse_collected(opts, collected, exchanges, rows)
+}
+
+/// Merges, reconstructs and assembles what was read.
+fn analyse_collected(
+    opts: &Options,
+    mut collected: input::Collected,
+    exchanges: assemble::Exchanges,
+    rows: Option<assemble::RowSink<'_>>,
+) -> Result<(report::Report, u64, Diagnostics)> {
     let timeline = timeline::merge(collected.captured, collected.logged);
     timeline::warn_far_clocks(&timeline.clock_offsets, &mut collected.diagnostics);
     let mut histories = group::reconstruct(&timeline.events);
@@ -342,7 +457,7 @@ fn analyse_with(
     );
     let (report, matched) = assemble::assemble(
         collected.inputs,
-        collected.exchanges,
+        exchanges,
         &timeline,
         histories,
         &mut collected.diagnostics,

@@ -493,3 +493,11 @@ pub struct ExchangeRow {
     /// KIP-511 client software, if ApiVersions was seen on the connection.
     pub client_software: Option<Arc<str>>,
 }
+
+impl ExchangeRow {
+    /// Where `decode` puts the row: by request time (response time when
+    /// the request was not captured), then frame.
+    pub fn request_order(&self) -> (Timestamp, Option<u64>) {
+        (self.ts, self.request_frame.or(self.response_frame))
+    }
+}

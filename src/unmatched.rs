@@ -254,6 +254,11 @@ impl Tally {
         keeps
     }
 
+    /// Rows seen.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// The warning, when rows were there and the filter kept none.
     pub fn warning(&self) -> Option<String> {
         if self.kept > 0 || self.total == 0 {

@@ -607,3 +607,31 @@ fn decode_lists_exchanges_in_time_order() {
         .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]));
 }
+
+#[test]
+fn decode_rows_written_while_reading_are_the_sorted_list_on_every_lab_capture() {
+    // ndjson, csv and -c are written while the capture is read (in request
+    // order through a window); JSON gathers every row and sorts it. Both
+    // must give the same rows, on every capture and on the directory of
+    // them all (one rotation set: one unit).
+    let mut inputs = lab_captures();
+    inputs.push(crate::util::LAB.to_string());
+    for input in &inputs {
+        let whole = json(&run(&["decode", "-q", input, "--format", "json"]).stdout);
+        let listed = rows(&whole, "exchanges");
+        let streamed = ndjson(&run(&["decode", "-q", input, "--format", "ndjson"]).stdout);
+        assert_eq!(&streamed, listed, "{input}");
+        let counted = run(&["decode", "-q", "-c", input]).stdout;
+        assert_eq!(counted.trim(), listed.len().to_string(), "{input}");
+        let table = csv(&run(&["decode", "-q", input, "--format", "csv"]).stdout);
+        assert_eq!(table.len(), listed.len() + 1, "{input}: header and rows");
+    }
+}
+
+#[test]
+fn decode_written_while_reading_from_stdin_gives_what_the_file_gives() {
+    let bytes = fixture_bytes(KILLED);
+    let piped = run_with_stdin(&["decode", "-q", "-", "--format", "ndjson"], &bytes).expect_code(0);
+    let named = run(&["decode", "-q", KILLED, "--format", "ndjson"]).expect_code(0);
+    assert_eq!(piped.stdout, named.stdout);
+}

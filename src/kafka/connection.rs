@@ -91,6 +91,12 @@ impl Connection {
         }
     }
 
+    /// The earliest time and frame of a request still waiting for its
+    /// answer: its exchange is still to come.
+    pub(crate) fn oldest_waiting(&self) -> Option<(Timestamp, u64)> {
+        self.in_flight.values().map(|r| (r.ts, r.frame)).min()
+    }
+
     /// Bytes held by both splitters.
     pub(crate) fn buffered_bytes(&self) -> usize {
         self.requests.buffered_bytes() + self.responses.buffered_bytes()

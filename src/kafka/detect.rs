@@ -75,6 +75,12 @@ impl Pending {
         self.bytes
     }
 
+    /// The earliest time and frame among the kept pieces: once the
+    /// connection is told Kafka, a request among them is decoded with them.
+    pub(crate) fn first_held(&self) -> Option<(Timestamp, u64)> {
+        self.chunks.iter().map(|c| (c.ts, c.frame)).min()
+    }
+
     /// The kept pieces, in arrival order.
     pub(crate) fn into_chunks(self) -> Vec<Chunk> {
         self.chunks

@@ -240,6 +240,21 @@ impl KafkaDecoder {
         std::mem::take(&mut self.closed)
     }
 
+    /// The earliest request time and frame an exchange still to come can
+    /// carry: a request waiting for its answer, or bytes of a connection
+    /// not yet told Kafka (`decode` writes its rows in that order as they
+    /// come, [`crate::input`]). One pass over the live connections.
+    pub fn oldest_open(&self) -> Option<(Timestamp, u64)> {
+        self.conns
+            .values()
+            .filter_map(|c| match c {
+                Conn::Pending(p) => p.first_held(),
+                Conn::Kafka { c, .. } => c.oldest_waiting(),
+                Conn::Ignored => None,
+            })
+            .min()
+    }
+
     /// Bytes held across all connections (frame buffers and detection).
     pub fn buffered_bytes(&self) -> usize {
         self.conns

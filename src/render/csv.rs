@@ -41,6 +41,16 @@ pub(super) fn timeline_line(e: &TimelineEntry, out: &mut dyn Write) -> io::Resul
     record(timeline_row(e).iter().map(String::as_str), out)
 }
 
+/// The exchanges' header row (written before `decode`'s rows are streamed).
+pub(super) fn exchange_header(out: &mut dyn Write) -> io::Result<()> {
+    record(EXCHANGES.iter().copied(), out)
+}
+
+/// One exchange row, as [`write`] writes it.
+pub(super) fn exchange_line(x: &ExchangeRow, out: &mut dyn Write) -> io::Result<()> {
+    record(exchange_row(x).iter().map(String::as_str), out)
+}
+
 fn table(
     header: &[&str],
     rows: impl Iterator<Item = Vec<String>>,

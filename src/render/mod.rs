@@ -50,7 +50,7 @@ mod sample;
 
 use std::io::{self, Write};
 
-use crate::report::{Report, TimelineEntry};
+use crate::report::{ExchangeRow, Report, TimelineEntry};
 
 /// Output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,39 +144,73 @@ pub fn render(
     }
 }
 
-/// The timeline view written row by row as the rows are made, for the
-/// formats whose rows stand alone (`ndjson`, `csv`): a long capture's
-/// million events are not first gathered as rows (hundreds of bytes each)
-/// and then written. The table, JSON and Markdown formats need every row
-/// at once (column widths, one document) and are not streamed.
-pub struct TimelineRows<'a> {
+/// A view written row by row as the rows are made, for the formats whose
+/// rows stand alone (`ndjson`, `csv`): the timeline (a long capture's
+/// million events are not first gathered as rows, hundreds of bytes each,
+/// and then written) and `decode` (its rows written while the capture is
+/// read). The table, JSON and Markdown formats need every row at once
+/// (column widths, one document) and are not streamed.
+pub struct Rows<'a, T> {
     format: Format,
     out: &'a mut dyn Write,
     header_written: bool,
+    row: std::marker::PhantomData<fn(&T)>,
 }
 
-impl<'a> TimelineRows<'a> {
-    /// Whether the timeline view in `format` can be written row by row.
+/// The timeline view's rows.
+pub type TimelineRows<'a> = Rows<'a, TimelineEntry>;
+
+/// `decode`'s rows.
+pub type ExchangeRows<'a> = Rows<'a, ExchangeRow>;
+
+/// A row a view can write alone.
+pub trait StreamedRow: serde::Serialize {
+    /// The CSV header row.
+    fn csv_header(out: &mut dyn Write) -> io::Result<()>;
+    /// The row in CSV.
+    fn csv_line(&self, out: &mut dyn Write) -> io::Result<()>;
+}
+
+impl StreamedRow for TimelineEntry {
+    fn csv_header(out: &mut dyn Write) -> io::Result<()> {
+        csv::timeline_header(out)
+    }
+    fn csv_line(&self, out: &mut dyn Write) -> io::Result<()> {
+        csv::timeline_line(self, out)
+    }
+}
+
+impl StreamedRow for ExchangeRow {
+    fn csv_header(out: &mut dyn Write) -> io::Result<()> {
+        csv::exchange_header(out)
+    }
+    fn csv_line(&self, out: &mut dyn Write) -> io::Result<()> {
+        csv::exchange_line(self, out)
+    }
+}
+
+impl<'a, T: StreamedRow> Rows<'a, T> {
+    /// Whether a view in `format` can be written row by row.
     pub fn streams(format: Format) -> bool {
         matches!(format, Format::Ndjson | Format::Csv)
     }
 
-    /// Rows in `format` (one of those [`TimelineRows::streams`] accepts)
-    /// to `out`.
-    pub fn new(format: Format, out: &'a mut dyn Write) -> TimelineRows<'a> {
-        debug_assert!(TimelineRows::streams(format), "{format:?} is not streamed");
-        TimelineRows {
+    /// Rows in `format` (one of those [`Rows::streams`] accepts) to `out`.
+    pub fn new(format: Format, out: &'a mut dyn Write) -> Rows<'a, T> {
+        debug_assert!(Self::streams(format), "{format:?} is not streamed");
+        Rows {
             format,
             out,
             header_written: false,
+            row: std::marker::PhantomData,
         }
     }
 
     /// Writes one row, as the whole view would have written it.
-    pub fn row(&mut self, e: &TimelineEntry) -> io::Result<()> {
+    pub fn row(&mut self, e: &T) -> io::Result<()> {
         self.header()?;
         match self.format {
-            Format::Csv => csv::timeline_line(e, self.out),
+            Format::Csv => e.csv_line(self.out),
             _ => ndjson::line(e, self.out),
         }
     }
@@ -188,7 +222,7 @@ impl<'a> TimelineRows<'a> {
 
     fn header(&mut self) -> io::Result<()> {
         if !self.header_written && self.format == Format::Csv {
-            csv::timeline_header(self.out)?;
+            T::csv_header(self.out)?;
         }
         self.header_written = true;
         Ok(())

@@ -116,6 +116,16 @@ pub enum StreamEvent<'a> {
 }
 
 impl StreamEvent<'_> {
+    /// The time of the packet behind the event.
+    pub fn ts(&self) -> Timestamp {
+        match *self {
+            StreamEvent::Opened { ts, .. }
+            | StreamEvent::Data { ts, .. }
+            | StreamEvent::Gap { ts, .. }
+            | StreamEvent::Closed { ts, .. } => ts,
+        }
+    }
+
     /// The same event over other bytes: a `Data` event's bytes replaced by
     /// `bytes`, every other event as it is (for handing events between
     /// threads, where the bytes travel in a buffer of their own).
