@@ -38,6 +38,9 @@ pub enum Exchanges {
         tally: Box<Tally>,
         /// Rows kept (and written).
         matched: u64,
+        /// Group events read, when they were counted and not kept (the
+        /// time line is then empty).
+        events_not_kept: Option<u64>,
     },
 }
 
@@ -132,19 +135,25 @@ pub fn assemble(
         }
         report.groups = groups;
     }
-    let no_rows = match &exchanges {
-        Exchanges::Kept(rows) => rows.is_empty(),
-        Exchanges::Written { tally, .. } => tally.total() == 0,
+    let (no_rows, events) = match &exchanges {
+        Exchanges::Kept(rows) => (rows.is_empty(), timeline.events.len() as u64),
+        Exchanges::Written {
+            tally,
+            events_not_kept,
+            ..
+        } => (
+            tally.total() == 0,
+            events_not_kept.unwrap_or(timeline.events.len() as u64),
+        ),
     };
-    if view == View::Decode && no_rows && !timeline.events.is_empty() {
+    if view == View::Decode && no_rows && events > 0 {
         diagnostics.add(
             DiagnosticKind::NothingMatched,
             "decode",
             "exchanges",
             format!(
-                "{} group events in the inputs but no captured request/response exchange to \
-                 decode: exchanges come from captures, log lines are events (`timeline` shows them)",
-                timeline.events.len()
+                "{events} group events in the inputs but no captured request/response exchange to \
+                 decode: exchanges come from captures, log lines are events (`timeline` shows them)"
             ),
         );
     }
@@ -158,7 +167,9 @@ pub fn assemble(
             report.exchanges = rows.into_iter().filter(|x| tally.add(x)).collect();
         }
         Exchanges::Kept(_) => {}
-        Exchanges::Written { tally: t, matched } => {
+        Exchanges::Written {
+            tally: t, matched, ..
+        } => {
             tally = *t;
             streamed += matched;
         }

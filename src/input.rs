@@ -100,6 +100,12 @@ pub struct Collected {
     /// `decode`'s rows handed on in request order while the capture is
     /// read, instead of gathered into `exchanges` ([`RowWindow`]).
     pub rows_out: Option<RowWindow>,
+    /// Group events and the data path counted, not kept (`captured`,
+    /// `logged` and `data` stay empty): `decode` written while read needs
+    /// neither, and keeping them grew with the capture.
+    pub events_not_kept: bool,
+    /// Group events made while `events_not_kept`.
+    pub events_seen: u64,
     /// One summary per input.
     pub inputs: Vec<InputSummary>,
     /// Every anomaly.
@@ -130,6 +136,12 @@ impl Collected {
     fn deliver(&mut self, flow: Flow) {
         if let Some(tap) = &mut self.tap {
             return (tap.0)(flow);
+        }
+        if self.events_not_kept {
+            if let Flow::Captured(v) | Flow::Logged(v) = &flow {
+                self.events_seen += v.len() as u64;
+            }
+            return;
         }
         match flow {
             Flow::Captured(mut v) => move_all(&mut self.captured, &mut v),
@@ -303,7 +315,10 @@ pub fn read_inputs(
 /// while the inputs are read ([`RowWindow`]) instead of gathered: what is
 /// returned holds no rows, and `rows`' receiver sees its end once reading
 /// is over. Only for inputs that make one unit (one capture, one rotation
-/// set, stdin): the rows of inputs read apart would need merging.
+/// set, stdin): the rows of inputs read apart would need merging. The
+/// group events and the data path are counted, not kept
+/// ([`Collected::events_not_kept`]); inputs that are not one unit are read
+/// as [`read_inputs`] reads them, rows and events gathered.
 pub fn read_inputs_sending_rows(
     paths: &[PathBuf],
     opts: &ReadOptions,
@@ -373,6 +388,7 @@ fn read_inputs_apart(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
+        out.events_not_kept = out.rows_out.is_some();
         let read = read_unit(unit, opts, keep_exchanges, quiet, out);
         if let Some(window) = out.rows_out.take() {
             window.finish(&mut out.diagnostics);
@@ -1608,9 +1624,15 @@ impl ExchangeSink {
         self.hand_on_data(out);
     }
 
-    /// Hands the data-path events made so far on to `out`.
+    /// Hands the data-path events made so far on to `out`; when `out`
+    /// keeps no events, counts the group events made so far instead and
+    /// lets both go (their vectors keep their room for the next batch).
     fn hand_on_data(&mut self, out: &mut Collected) {
-        if self.data.is_empty() {
+        if out.events_not_kept {
+            out.events_seen += self.events.len() as u64;
+            self.events.clear();
+            self.data.clear();
+        } else if self.data.is_empty() {
         } else if out.streaming() {
             out.deliver(Flow::Data(std::mem::take(&mut self.data)));
         } else {
@@ -1873,6 +1895,11 @@ mod tests {
                 RowWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
             let read = read_inputs_apart(&paths, &opts, true, true, apart, Some(window)).unwrap();
             assert!(read.exchanges.is_empty(), "no row gathered");
+            let events: u64 = read.inputs.iter().map(|i| i.events).sum();
+            assert!(
+                read.captured.is_empty() && read.data.is_empty() && read.events_seen == events,
+                "events counted ({events}), not kept"
+            );
             let sent: Vec<ExchangeRow> = receive.try_iter().flatten().collect();
             let late = read.diagnostics.count(DiagnosticKind::DecodeOrder);
             let case = format!("apart {apart}, at most {max_held} held");

@@ -326,8 +326,10 @@ const ROW_BATCHES_AHEAD: usize = 16;
 
 /// [`analyse`] for `decode`, its matching rows written to `out` while the
 /// capture is read (in request order, [`input::RowWindow`]), or only
-/// counted with `-c`: memory follows the requests in flight, not the
-/// capture's length.
+/// counted with `-c`. The group events are counted, not kept, and no group
+/// is rebuilt (the rows need neither; the summary line counts what reading
+/// found): memory follows the live connections and the requests in
+/// flight, not the capture's length.
 fn analyse_writing_decode_rows(
     opts: &Options,
     out: &mut dyn Write,
@@ -376,11 +378,31 @@ fn analyse_writing_decode_rows(
     if let Some(rows) = rows {
         rows.finish()?;
     }
+    if !collected.events_not_kept {
+        let exchanges = assemble::Exchanges::Written {
+            tally: Box::new(tally),
+            matched,
+            events_not_kept: None,
+        };
+        return analyse_collected(opts, collected, exchanges, None);
+    }
+    // No group was rebuilt: the rows need none, and the events were not
+    // kept. The report holds the inputs and what reading found.
     let exchanges = assemble::Exchanges::Written {
         tally: Box::new(tally),
         matched,
+        events_not_kept: Some(collected.events_seen),
     };
-    analyse_collected(opts, collected, exchanges, None)
+    let (report, matched) = assemble::assemble(
+        collected.inputs,
+        exchanges,
+        &timeline::Timeline::default(),
+        Vec::new(),
+        &mut collected.diagnostics,
+        opts,
+        None,
+    )?;
+    Ok((report, matched, collected.diagnostics))
 }
 
 /// `decode`'s rows as they are written: the filter, the count, the first

@@ -124,6 +124,7 @@ fn join(out: &mut Collected, mut unit: Collected) {
     move_all(&mut out.captured, &mut unit.captured);
     move_all(&mut out.logged, &mut unit.logged);
     out.data.append(std::mem::take(&mut unit.data));
+    out.events_seen += unit.events_seen;
     move_all(&mut out.exchanges, &mut unit.exchanges);
     out.inputs.append(&mut unit.inputs);
     out.diagnostics.merge(unit.diagnostics);
