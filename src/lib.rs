@@ -40,8 +40,9 @@
 //!   data path folded as it is read into the index the stops stage looks
 //!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
 //!   in a format whose rows stand alone, sent in request order to the
-//!   writer while the capture is read, [`input::RowWindow`]) or through an
-//!   [`input::Tap`] (streaming, one input after the other).
+//!   writer while the capture is read, [`input::RowWindow`], its events
+//!   only counted) or through an [`input::Tap`] (streaming, one input
+//!   after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
 //!   events flow).
