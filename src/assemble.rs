@@ -25,11 +25,13 @@ use crate::unmatched::Tally;
 /// into the report: written one by one as they are made.
 pub type RowSink<'a> = &'a mut dyn FnMut(&TimelineEntry) -> std::io::Result<()>;
 
-/// `decode`'s rows: gathered, to be filtered and put in request order here,
-/// or already filtered and written as they were read.
-pub enum Exchanges {
-    /// Every row, in the order the exchanges completed.
-    Kept(Vec<ExchangeRow>),
+/// The view's rows as reading left them: `decode`'s gathered, to be
+/// filtered and put in request order here (empty for other views), or the
+/// rows of `decode` or `timeline` already filtered and written as they
+/// were read.
+pub enum ViewRows {
+    /// Every `decode` row, in the order the exchanges completed.
+    Exchanges(Vec<ExchangeRow>),
     /// Written as read: the filter's tally over every row, and how many
     /// it kept.
     Written {
@@ -44,11 +46,11 @@ pub enum Exchanges {
     },
 }
 
-impl Exchanges {
-    /// The tally `decode`'s rows go through: `first` is the inputs' first
+impl ViewRows {
+    /// The tally `view`'s rows go through: `first` is the inputs' first
     /// event (relative `--since`/`--until` need it).
-    pub fn tally(filter: &crate::filter::Filter, first: Option<Timestamp>) -> Tally {
-        Tally::new(filter, first, noun(View::Decode))
+    pub fn tally(filter: &crate::filter::Filter, first: Option<Timestamp>, view: View) -> Tally {
+        Tally::new(filter, first, noun(view))
     }
 }
 
@@ -57,7 +59,7 @@ impl Exchanges {
 /// and not kept in the report (an error writing one ends the run).
 pub fn assemble(
     mut inputs: Vec<InputSummary>,
-    exchanges: Exchanges,
+    rows_read: ViewRows,
     timeline: &Timeline,
     histories: Vec<GroupHistory>,
     diagnostics: &mut Diagnostics,
@@ -68,9 +70,9 @@ pub fn assemble(
     for input in &mut inputs {
         input.clock_offset_ms = timeline.clock_offsets.get(input.path.as_str()).copied();
     }
-    let kept: &[ExchangeRow] = match &exchanges {
-        Exchanges::Kept(rows) => rows,
-        Exchanges::Written { .. } => &[],
+    let kept: &[ExchangeRow] = match &rows_read {
+        ViewRows::Exchanges(rows) => rows,
+        ViewRows::Written { .. } => &[],
     };
     let first = first_time(timeline, kept);
     let mut report = Report {
@@ -135,9 +137,9 @@ pub fn assemble(
         }
         report.groups = groups;
     }
-    let (no_rows, events) = match &exchanges {
-        Exchanges::Kept(rows) => (rows.is_empty(), timeline.events.len() as u64),
-        Exchanges::Written {
+    let (no_rows, events) = match &rows_read {
+        ViewRows::Exchanges(rows) => (rows.is_empty(), timeline.events.len() as u64),
+        ViewRows::Written {
             tally,
             events_not_kept,
             ..
@@ -157,8 +159,8 @@ pub fn assemble(
             ),
         );
     }
-    match exchanges {
-        Exchanges::Kept(mut rows) if view == View::Decode => {
+    match rows_read {
+        ViewRows::Exchanges(mut rows) if view == View::Decode => {
             // Exchanges complete in response order; people read them in
             // request order. Put in order before the filter sees them, as
             // when they are written while read: a warning that nothing
@@ -166,8 +168,8 @@ pub fn assemble(
             in_request_order(&mut rows);
             report.exchanges = rows.into_iter().filter(|x| tally.add(x)).collect();
         }
-        Exchanges::Kept(_) => {}
-        Exchanges::Written {
+        ViewRows::Exchanges(_) => {}
+        ViewRows::Written {
             tally: t, matched, ..
         } => {
             tally = *t;

@@ -39,10 +39,10 @@ pub enum DiagnosticKind {
     UnmatchedResponse,
     /// A request still unanswered at the end of the capture.
     UnansweredRequest,
-    /// `decode` wrote rows after rows later in request order: the capture's
-    /// clock stepped back further than the rows' reordering window, or
-    /// too many rows waited at once (one per run, counting them).
-    DecodeOrder,
+    /// `decode` or `timeline`, written while a capture is read, wrote rows
+    /// after rows later in their order: too many waited at once for an
+    /// earlier request's answer (one per run, counting them).
+    RowOrder,
     /// TLS seen on a Kafka port: nothing on that connection can be read.
     Encrypted,
     /// A log line the reader does not know.

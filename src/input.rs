@@ -43,7 +43,7 @@ mod pipeline;
 mod rows;
 mod split;
 
-pub use rows::RowWindow;
+pub use rows::{EventWindow, RowWindow};
 
 use pipeline::Handed;
 
@@ -100,9 +100,15 @@ pub struct Collected {
     /// `decode`'s rows handed on in request order while the capture is
     /// read, instead of gathered into `exchanges` ([`RowWindow`]).
     pub rows_out: Option<RowWindow>,
+    /// One capture file's group events handed on in the time line's order
+    /// while it is read, instead of gathered into `captured`
+    /// ([`EventWindow`]): used when the input named is one capture file
+    /// (it then sets `events_not_kept`), else left alone.
+    pub events_out: Option<EventWindow>,
     /// Group events and the data path counted, not kept (`captured`,
-    /// `logged` and `data` stay empty): `decode` written while read needs
-    /// neither, and keeping them grew with the capture.
+    /// `logged` and `data` stay empty, or the events go to `events_out`):
+    /// `decode` and `timeline` written while read need neither, and
+    /// keeping them grew with the capture.
     pub events_not_kept: bool,
     /// Group events made while `events_not_kept`.
     pub events_seen: u64,
@@ -157,6 +163,12 @@ impl Collected {
     /// Whether events are handed on as they are read.
     fn streaming(&self) -> bool {
         self.tap.is_some()
+    }
+
+    /// Whether the Kafka stage should say, with each batch it hands on,
+    /// how far rows may go ([`rows::Mark`]).
+    fn wants_marks(&self) -> bool {
+        self.rows_out.is_some() || (self.events_not_kept && self.events_out.is_some())
     }
 }
 
@@ -308,7 +320,7 @@ pub fn read_inputs(
     keep_exchanges: bool,
     quiet: bool,
 ) -> Result<Collected> {
-    read_inputs_apart(paths, opts, keep_exchanges, quiet, true, None)
+    read_inputs_apart(paths, opts, keep_exchanges, quiet, true, (None, None))
 }
 
 /// [`read_inputs`] for `decode`, its rows sent to `rows` in request order
@@ -325,7 +337,21 @@ pub fn read_inputs_sending_rows(
     quiet: bool,
     rows: RowWindow,
 ) -> Result<Collected> {
-    read_inputs_apart(paths, opts, true, quiet, true, Some(rows))
+    read_inputs_apart(paths, opts, true, quiet, true, (Some(rows), None))
+}
+
+/// [`read_inputs`] for `timeline`: when the input named is one capture
+/// file, its group events are sent to `events` in the time line's order
+/// while it is read ([`EventWindow`]) and not kept (what is returned then
+/// has `events_not_kept`, and holds no events); any other input is read as
+/// [`read_inputs`] reads it, and `events` sees nothing.
+pub fn read_inputs_sending_events(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    quiet: bool,
+    events: EventWindow,
+) -> Result<Collected> {
+    read_inputs_apart(paths, opts, false, quiet, true, (None, Some(events)))
 }
 
 /// [`read_inputs`] one input after the other into `out`, whose
@@ -354,7 +380,7 @@ fn read_inputs_apart(
     keep_exchanges: bool,
     quiet: bool,
     apart: bool,
-    rows: Option<RowWindow>,
+    (rows, events): (Option<RowWindow>, Option<EventWindow>),
 ) -> Result<Collected> {
     let mut seen = Seen::default();
     let mut units = Vec::new();
@@ -380,17 +406,24 @@ fn read_inputs_apart(
     };
     // Rows sent as they are read come from one unit: several read apart
     // would each send theirs, unmerged.
-    let rows = std::sync::Mutex::new(rows.filter(|_| units.len() == 1));
+    let windows = std::sync::Mutex::new((
+        rows.filter(|_| units.len() == 1),
+        events.filter(|_| units.len() == 1),
+    ));
     let out = parallel::read_units(&units, apart, |unit, out| {
         out.one_thread = one_thread;
         out.log_cores = log_cores;
-        out.rows_out = rows
+        let mut held = windows
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (out.rows_out, out.events_out) = (held.0.take(), held.1.take());
+        drop(held);
         out.events_not_kept = out.rows_out.is_some();
         let read = read_unit(unit, opts, keep_exchanges, quiet, out);
         if let Some(window) = out.rows_out.take() {
+            window.finish(&mut out.diagnostics);
+        }
+        if let Some(window) = out.events_out.take() {
             window.finish(&mut out.diagnostics);
         }
         read
@@ -684,6 +717,12 @@ fn read_opened(
         Kind::Capture => {
             let read_as = opened.read_as();
             let bomb = opened.bomb.clone();
+            // One capture file named alone: its events can go in the time
+            // line's order as they come (a rotation set's files, or a
+            // capture beside logs, are merged with the rest at the end).
+            if top && out.events_out.is_some() {
+                out.events_not_kept = true;
+            }
             let mut run = CaptureRun::new(opts, keep, out, source.clone());
             let result = run.feed(opened.reader, &source, read_as, out);
             note_bomb(bomb.as_deref(), &source, out);
@@ -1465,13 +1504,13 @@ impl CaptureRun {
         // What an earlier file of a rotation set left undrained (it ended
         // in an error) counts first, as in place.
         let mut pending = std::mem::take(&mut sink.pending);
-        let rows_out = out.rows_out.is_some();
+        let rows_out = out.wants_marks();
         let normalize = |mut drained: Drained| {
             sink.absorb(drained.closed, &mut drained.exchanges);
-            sink.hand_on_data(out);
             if let Some(mark) = drained.mark {
                 sink.hand_on_rows(mark, out);
             }
+            sink.hand_on_data(out);
         };
         let read = pipeline::beside("kgtrace-normalize", normalize, |hand_over| {
             let packets_and_tcp = |emit: &mut dyn FnMut(Handed<'_>)| {
@@ -1547,14 +1586,18 @@ impl CaptureRun {
                 input.warning = Some(w);
             }
         }
-        self.sink.hand_on(out);
-        match &mut out.rows_out {
-            Some(window) => {
-                window.take(&mut self.sink.rows, rows::Mark::default());
+        if out.wants_marks() {
+            // The input ended: everything held goes.
+            self.sink.hand_on_rows(rows::Mark::default(), out);
+            for window in out.rows_out.iter_mut() {
                 window.flush();
             }
-            None => move_all(&mut out.exchanges, &mut self.sink.rows),
+            for window in out.events_out.iter_mut() {
+                window.flush();
+            }
         }
+        self.sink.hand_on(out);
+        move_all(&mut out.exchanges, &mut self.sink.rows);
     }
 }
 
@@ -1647,19 +1690,24 @@ impl ExchangeSink {
     fn drain_some(&mut self, decoder: &mut KafkaDecoder, latest: Timestamp, out: &mut Collected) {
         if self.pending.len() >= DRAIN_AT {
             self.drain(decoder);
-            self.hand_on_data(out);
-            if out.rows_out.is_some() {
+            if out.wants_marks() {
                 let mark = self.marker.mark(decoder, Some(latest));
                 self.hand_on_rows(mark, out);
             }
+            self.hand_on_data(out);
         }
     }
 
-    /// Hands the rows made so far to [`Collected::rows_out`], if it is
-    /// there, which writes those `mark` allows.
+    /// Hands the rows made so far to [`Collected::rows_out`], and the
+    /// events to [`Collected::events_out`] when it takes them, each of
+    /// which writes those `mark` allows.
     fn hand_on_rows(&mut self, mark: rows::Mark, out: &mut Collected) {
         if let Some(window) = &mut out.rows_out {
             window.take(&mut self.rows, mark);
+        }
+        if let (true, Some(window)) = (out.events_not_kept, &mut out.events_out) {
+            out.events_seen += self.events.len() as u64;
+            window.take(&mut self.events, mark);
         }
     }
 
@@ -1893,7 +1941,8 @@ mod tests {
             let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
             let window =
                 RowWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
-            let read = read_inputs_apart(&paths, &opts, true, true, apart, Some(window)).unwrap();
+            let read =
+                read_inputs_apart(&paths, &opts, true, true, apart, (Some(window), None)).unwrap();
             assert!(read.exchanges.is_empty(), "no row gathered");
             let events: u64 = read.inputs.iter().map(|i| i.events).sum();
             assert!(
@@ -1901,7 +1950,7 @@ mod tests {
                 "events counted ({events}), not kept"
             );
             let sent: Vec<ExchangeRow> = receive.try_iter().flatten().collect();
-            let late = read.diagnostics.count(DiagnosticKind::DecodeOrder);
+            let late = read.diagnostics.count(DiagnosticKind::RowOrder);
             let case = format!("apart {apart}, at most {max_held} held");
             if max_held == rows::MAX_HELD {
                 assert!(text(&sent) == sorted, "{case}: the sorted rows");
@@ -1913,6 +1962,80 @@ mod tests {
                 assert!(text(&again) == sorted, "{case}: the same rows, none lost");
                 assert_eq!(late, 1, "{case}: one diagnostic counting them");
             }
+        }
+    }
+
+    #[test]
+    fn one_capture_files_events_sent_while_read_are_the_sorted_time_line_and_others_are_kept() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let opts = ReadOptions::default();
+        let text = |events: &[GroupEvent]| -> Vec<String> {
+            events
+                .iter()
+                .map(|e| serde_json::to_string(&crate::describe::timeline_entry(e)).unwrap())
+                .collect()
+        };
+        let capture = [root.join("lab/kp_ten_members.pcap")];
+        let gathered = read_inputs(&capture, &opts, false, true).unwrap();
+        let events: u64 = gathered.inputs.iter().map(|i| i.events).sum();
+        let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
+        assert!(sorted.len() > 4 * DRAIN_AT);
+        for (apart, max_held) in [
+            (true, rows::MAX_HELD),
+            (false, rows::MAX_HELD),
+            (true, 10),
+            (false, 10),
+        ] {
+            let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+            let window =
+                EventWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
+            let read = read_inputs_apart(&capture, &opts, false, true, apart, (None, Some(window)))
+                .unwrap();
+            let case = format!("apart {apart}, at most {max_held} held");
+            assert!(read.events_not_kept && read.captured.is_empty(), "{case}");
+            assert_eq!(read.events_seen, events, "{case}: every event counted");
+            let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
+            let late = read.diagnostics.count(DiagnosticKind::RowOrder);
+            if max_held == rows::MAX_HELD {
+                assert!(text(&sent) == sorted, "{case}: the sorted time line");
+                assert_eq!(late, 0, "{case}");
+            } else {
+                assert!(
+                    text(&sent) != sorted,
+                    "{case}: some events after later ones"
+                );
+                let mut again = sent.clone();
+                again.sort_by(|a, b| {
+                    crate::timeline::order_key(a).cmp(&crate::timeline::order_key(b))
+                });
+                assert!(text(&again) == sorted, "{case}: the same events, none lost");
+                assert_eq!(late, 1, "{case}: one diagnostic counting them");
+            }
+        }
+        // A log, and a directory (a rotation set, merged at the end): the
+        // events are kept and none is sent.
+        for input in [
+            root.join("kafka/ak4_java_killed.server.log"),
+            root.join("lab"),
+        ] {
+            let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+            let window = EventWindow::new(send, std::sync::mpsc::channel().1);
+            let read = read_inputs_apart(
+                std::slice::from_ref(&input),
+                &opts,
+                false,
+                true,
+                true,
+                (None, Some(window)),
+            )
+            .unwrap();
+            assert!(!read.events_not_kept, "{}", input.display());
+            assert!(
+                !read.captured.is_empty() || !read.logged.is_empty(),
+                "{}",
+                input.display()
+            );
+            assert_eq!(receive.try_iter().count(), 0, "{}", input.display());
         }
     }
 
@@ -1959,8 +2082,15 @@ mod tests {
         let mut paths = paths;
         paths.extend(sets.iter().map(|d| d.path().to_path_buf()));
         let read = |apart| {
-            let mut c = read_inputs_apart(&paths, &ReadOptions::default(), true, true, apart, None)
-                .unwrap();
+            let mut c = read_inputs_apart(
+                &paths,
+                &ReadOptions::default(),
+                true,
+                true,
+                apart,
+                (None, None),
+            )
+            .unwrap();
             assert!(c.last_exchange_id > 0 && !c.captured.is_empty() && !c.data.is_empty());
             // The folded data path is made of hash maps: compared in order.
             let data = std::mem::take(&mut c.data).finish().in_order();

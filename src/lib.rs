@@ -41,8 +41,9 @@
 //!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
 //!   in a format whose rows stand alone, sent in request order to the
 //!   writer while the capture is read, [`input::RowWindow`], its events
-//!   only counted) or through an [`input::Tap`] (streaming, one input
-//!   after the other).
+//!   only counted; the group events of one capture file named alone, for
+//!   the timeline in such a format, the same way, [`input::EventWindow`])
+//!   or through an [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
 //!   events flow).
@@ -301,6 +302,9 @@ fn analyse_writing_timeline_rows(
     opts: &Options,
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {
+    if opts.inputs.len() == 1 && !opts.filter.bounds_need_first_event() {
+        return analyse_writing_capture_timeline(opts, out);
+    }
     if opts.count {
         return analyse_with(opts, Some(&mut |_: &report::TimelineEntry| Ok(())));
     }
@@ -335,25 +339,99 @@ fn analyse_writing_decode_rows(
     opts: &Options,
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {
-    let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
-    let (written_back, back) = std::sync::mpsc::channel();
-    let window = input::RowWindow::new(send, back);
     let mut written = WrittenRows {
         rows: (!opts.count).then(|| render::ExchangeRows::new(opts.format, out)),
-        tally: assemble::Exchanges::tally(&opts.filter, None),
+        tally: assemble::ViewRows::tally(&opts.filter, None, View::Decode),
         matched: 0,
         failed: None,
     };
-    let read = std::thread::scope(|scope| {
-        let reading = scope.spawn(move || {
+    let read = write_while_reading(
+        |send, back| {
+            let window = input::RowWindow::new(send, back);
             input::read_inputs_sending_rows(&opts.inputs, &opts.read, opts.quiet, window)
-        });
+        },
+        |row| written.write(row),
+    );
+    let mut collected = read?;
+    // Rows gathered after all (inputs that were not one unit), in order.
+    let mut rest = std::mem::take(&mut collected.exchanges);
+    assemble::in_request_order(&mut rest);
+    rest.iter().all(|row| written.write(row));
+    let (tally, matched) = written.finish()?;
+    if !collected.events_not_kept {
+        let rows_read = assemble::ViewRows::Written {
+            tally: Box::new(tally),
+            matched,
+            events_not_kept: None,
+        };
+        return analyse_collected(opts, collected, rows_read, None);
+    }
+    assemble_without_groups(opts, collected, tally, matched)
+}
+
+/// [`analyse`] for the timeline view of one capture file, its rows written
+/// to `out` while it is read (in the time line's order,
+/// [`input::EventWindow`]), or only counted with `-c`: the events are not
+/// kept and no group is rebuilt (the rows need neither). Any other input
+/// is merged and sorted at the end, as [`analyse_writing_timeline_rows`]
+/// does.
+fn analyse_writing_capture_timeline(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let mut written = WrittenRows {
+        rows: (!opts.count).then(|| render::TimelineRows::new(opts.format, out)),
+        tally: assemble::ViewRows::tally(&opts.filter, None, View::Timeline),
+        matched: 0,
+        failed: None,
+    };
+    let read = write_while_reading(
+        |send, back| {
+            let window = input::EventWindow::new(send, back);
+            input::read_inputs_sending_events(&opts.inputs, &opts.read, opts.quiet, window)
+        },
+        |event| written.write(&describe::timeline_entry(event)),
+    );
+    let collected = read?;
+    if collected.events_not_kept {
+        let (tally, matched) = written.finish()?;
+        return assemble_without_groups(opts, collected, tally, matched);
+    }
+    // Not one capture file: its events were gathered, nothing was written.
+    let WrittenRows { rows, .. } = written;
+    let Some(mut rows) = rows else {
+        let rows_read = assemble::ViewRows::Exchanges(Vec::new());
+        return analyse_collected(opts, collected, rows_read, Some(&mut |_| Ok(())));
+    };
+    let rows_read = assemble::ViewRows::Exchanges(Vec::new());
+    let found = analyse_collected(opts, collected, rows_read, Some(&mut |e| rows.row(e)))?;
+    rows.finish()?;
+    Ok(found)
+}
+
+/// Runs `read` on a thread of its own, handing it a channel for batches
+/// of rows and one on which it gets each batch back once written (to be
+/// freed by the thread that made it: freed by the writer's thread, each
+/// string went back to another thread's heap), and gives every row to
+/// `write` on this thread (the one that holds the output) as it comes,
+/// until `write` says stop (a write failed: the reader's later rows are
+/// dropped, not waited for).
+fn write_while_reading<T: Send>(
+    read: impl FnOnce(
+            std::sync::mpsc::SyncSender<Vec<T>>,
+            std::sync::mpsc::Receiver<Vec<T>>,
+        ) -> Result<input::Collected>
+        + Send,
+    mut write: impl FnMut(&T) -> bool,
+) -> Result<input::Collected> {
+    let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
+    let (written_back, back) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let reading = scope.spawn(move || read(send, back));
         while let Ok(batch) = receive.recv() {
-            written.write(&batch);
-            // Freed by the thread that made it.
+            let going_on = batch.iter().all(&mut write);
             let _ = written_back.send(batch);
-            if written.failed.is_some() {
-                // The reader's later rows are dropped, not waited for.
+            if !going_on {
                 drop(receive);
                 break;
             }
@@ -361,42 +439,26 @@ fn analyse_writing_decode_rows(
         reading
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    });
-    let mut collected = read?;
-    // Rows gathered after all (inputs that were not one unit), in order.
-    let mut rest = std::mem::take(&mut collected.exchanges);
-    assemble::in_request_order(&mut rest);
-    written.write(&rest);
-    let WrittenRows {
-        rows,
-        tally,
-        matched,
-        failed,
-    } = written;
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
-    if let Some(rows) = rows {
-        rows.finish()?;
-    }
-    if !collected.events_not_kept {
-        let exchanges = assemble::Exchanges::Written {
-            tally: Box::new(tally),
-            matched,
-            events_not_kept: None,
-        };
-        return analyse_collected(opts, collected, exchanges, None);
-    }
-    // No group was rebuilt: the rows need none, and the events were not
-    // kept. The report holds the inputs and what reading found.
-    let exchanges = assemble::Exchanges::Written {
+    })
+}
+
+/// The report of a run whose rows were written as read and whose events
+/// were counted, not kept: no group was rebuilt, so it holds the inputs
+/// and what reading found.
+fn assemble_without_groups(
+    opts: &Options,
+    mut collected: input::Collected,
+    tally: unmatched::Tally,
+    matched: u64,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let rows_read = assemble::ViewRows::Written {
         tally: Box::new(tally),
         matched,
         events_not_kept: Some(collected.events_seen),
     };
     let (report, matched) = assemble::assemble(
         collected.inputs,
-        exchanges,
+        rows_read,
         &timeline::Timeline::default(),
         Vec::new(),
         &mut collected.diagnostics,
@@ -406,29 +468,40 @@ fn analyse_writing_decode_rows(
     Ok((report, matched, collected.diagnostics))
 }
 
-/// `decode`'s rows as they are written: the filter, the count, the first
+/// A view's rows as they are written: the filter, the count, the first
 /// write error (after which nothing more is written).
-struct WrittenRows<'a> {
-    rows: Option<render::ExchangeRows<'a>>,
+struct WrittenRows<'a, R> {
+    rows: Option<render::Rows<'a, R>>,
     tally: unmatched::Tally,
     matched: u64,
     failed: Option<std::io::Error>,
 }
 
-impl WrittenRows<'_> {
-    fn write(&mut self, batch: &[report::ExchangeRow]) {
-        for x in batch {
-            if self.failed.is_some() {
-                return;
-            }
-            if !self.tally.add(x) {
-                continue;
-            }
+impl<R: render::StreamedRow + unmatched::Row> WrittenRows<'_, R> {
+    /// Writes `row` if the filter keeps it; false once a write failed.
+    fn write(&mut self, row: &R) -> bool {
+        if self.failed.is_some() {
+            return false;
+        }
+        if self.tally.add(row) {
             self.matched += 1;
-            if let Some(Err(e)) = self.rows.as_mut().map(|rows| rows.row(x)) {
+            if let Some(Err(e)) = self.rows.as_mut().map(|rows| rows.row(row)) {
                 self.failed = Some(e);
             }
         }
+        self.failed.is_none()
+    }
+
+    /// Ends the view (a CSV without rows still has its header): the tally
+    /// and the rows kept, or the first write error.
+    fn finish(self) -> Result<(unmatched::Tally, u64)> {
+        if let Some(e) = self.failed {
+            return Err(e.into());
+        }
+        if let Some(rows) = self.rows {
+            rows.finish()?;
+        }
+        Ok((self.tally, self.matched))
     }
 }
 
@@ -440,7 +513,7 @@ fn analyse_with(
 ) -> Result<(report::Report, u64, Diagnostics)> {
     let keep_exchanges = opts.view == View::Decode;
     let mut collected = input::read_inputs(&opts.inputs, &opts.read, keep_exchanges, opts.quiet)?;
-    let exchanges = assemble::Exchanges::Kept(std::mem::take(&mut collected.exchanges));
+    let exchanges = assemble::ViewRows::Exchanges(std::mem::take(&mut collected.exchanges));
     analyse_collected(opts, collected, exchanges, rows)
 }
 
@@ -448,7 +521,7 @@ fn analyse_with(
 fn analyse_collected(
     opts: &Options,
     mut collected: input::Collected,
-    exchanges: assemble::Exchanges,
+    rows_read: assemble::ViewRows,
     rows: Option<assemble::RowSink<'_>>,
 ) -> Result<(report::Report, u64, Diagnostics)> {
     let timeline = timeline::merge(collected.captured, collected.logged);
@@ -480,7 +553,7 @@ fn analyse_collected(
     );
     let (report, matched) = assemble::assemble(
         collected.inputs,
-        exchanges,
+        rows_read,
         &timeline,
         histories,
         &mut collected.diagnostics,

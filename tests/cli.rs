@@ -635,3 +635,20 @@ fn decode_written_while_reading_from_stdin_gives_what_the_file_gives() {
     let named = run(&["decode", "-q", KILLED, "--format", "ndjson"]).expect_code(0);
     assert_eq!(piped.stdout, named.stdout);
 }
+
+#[test]
+fn the_time_line_of_one_capture_written_while_reading_is_the_sorted_one_on_every_lab_capture() {
+    // ndjson, csv and -c of one capture file are written while it is read
+    // (in the time line's order through a window); JSON gathers every
+    // event and sorts it. Both must give the same rows.
+    for input in lab_captures() {
+        let whole = json(&run(&["timeline", "-q", &input, "--format", "json"]).stdout);
+        let listed = rows(&whole, "timeline");
+        let streamed = ndjson(&run(&["timeline", "-q", &input, "--format", "ndjson"]).stdout);
+        assert!(&streamed == listed, "{input}");
+        let counted = run(&["timeline", "-q", "-c", &input]).stdout;
+        assert_eq!(counted.trim(), listed.len().to_string(), "{input}");
+        let table = csv(&run(&["timeline", "-q", &input, "--format", "csv"]).stdout);
+        assert_eq!(table.len(), listed.len() + 1, "{input}: header and rows");
+    }
+}

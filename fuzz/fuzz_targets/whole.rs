@@ -27,7 +27,7 @@ pub fn analyse_and_render(mut collected: kgtrace::input::Collected) {
     // table, JSON and Markdown views keep them.
     let Ok((report, _)) = kgtrace::assemble::assemble(
         collected.inputs,
-        kgtrace::assemble::Exchanges::Kept(collected.exchanges),
+        kgtrace::assemble::ViewRows::Exchanges(collected.exchanges),
         &timeline,
         histories,
         &mut collected.diagnostics,

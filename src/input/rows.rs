@@ -1,11 +1,13 @@
-//! `decode`'s rows handed on while the capture is read, in request order.
+//! `decode`'s rows, or one capture file's group events for `timeline`,
+//! handed on while the capture is read, in their order.
 //!
-//! Takes: the rows of exchanges as the Kafka stage completes them (in
-//! response order) and, with each batch, what that stage knew ([`Mark`]):
+//! Takes: the rows of exchanges (or their events) as the Kafka stage
+//! completes them (in response order) and, with each batch, what that
+//! stage knew ([`Mark`]):
 //! the earliest request time and frame a row still to come can carry, and
 //! the last packet's time. Gives: batches of rows in request order (time,
 //! then frame, ties in the order made: the order `decode` sorts its whole
-//! list into) on a channel, each row as soon as no row still to come can
+//! list into, and the time line's within one capture file) on a channel, each row as soon as no row still to come can
 //! sort before it. A row still to come is a request waiting for its answer
 //! (a JoinGroup parked for the rebalance timeout holds the rows after it),
 //! bytes of a connection not yet told Kafka, or bytes not yet handed on by
@@ -18,12 +20,13 @@
 //! length, and the rows are the sorted list's. Only when more than
 //! [`MAX_HELD`] rows wait at once are the earliest written anyway: a row
 //! that then comes after rows later in order is written when it comes, and
-//! counted in a `decode_order` diagnostic.
+//! counted in a `row_order` diagnostic.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, SyncSender};
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
+use crate::event::{GroupEvent, Location};
 use crate::kafka::KafkaDecoder;
 use crate::report::ExchangeRow;
 use crate::time::Timestamp;
@@ -41,7 +44,7 @@ pub const MAX_HELD: usize = 1 << 20;
 const BATCH: usize = 1024;
 
 /// A request's time and frame: the order `decode` writes rows in.
-type Key = (Timestamp, u64);
+pub type Key = (Timestamp, u64);
 
 /// What the Kafka stage knew when it handed a batch on.
 #[derive(Clone, Copy, Debug, Default)]
@@ -104,15 +107,47 @@ impl Marker {
     }
 }
 
+/// What a window holds: something with a place in request order.
+pub trait InOrder {
+    /// Its time and frame (0 for none: it sorts first, as `None` does;
+    /// frames count from 1).
+    fn order(&self) -> Key;
+}
+
+impl InOrder for ExchangeRow {
+    /// The order `decode` writes rows in.
+    fn order(&self) -> Key {
+        let (ts, frame) = self.request_order();
+        (ts, frame.unwrap_or(0))
+    }
+}
+
+impl InOrder for GroupEvent {
+    /// The time line's order within one capture file: time, then frame
+    /// ([`crate::timeline::order_key`]).
+    fn order(&self) -> Key {
+        match self.evidence.at {
+            Location::Frame { frame } => (self.ts, frame),
+            Location::Line { .. } => (self.ts, 0),
+        }
+    }
+}
+
+/// `decode`'s rows in request order.
+pub type RowWindow = Window<ExchangeRow>;
+
+/// One capture file's group events in the time line's order (`timeline`).
+pub type EventWindow = Window<GroupEvent>;
+
 /// The window between the Kafka stage and whoever writes the rows.
 #[derive(Debug)]
-pub struct RowWindow {
+pub struct Window<T> {
     /// Where each held row is kept, in the order it goes out: its key, then
     /// the order it was made in (ties keep it). A tree of these few bytes,
     /// not of the rows: the rows stay where they were put.
     held: BTreeMap<(Key, u64), usize>,
     /// The rows held, by slot; a slot emptied is reused.
-    rows: Vec<Option<ExchangeRow>>,
+    rows: Vec<Option<T>>,
     free: Vec<usize>,
     next_seq: u64,
     /// The last row handed on.
@@ -120,32 +155,22 @@ pub struct RowWindow {
     /// Rows that came after a row later in request order.
     late: u64,
     first_late: Option<(Key, Key)>,
-    send: SyncSender<Vec<ExchangeRow>>,
+    send: SyncSender<Vec<T>>,
     /// Batches the writer is done with, dropped here: freed by the thread
     /// that made them (freed by the writer's thread, each of their strings
     /// went back to another thread's heap, a tenth of the run).
-    written_back: Receiver<Vec<ExchangeRow>>,
+    written_back: Receiver<Vec<T>>,
     /// The receiving end is gone (its writer failed): rows are dropped.
     gone: bool,
     /// [`MAX_HELD`], smaller in tests.
     max_held: usize,
 }
 
-/// The order `decode` writes a row in.
-fn key_of(row: &ExchangeRow) -> Key {
-    let (ts, frame) = row.request_order();
-    // Frames count from 1: no frame sorts first, as `None` does.
-    (ts, frame.unwrap_or(0))
-}
-
-impl RowWindow {
+impl<T: InOrder> Window<T> {
     /// Rows to `send`, in batches, each to come back through
     /// `written_back` once written.
-    pub fn new(
-        send: SyncSender<Vec<ExchangeRow>>,
-        written_back: Receiver<Vec<ExchangeRow>>,
-    ) -> RowWindow {
-        RowWindow {
+    pub fn new(send: SyncSender<Vec<T>>, written_back: Receiver<Vec<T>>) -> Window<T> {
+        Window {
             held: BTreeMap::new(),
             rows: Vec::new(),
             free: Vec::new(),
@@ -162,9 +187,9 @@ impl RowWindow {
 
     /// Takes `rows` (emptying it), then hands on every row that nothing
     /// still to come, as `mark` says, can sort before.
-    pub(super) fn take(&mut self, rows: &mut Vec<ExchangeRow>, mark: Mark) {
+    pub(super) fn take(&mut self, rows: &mut Vec<T>, mark: Mark) {
         for row in rows.drain(..) {
-            let key = key_of(&row);
+            let key = row.order();
             if let Some(written) = self.written.filter(|w| key < *w) {
                 self.late += 1;
                 self.first_late.get_or_insert((key, written));
@@ -190,8 +215,8 @@ impl RowWindow {
 
     /// The same, holding at most `max_held` rows.
     #[cfg(test)]
-    pub fn holding_at_most(self, max_held: usize) -> RowWindow {
-        RowWindow { max_held, ..self }
+    pub fn holding_at_most(self, max_held: usize) -> Window<T> {
+        Window { max_held, ..self }
     }
 
     /// Hands on every row held, in order (the input ended).
@@ -207,13 +232,13 @@ impl RowWindow {
             return;
         };
         let detail = format!(
-            "{} rows were written after rows later in request order (first: a request at {ts}, \
-             frame {frame}, after one at {before_ts}, frame {before_frame}): more than {} rows \
-             waited at once for an earlier request's answer, and the earliest were written \
-             first; `--format json` or `--format table` sorts the whole list",
+            "{} rows were written after rows later in their order (first: one at {ts}, frame \
+             {frame}, after one at {before_ts}, frame {before_frame}): more than {} rows waited \
+             at once for an earlier request's answer, and the earliest were written first; \
+             `--format json` or `--format table` sorts the whole list",
             self.late, self.max_held,
         );
-        diags.add(DiagnosticKind::DecodeOrder, "decode", "rows", detail);
+        diags.add(DiagnosticKind::RowOrder, "rows", "order", detail);
     }
 
     /// Hands on rows from the earliest while `due(rows held, its key)`.
@@ -239,7 +264,7 @@ impl RowWindow {
         }
     }
 
-    fn hand_on(&mut self, batch: Vec<ExchangeRow>) {
+    fn hand_on(&mut self, batch: Vec<T>) {
         if !self.gone && self.send.send(batch).is_err() {
             self.gone = true;
         }
@@ -294,7 +319,7 @@ mod tests {
         assert_eq!(received(&rx), vec![9]);
         let mut diags = Diagnostics::default();
         w.finish(&mut diags);
-        assert_eq!(diags.count(DiagnosticKind::DecodeOrder), 0);
+        assert_eq!(diags.count(DiagnosticKind::RowOrder), 0);
     }
 
     #[test]
@@ -318,7 +343,7 @@ mod tests {
         let mut diags = Diagnostics::default();
         w.finish(&mut diags);
         assert_eq!(received(&rx), vec![2]);
-        assert_eq!(diags.count(DiagnosticKind::DecodeOrder), 1);
+        assert_eq!(diags.count(DiagnosticKind::RowOrder), 1);
     }
 
     #[test]
