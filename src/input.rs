@@ -723,8 +723,19 @@ fn read_opened(
             if top && out.events_out.is_some() {
                 out.events_not_kept = true;
             }
+            // Rows written as read: once their writer is gone (`| head`),
+            // the rest of the capture is not read.
+            let gone = match (&out.rows_out, &out.events_out) {
+                (Some(rows), _) => Some(rows.gone()),
+                (None, Some(events)) if out.events_not_kept => Some(events.gone()),
+                _ => None,
+            };
+            let reader = rows::Stoppable {
+                inner: opened.reader,
+                gone,
+            };
             let mut run = CaptureRun::new(opts, keep, out, source.clone());
-            let result = run.feed(opened.reader, &source, read_as, out);
+            let result = run.feed(reader, &source, read_as, out);
             note_bomb(bomb.as_deref(), &source, out);
             run.finish(out);
             result

@@ -23,7 +23,10 @@
 //! counted in a `row_order` diagnostic.
 
 use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Arc;
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::event::{GroupEvent, Location};
@@ -160,8 +163,9 @@ pub struct Window<T> {
     /// that made them (freed by the writer's thread, each of their strings
     /// went back to another thread's heap, a tenth of the run).
     written_back: Receiver<Vec<T>>,
-    /// The receiving end is gone (its writer failed): rows are dropped.
-    gone: bool,
+    /// The receiving end is gone (its writer failed): rows are dropped,
+    /// and the capture's reader, which shares this, stops ([`Stoppable`]).
+    gone: Arc<AtomicBool>,
     /// [`MAX_HELD`], smaller in tests.
     max_held: usize,
 }
@@ -180,7 +184,7 @@ impl<T: InOrder> Window<T> {
             first_late: None,
             send,
             written_back,
-            gone: false,
+            gone: Arc::default(),
             max_held: MAX_HELD,
         }
     }
@@ -211,6 +215,13 @@ impl<T: InOrder> Window<T> {
         let bound = mark.bound();
         let max_held = self.max_held;
         self.release(|held, key| held > max_held || bound.is_some_and(|b| key < b));
+    }
+
+    /// Set once nobody takes the rows any more: a capture read through
+    /// [`Stoppable`] with it ends there (`decode big.pcap | head`: the rest
+    /// is not read for nothing).
+    pub(super) fn gone(&self) -> Arc<AtomicBool> {
+        self.gone.clone()
     }
 
     /// The same, holding at most `max_held` rows.
@@ -265,9 +276,25 @@ impl<T: InOrder> Window<T> {
     }
 
     fn hand_on(&mut self, batch: Vec<T>) {
-        if !self.gone && self.send.send(batch).is_err() {
-            self.gone = true;
+        if !self.gone.load(Relaxed) && self.send.send(batch).is_err() {
+            self.gone.store(true, Relaxed);
         }
+    }
+}
+
+/// A capture's bytes until a window's writer is gone ([`Window::gone`]),
+/// then its end; without a window, all of them.
+pub(super) struct Stoppable<R> {
+    pub inner: R,
+    pub gone: Option<Arc<AtomicBool>>,
+}
+
+impl<R: Read> Read for Stoppable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.gone.as_ref().is_some_and(|g| g.load(Relaxed)) {
+            return Ok(0);
+        }
+        self.inner.read(buf)
     }
 }
 
@@ -357,6 +384,25 @@ mod tests {
     }
 
     #[test]
+    fn a_gone_writer_ends_the_capture_its_rows_come_from() {
+        let (tx, rx) = sync_channel(1);
+        let mut w = window(tx);
+        let mut capture = Stoppable {
+            inner: &[7u8; 64][..],
+            gone: Some(w.gone()),
+        };
+        let mut buf = [0u8; 16];
+        assert_eq!(capture.read(&mut buf).unwrap(), 16);
+        drop(rx);
+        w.take(&mut vec![row(1, 1, 1)], mark(None, 100));
+        assert_eq!(
+            capture.read(&mut buf).unwrap(),
+            0,
+            "ended once nobody takes rows"
+        );
+    }
+
+    #[test]
     fn a_gone_writer_drops_rows_without_blocking() {
         let (tx, rx) = sync_channel(1);
         drop(rx);
@@ -366,6 +412,6 @@ mod tests {
             mark(None, 10_000),
         );
         w.flush();
-        assert!(w.gone);
+        assert!(w.gone.load(Relaxed));
     }
 }
