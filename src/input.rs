@@ -1515,7 +1515,7 @@ impl CaptureRun {
         // What an earlier file of a rotation set left undrained (it ended
         // in an error) counts first, as in place.
         let mut pending = std::mem::take(&mut sink.pending);
-        let rows_out = out.wants_marks();
+        let marks = out.wants_marks();
         let normalize = |mut drained: Drained| {
             sink.absorb(drained.closed, &mut drained.exchanges);
             if let Some(mark) = drained.mark {
@@ -1540,7 +1540,7 @@ impl CaptureRun {
                 Handed::PacketDone if pending.len() >= DRAIN_AT => hand_over.send(Drained {
                     closed: decoder.take_closed(),
                     exchanges: std::mem::take(&mut pending),
-                    mark: rows_out.then(|| marker.mark(decoder, latest)),
+                    mark: marks.then(|| marker.mark(decoder, latest)),
                 }),
                 Handed::PacketDone => {}
             };
@@ -1651,7 +1651,8 @@ const DRAIN_AT: usize = 256;
 struct Drained {
     closed: Vec<ClosedConnection>,
     exchanges: Vec<Exchange>,
-    /// Where rows handed on through [`Collected::rows_out`] may go up to.
+    /// How far rows (or events) written as read may go
+    /// ([`Collected::wants_marks`]).
     mark: Option<rows::Mark>,
 }
 
