@@ -1927,6 +1927,16 @@ mod tests {
         }
     }
 
+    /// A window's reading on the stages' threads and on one, with room for
+    /// every row and for 10 (the earliest then go before a request
+    /// answered later).
+    const WINDOW_CASES: [(bool, usize); 4] = [
+        (true, rows::MAX_HELD),
+        (false, rows::MAX_HELD),
+        (true, 10),
+        (false, 10),
+    ];
+
     #[test]
     fn decode_rows_sent_while_read_are_the_sorted_rows_and_a_full_window_says_so() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/lab/kp_ten_members.pcap");
@@ -1942,14 +1952,7 @@ mod tests {
         let sorted = text(&gathered);
         // More than DRAIN_AT exchanges: rows go while the capture is read.
         assert!(sorted.len() > 4 * DRAIN_AT);
-        // On the stages' threads and on one, with room for every row and
-        // for 10 (the earliest then go before a request answered later).
-        for (apart, max_held) in [
-            (true, rows::MAX_HELD),
-            (false, rows::MAX_HELD),
-            (true, 10),
-            (false, 10),
-        ] {
+        for (apart, max_held) in WINDOW_CASES {
             let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
             let window =
                 RowWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
@@ -1992,12 +1995,7 @@ mod tests {
         let events: u64 = gathered.inputs.iter().map(|i| i.events).sum();
         let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
         assert!(sorted.len() > 4 * DRAIN_AT);
-        for (apart, max_held) in [
-            (true, rows::MAX_HELD),
-            (false, rows::MAX_HELD),
-            (true, 10),
-            (false, 10),
-        ] {
+        for (apart, max_held) in WINDOW_CASES {
             let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
             let window =
                 EventWindow::new(send, std::sync::mpsc::channel().1).holding_at_most(max_held);
