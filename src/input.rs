@@ -1414,6 +1414,7 @@ impl CaptureRun {
             sink: ExchangeSink {
                 source,
                 keep,
+                fold_data: !out.events_not_kept,
                 events: Vec::new(),
                 count: 0,
                 data: Vec::new(),
@@ -1659,6 +1660,9 @@ struct Drained {
 struct ExchangeSink {
     source: Arc<str>,
     keep: bool,
+    /// Whether data-path events are made: not when nothing will fold
+    /// them ([`Collected::events_not_kept`]).
+    fold_data: bool,
     events: Vec<GroupEvent>,
     /// Events made so far (handed on or not).
     count: u64,
@@ -1748,12 +1752,14 @@ impl ExchangeSink {
                 &self.source,
                 &mut self.clients,
             ));
-            normalize::data_events_from_exchange(
-                &mut ex,
-                &self.source,
-                &mut self.clients,
-                &mut self.data,
-            );
+            if self.fold_data {
+                normalize::data_events_from_exchange(
+                    &mut ex,
+                    &self.source,
+                    &mut self.clients,
+                    &mut self.data,
+                );
+            }
         }
         self.count += (self.events.len() - before) as u64;
     }
