@@ -3,18 +3,18 @@
 //!
 //! Takes: the rows of exchanges (or their events) as the Kafka stage
 //! completes them (in response order) and, with each batch, what that
-//! stage knew ([`Mark`]):
-//! the earliest request time and frame a row still to come can carry, and
-//! the last packet's time. Gives: batches of rows in request order (time,
-//! then frame, ties in the order made: the order `decode` sorts its whole
-//! list into, and the time line's within one capture file) on a channel, each row as soon as no row still to come can
-//! sort before it. A row still to come is a request waiting for its answer
-//! (a JoinGroup parked for the rebalance timeout holds the rows after it),
+//! stage knew ([`Mark`]): the earliest request time and frame a row still
+//! to come can carry, and the last packet's time. Gives: batches of rows in
+//! order (time, then frame, ties in the order made: the order `decode`
+//! sorts its whole list into, and the time line's within one capture file)
+//! on a channel, each row as soon as no row still to come can sort before
+//! it. A row still to come is a request waiting for its answer (a
+//! JoinGroup parked for the rebalance timeout holds the rows after it),
 //! bytes of a connection not yet told Kafka, or bytes not yet handed on by
 //! TCP reassembly: those wait behind a hole at most 2 s of capture time
-//! ([`crate::tcp::HOLE_TIMEOUT_NANOS`], checked every second) and then go on
-//! with their own packet's time, so a row is held until the last packet is
-//! [`WINDOW_NS`] past it. Packet times never go back (the capture reader
+//! ([`crate::tcp::HOLE_TIMEOUT_NANOS`], checked every second) and then go
+//! on with their own packet's time, so a row is held until the last packet
+//! is [`WINDOW_NS`] past it. Packet times never go back (the capture reader
 //! takes a time before the last packet's as the last packet's). So memory
 //! follows the requests in flight and the window, not the capture's
 //! length, and the rows are the sorted list's. Only when more than
@@ -46,7 +46,7 @@ pub const MAX_HELD: usize = 1 << 20;
 /// Rows handed on at once.
 const BATCH: usize = 1024;
 
-/// A request's time and frame: the order `decode` writes rows in.
+/// A time and a frame: the order rows are written in.
 pub type Key = (Timestamp, u64);
 
 /// What the Kafka stage knew when it handed a batch on.
