@@ -2,7 +2,9 @@
 //!
 //! Takes: a case name and an input path. Gives: the [`Work`] done:
 //! `rebalances`/`decode` run `kgtrace::analyse` (the whole tool minus
-//! printing), `tcp` and `kafka` run the capture stages alone and
+//! printing), `decode-rows`/`timeline-rows` run `kgtrace::run` writing
+//! `ndjson` to nowhere (one capture's rows written while it is read, as
+//! the binary writes them), `tcp` and `kafka` run the capture stages alone and
 //! `logread` the log reader alone, for attribution. Each stage is driven as
 //! `src/input.rs` drives it.
 
@@ -15,7 +17,7 @@ use kgtrace::capture::read_capture;
 use kgtrace::kafka::{KafkaConfig, KafkaDecoder};
 use kgtrace::logs::{read_log_path, LogOptions};
 use kgtrace::options::Options;
-use kgtrace::render::{Format, View};
+use kgtrace::render::{Format, RenderOptions, View};
 use kgtrace::tcp::{Reassembler, StreamEvent, TcpConfig};
 use kgtrace::Diagnostics;
 
@@ -29,6 +31,8 @@ pub fn run(kind: &str, paths: &[&Path]) -> Sample {
         "kafka" => sample(|| stage_kafka(path)),
         "logread" => sample(|| stage_log_read(path)),
         "decode" => sample(|| analyse(paths, View::Decode)),
+        "decode-rows" => sample(|| written(paths, View::Decode)),
+        "timeline-rows" => sample(|| written(paths, View::Timeline)),
         _ => sample(|| analyse(paths, View::Rebalances)),
     }
 }
@@ -37,8 +41,8 @@ pub fn run(kind: &str, paths: &[&Path]) -> Sample {
 pub fn found_label(kind: &str) -> &'static str {
     match kind {
         "rebalances" => "rebalances",
-        "decode" | "kafka" => "exchanges",
-        "logread" => "events",
+        "decode" | "decode-rows" | "kafka" => "exchanges",
+        "logread" | "timeline-rows" => "events",
         _ => "connections",
     }
 }
@@ -46,6 +50,35 @@ pub fn found_label(kind: &str) -> &'static str {
 /// Size of `path` in bytes.
 pub fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// `kgtrace::run` with `view` in `ndjson`, the rows written to nowhere:
+/// `decode` and one capture's `timeline` write them while reading. Found:
+/// the rows written.
+fn written(paths: &[&Path], view: View) -> Work {
+    let inputs = paths.iter().map(|p| p.to_path_buf()).collect();
+    let opts = Options::analyse(inputs, view, Format::Ndjson);
+    let render = RenderOptions {
+        color: false,
+        width: None,
+        brief: false,
+    };
+    let mut outcome =
+        kgtrace::run(&opts, &render, &mut std::io::sink()).expect("run reads the bench input");
+    let report = outcome.report.take().expect("a report");
+    let on_disk: u64 = paths.iter().map(|p| file_len(p)).sum();
+    let work = Work {
+        bytes: report
+            .inputs
+            .iter()
+            .map(|i| i.bytes)
+            .sum::<u64>()
+            .max(on_disk),
+        records: report.inputs.iter().map(|i| i.records).sum(),
+        found: outcome.matched,
+    };
+    std::mem::forget(report);
+    work
 }
 
 /// `kgtrace::analyse` on the inputs (read as `kgtrace` reads them: apart

@@ -179,6 +179,23 @@ pub fn heavy_cases(
             rows.push(in_child(name, "rebalances", &input.path, "pkts", runs));
         }
     }
+    if picked("rows") {
+        // `decode` and `timeline` of one capture, written while it is read.
+        let full = dense()?;
+        warm(&full.path)?;
+        for (name, kind) in [
+            (
+                "dense capture: decode ndjson written as read",
+                "decode-rows",
+            ),
+            (
+                "dense capture: timeline ndjson written as read",
+                "timeline-rows",
+            ),
+        ] {
+            rows.push(in_child(name, kind, &full.path, "pkts", runs));
+        }
+    }
     if picked("long") {
         let long = capture("long.pcap", LONG)?;
         println!("long: {}\n  {}", long.path.display(), long.facts);

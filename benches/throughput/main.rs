@@ -2,7 +2,9 @@
 //!
 //! `cargo bench --bench throughput [-- CASE...]` (cases: `capture`,
 //! `stages`, `log` (with the reader alone), `gz`, `tshark`; default all; and
-//! the opt-in heavy inputs of [`dense`]: `dense`, `realog`, `parallel`, `long`). Generates its inputs once
+//! the opt-in heavy inputs of [`dense`]: `dense`, `rows` (`decode` and
+//! `timeline` of the dense capture in `ndjson`, written while it is read),
+//! `realog`, `parallel`, `long`). Generates its inputs once
 //! under `target/bench-data/` (see [`inputs`]), reads each once to warm the
 //! page cache, then runs each case `KGTRACE_BENCH_RUNS` times (default 3),
 //! each run in a fresh child process (this binary with
