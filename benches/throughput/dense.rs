@@ -184,14 +184,8 @@ pub fn heavy_cases(
         let full = dense()?;
         warm(&full.path)?;
         for (name, kind) in [
-            (
-                "dense capture: decode ndjson written as read",
-                "decode-rows",
-            ),
-            (
-                "dense capture: timeline ndjson written as read",
-                "timeline-rows",
-            ),
+            ("dense: decode ndjson as read", "decode-rows"),
+            ("dense: timeline ndjson as read", "timeline-rows"),
         ] {
             rows.push(in_child(name, kind, &full.path, "pkts", runs));
         }
