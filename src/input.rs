@@ -165,6 +165,17 @@ impl Collected {
         self.tap.is_some()
     }
 
+    /// A window's flag for the capture's reader: set once nobody takes the
+    /// rows written as read (`| head`), and the rest of the capture is not
+    /// read.
+    fn rows_gone(&self) -> Option<Arc<AtomicBool>> {
+        match (&self.rows_out, &self.events_out) {
+            (Some(rows), _) => Some(rows.gone()),
+            (None, Some(events)) if self.events_not_kept => Some(events.gone()),
+            _ => None,
+        }
+    }
+
     /// Whether the Kafka stage should say, with each batch it hands on,
     /// how far rows may go ([`rows::Mark`]).
     fn wants_marks(&self) -> bool {
@@ -718,21 +729,14 @@ fn read_opened(
             let read_as = opened.read_as();
             let bomb = opened.bomb.clone();
             // One capture file named alone: its events can go in the time
-            // line's order as they come (a rotation set's files, or a
-            // capture beside logs, are merged with the rest at the end).
+            // line's order as they come (a capture found beside logs is
+            // merged with them at the end).
             if top && out.events_out.is_some() {
                 out.events_not_kept = true;
             }
-            // Rows written as read: once their writer is gone (`| head`),
-            // the rest of the capture is not read.
-            let gone = match (&out.rows_out, &out.events_out) {
-                (Some(rows), _) => Some(rows.gone()),
-                (None, Some(events)) if out.events_not_kept => Some(events.gone()),
-                _ => None,
-            };
             let reader = rows::Stoppable {
                 inner: opened.reader,
-                gone,
+                gone: out.rows_gone(),
             };
             let mut run = CaptureRun::new(opts, keep, out, source.clone());
             let result = run.feed(reader, &source, read_as, out);
@@ -1184,6 +1188,11 @@ fn read_directory(
         return Ok(());
     }
     let source: Arc<str> = Arc::from(dir.to_string_lossy().as_ref());
+    // A rotation set with no log beside it: its events (all named after
+    // the directory) can go in the time line's order as they come.
+    if out.events_out.is_some() && out.logged.is_empty() {
+        out.events_not_kept = true;
+    }
     let mut run = CaptureRun::new(opts, keep, out, source);
     for (_, path) in &captures {
         let name: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
@@ -1196,7 +1205,11 @@ fn read_directory(
         };
         let read_as = opened.read_as();
         let bomb = opened.bomb.clone();
-        if let Err(e) = run.feed(opened.reader, &name, read_as, out) {
+        let reader = rows::Stoppable {
+            inner: opened.reader,
+            gone: out.rows_gone(),
+        };
+        if let Err(e) = run.feed(reader, &name, read_as, out) {
             skip(out, path, e.to_string());
         }
         note_bomb(bomb.as_deref(), &name, out);
@@ -1987,7 +2000,7 @@ mod tests {
     }
 
     #[test]
-    fn one_capture_files_events_sent_while_read_are_the_sorted_time_line_and_others_are_kept() {
+    fn one_capture_files_events_sent_while_read_are_the_sorted_time_line_and_logs_are_kept() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let opts = ReadOptions::default();
         let text = |events: &[GroupEvent]| -> Vec<String> {
@@ -2028,11 +2041,23 @@ mod tests {
                 assert_eq!(late, 1, "{case}: one diagnostic counting them");
             }
         }
-        // A log, and a directory (a rotation set, merged at the end): the
-        // events are kept and none is sent.
+        // A directory of captures alone (a rotation set) goes the same way.
+        let lab = [root.join("lab")];
+        let gathered = read_inputs(&lab, &opts, false, true).unwrap();
+        let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
+        let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+        let window = EventWindow::new(send, std::sync::mpsc::channel().1);
+        let read = read_inputs_apart(&lab, &opts, false, true, true, (None, Some(window))).unwrap();
+        let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
+        assert!(
+            read.events_not_kept && text(&sent) == sorted,
+            "a rotation set"
+        );
+        // A log, and a directory of logs and captures (their clocks are
+        // lined up at the end): the events are kept and none is sent.
         for input in [
             root.join("kafka/ak4_java_killed.server.log"),
-            root.join("lab"),
+            root.join("kafka"),
         ] {
             let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
             let window = EventWindow::new(send, std::sync::mpsc::channel().1);
