@@ -100,10 +100,11 @@ pub struct Collected {
     /// `decode`'s rows handed on in request order while the capture is
     /// read, instead of gathered into `exchanges` ([`RowWindow`]).
     pub rows_out: Option<RowWindow>,
-    /// One capture file's group events handed on in the time line's order
+    /// One capture's group events handed on in the time line's order
     /// while it is read, instead of gathered into `captured`
-    /// ([`EventWindow`]): used when the input named is one capture file
-    /// (it then sets `events_not_kept`), else left alone.
+    /// ([`EventWindow`]): used when the input named is one capture file or
+    /// a directory of captures with no log events (it then sets
+    /// `events_not_kept`), else left alone.
     pub events_out: Option<EventWindow>,
     /// Group events and the data path counted, not kept (`captured`,
     /// `logged` and `data` stay empty, or the events go to `events_out`):
@@ -352,7 +353,7 @@ pub fn read_inputs_sending_rows(
 }
 
 /// [`read_inputs`] for `timeline`: when the input named is one capture
-/// file, its group events are sent to `events` in the time line's order
+/// file or a rotation set, its group events are sent to `events` in the time line's order
 /// while it is read ([`EventWindow`]) and not kept (what is returned then
 /// has `events_not_kept`, and holds no events); any other input is read as
 /// [`read_inputs`] reads it, and `events` sees nothing.

@@ -41,8 +41,9 @@
 //!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
 //!   in a format whose rows stand alone, sent in request order to the
 //!   writer while the capture is read, [`input::RowWindow`], its events
-//!   only counted; the group events of one capture file named alone, for
-//!   the timeline in such a format, the same way, [`input::EventWindow`])
+//!   only counted; the group events of one capture file or rotation set
+//!   named alone, for the timeline in such a format, the same way,
+//!   [`input::EventWindow`])
 //!   or through an [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
@@ -369,8 +370,8 @@ fn analyse_writing_decode_rows(
     assemble_without_groups(opts, collected, tally, matched)
 }
 
-/// [`analyse`] for the timeline view of one capture file, its rows written
-/// to `out` while it is read (in the time line's order,
+/// [`analyse`] for the timeline view of one capture file or rotation set,
+/// its rows written to `out` while it is read (in the time line's order,
 /// [`input::EventWindow`]), or only counted with `-c`: the events are not
 /// kept and no group is rebuilt (the rows need neither). Any other input
 /// is merged and sorted at the end, as [`analyse_writing_timeline_rows`]
@@ -397,7 +398,7 @@ fn analyse_writing_capture_timeline(
         let (tally, matched) = written.finish()?;
         return assemble_without_groups(opts, collected, tally, matched);
     }
-    // Not one capture file: its events were gathered, nothing was written.
+    // Not captures alone: the events were gathered, nothing was written.
     let WrittenRows { rows, .. } = written;
     let Some(mut rows) = rows else {
         let rows_read = assemble::ViewRows::Exchanges(Vec::new());
