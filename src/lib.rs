@@ -399,12 +399,11 @@ fn analyse_writing_capture_timeline(
         return assemble_without_groups(opts, collected, tally, matched);
     }
     // Not captures alone: the events were gathered, nothing was written.
+    let rows_read = assemble::ViewRows::Exchanges(Vec::new());
     let WrittenRows { rows, .. } = written;
     let Some(mut rows) = rows else {
-        let rows_read = assemble::ViewRows::Exchanges(Vec::new());
         return analyse_collected(opts, collected, rows_read, Some(&mut |_| Ok(())));
     };
-    let rows_read = assemble::ViewRows::Exchanges(Vec::new());
     let found = analyse_collected(opts, collected, rows_read, Some(&mut |e| rows.row(e)))?;
     rows.finish()?;
     Ok(found)

@@ -66,19 +66,7 @@ fn written(paths: &[&Path], view: View) -> Work {
     let mut outcome =
         kgtrace::run(&opts, &render, &mut std::io::sink()).expect("run reads the bench input");
     let report = outcome.report.take().expect("a report");
-    let on_disk: u64 = paths.iter().map(|p| file_len(p)).sum();
-    let work = Work {
-        bytes: report
-            .inputs
-            .iter()
-            .map(|i| i.bytes)
-            .sum::<u64>()
-            .max(on_disk),
-        records: report.inputs.iter().map(|i| i.records).sum(),
-        found: outcome.matched,
-    };
-    std::mem::forget(report);
-    work
+    work_of(*report, paths, outcome.matched)
 }
 
 /// `kgtrace::analyse` on the inputs (read as `kgtrace` reads them: apart
@@ -94,6 +82,13 @@ fn analyse(paths: &[&Path], view: View) -> Work {
     } else {
         report.rebalances.len()
     };
+    work_of(report, paths, found as u64)
+}
+
+/// The work a run's `report` says was done on `paths`, `found` what it
+/// found. The child exits right after: as the binary does, the report is
+/// left to the OS rather than freed string by string.
+fn work_of(report: kgtrace::report::Report, paths: &[&Path], found: u64) -> Work {
     let on_disk: u64 = paths.iter().map(|p| file_len(p)).sum();
     let work = Work {
         bytes: report
@@ -103,10 +98,8 @@ fn analyse(paths: &[&Path], view: View) -> Work {
             .sum::<u64>()
             .max(on_disk),
         records: report.inputs.iter().map(|i| i.records).sum(),
-        found: found as u64,
+        found,
     };
-    // The child exits right after: as the binary does, the report is left
-    // to the OS rather than freed string by string.
     std::mem::forget(report);
     work
 }
