@@ -111,6 +111,14 @@ pub struct Collected {
     /// `decode` and `timeline` written while read need neither, and
     /// keeping them grew with the capture.
     pub events_not_kept: bool,
+    /// The data path is folded into `data` even while the group events go
+    /// to `events_out`: `rebalances` of one capture folds its events as
+    /// they come ([`crate::timeline::HeartbeatFold`]) and its stops need
+    /// the data path.
+    pub data_beside_window: bool,
+    /// Heartbeats folded away by input ([`crate::timeline::Folded`]):
+    /// counted in what each input held.
+    pub events_folded: Vec<(Arc<str>, u64)>,
     /// Group events made while `events_not_kept`.
     pub events_seen: u64,
     /// One summary per input.
@@ -366,6 +374,19 @@ pub fn read_inputs_sending_events(
     read_inputs_apart(paths, opts, false, quiet, true, (None, Some(events)))
 }
 
+/// [`read_inputs_sending_events`] for `rebalances`: the data path is
+/// folded as [`read_inputs`] folds it, so that what is returned, with the
+/// events sent (folded and kept by the receiver), is what [`read_inputs`]
+/// returns.
+pub fn read_inputs_folding_events(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    quiet: bool,
+    events: EventWindow,
+) -> Result<Collected> {
+    read_units_apart(paths, opts, false, quiet, true, (None, Some(events)), true)
+}
+
 /// [`read_inputs`] one input after the other into `out`, whose
 /// [`Collected::tap`] (if any) receives the events as they are read
 /// (`kgtrace watch`: a tap is one destination, so no threads here).
@@ -392,7 +413,21 @@ fn read_inputs_apart(
     keep_exchanges: bool,
     quiet: bool,
     apart: bool,
+    windows: (Option<RowWindow>, Option<EventWindow>),
+) -> Result<Collected> {
+    read_units_apart(paths, opts, keep_exchanges, quiet, apart, windows, false)
+}
+
+/// [`read_inputs_apart`]; `data_beside` folds the data path while the
+/// events go to their window ([`Collected::data_beside_window`]).
+fn read_units_apart(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    keep_exchanges: bool,
+    quiet: bool,
+    apart: bool,
     (rows, events): (Option<RowWindow>, Option<EventWindow>),
+    data_beside: bool,
 ) -> Result<Collected> {
     let mut seen = Seen::default();
     let mut units = Vec::new();
@@ -431,6 +466,7 @@ fn read_inputs_apart(
         (out.rows_out, out.events_out) = (held.0.take(), held.1.take());
         drop(held);
         out.events_not_kept = out.rows_out.is_some();
+        out.data_beside_window = data_beside;
         let read = read_unit(unit, opts, keep_exchanges, quiet, out);
         if let Some(window) = out.rows_out.take() {
             window.finish(&mut out.diagnostics);
@@ -1428,7 +1464,7 @@ impl CaptureRun {
             sink: ExchangeSink {
                 source,
                 keep,
-                fold_data: !out.events_not_kept,
+                fold_data: !out.events_not_kept || out.data_beside_window,
                 events: Vec::new(),
                 count: 0,
                 data: Vec::new(),
@@ -1704,8 +1740,12 @@ impl ExchangeSink {
         if out.events_not_kept {
             out.events_seen += self.events.len() as u64;
             self.events.clear();
-            self.data.clear();
-        } else if self.data.is_empty() {
+            if !out.data_beside_window {
+                self.data.clear();
+                return;
+            }
+        }
+        if self.data.is_empty() {
         } else if out.streaming() {
             out.deliver(Flow::Data(std::mem::take(&mut self.data)));
         } else {

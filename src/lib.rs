@@ -43,11 +43,16 @@
 //!   writer while the capture is read, [`input::RowWindow`], its events
 //!   only counted; the group events of one capture file or rotation set
 //!   named alone, for the timeline in such a format, the same way,
-//!   [`input::EventWindow`])
+//!   [`input::EventWindow`]; for `rebalances` and `groups`, the same
+//!   window to a [`timeline::HeartbeatFold`] on the main thread, the
+//!   data path folded as usual)
 //!   or through an [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
-//!   events flow).
+//!   events flow); [`timeline::HeartbeatFold`] drops the middle of each
+//!   stable member's run of plain heartbeats from one capture's ordered
+//!   events as they come (what the rebuilding reads from them, their
+//!   first and last say).
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
@@ -160,6 +165,8 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         analyse_writing_timeline_rows(opts, out)
     } else if decode_rows {
         analyse_writing_decode_rows(opts, out)
+    } else if folds_heartbeats(opts) {
+        analyse_folding_heartbeats(opts)
     } else {
         analyse(opts)
     };
@@ -351,7 +358,7 @@ fn analyse_writing_decode_rows(
             let window = input::RowWindow::new(send, back);
             input::read_inputs_sending_rows(&opts.inputs, &opts.read, opts.quiet, window)
         },
-        |row| written.write(row),
+        |batch| batch.iter().all(|row| written.write(row)),
     );
     let mut collected = read?;
     // Rows gathered after all (inputs that were not one unit), in order.
@@ -391,7 +398,11 @@ fn analyse_writing_capture_timeline(
             let window = input::EventWindow::new(send, back);
             input::read_inputs_sending_events(&opts.inputs, &opts.read, opts.quiet, window)
         },
-        |event| written.write(&describe::timeline_entry(event)),
+        |batch| {
+            batch
+                .iter()
+                .all(|event| written.write(&describe::timeline_entry(event)))
+        },
     );
     let collected = read?;
     if collected.events_not_kept {
@@ -409,6 +420,56 @@ fn analyse_writing_capture_timeline(
     Ok(found)
 }
 
+/// Whether the run can fold one capture's plain heartbeats as it is read
+/// ([`timeline::HeartbeatFold`]): its views show rebuilt groups and
+/// records only (not the time line, which shows every event), from one
+/// input (events of inputs read apart would need merging first; a log's
+/// events are gathered as before).
+fn folds_heartbeats(opts: &Options) -> bool {
+    matches!(opts.view, View::Rebalances | View::Groups) && opts.inputs.len() == 1
+}
+
+/// [`analyse`] for the records and groups of one capture file or rotation
+/// set: its group events go through the time line's window
+/// ([`input::EventWindow`], never letting one go early) to a
+/// [`timeline::HeartbeatFold`] on this thread while the capture is read,
+/// so a stable member's plain heartbeats are not all kept to the end; the
+/// records are those of every event (the fold's module says why). Any
+/// other input is read as [`analyse`] reads it.
+fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
+    let mut fold = timeline::HeartbeatFold::new();
+    let read = write_while_reading(
+        |send, back| {
+            let window = input::EventWindow::new(send, back).holding_at_most(usize::MAX);
+            input::read_inputs_folding_events(&opts.inputs, &opts.read, opts.quiet, window)
+        },
+        |batch| {
+            batch.drain(..).for_each(|ev| fold.push(ev));
+            true
+        },
+    );
+    let mut collected = read?;
+    if collected.diagnostics.count(DiagnosticKind::RowOrder) > 0 {
+        // Times went back between files of a directory (captures of
+        // other hours, not one rotation): the events did not come in
+        // order, so the fold may have cut what a late event needed. Read
+        // again without it (not stdin: one stream's times never go back).
+        return analyse(opts);
+    }
+    if collected.events_not_kept {
+        let folded = fold.finish();
+        collected.captured = folded.events;
+        collected.events_folded = folded.dropped;
+        collected.events_not_kept = false;
+    }
+    analyse_collected(
+        opts,
+        collected,
+        assemble::ViewRows::Exchanges(Vec::new()),
+        None,
+    )
+}
+
 /// Runs `read` on a thread of its own, handing it a channel for batches
 /// of rows and one on which it gets each batch back once written (to be
 /// freed by the thread that made it: freed by the writer's thread, each
@@ -422,14 +483,15 @@ fn write_while_reading<T: Send>(
             std::sync::mpsc::Receiver<Vec<T>>,
         ) -> Result<input::Collected>
         + Send,
-    mut write: impl FnMut(&T) -> bool,
+    mut write: impl FnMut(&mut Vec<T>) -> bool,
 ) -> Result<input::Collected> {
     let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
     let (written_back, back) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
         let reading = scope.spawn(move || read(send, back));
         while let Ok(batch) = receive.recv() {
-            let going_on = batch.iter().all(&mut write);
+            let mut batch = batch;
+            let going_on = write(&mut batch);
             let _ = written_back.send(batch);
             if !going_on {
                 drop(receive);
@@ -543,6 +605,7 @@ fn analyse_collected(
     no_rebalance::explain(
         &mut collected.inputs,
         &timeline.events,
+        &collected.events_folded,
         &histories,
         &mut collected.diagnostics,
     );

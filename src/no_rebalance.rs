@@ -9,6 +9,7 @@
 //! line) among them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::describe::describe;
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
@@ -62,6 +63,7 @@ impl Sources {
 pub fn explain(
     inputs: &mut [InputSummary],
     events: &[GroupEvent],
+    folded: &[(Arc<str>, u64)],
     histories: &[GroupHistory],
     diags: &mut Diagnostics,
 ) {
@@ -85,6 +87,13 @@ pub fn explain(
         .iter()
         .filter(|ev| !told.contains(&&*ev.evidence.source))
         .for_each(|ev| sources.add(ev));
+    for (source, n) in folded {
+        if let Some(f) = sources.found.get_mut(&**source) {
+            // Heartbeats of runs whose ends were counted: more of a kind
+            // and a group already named.
+            f.events += n;
+        }
+    }
     warn(inputs, &sources, |g| rebalanced.contains(g), diags);
 }
 
@@ -170,6 +179,39 @@ mod tests {
             groups: groups.iter().map(|g| g.to_string()).collect(),
             kinds: kinds.iter().map(|k| k.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn heartbeats_folded_away_count_among_their_inputs_events() {
+        use crate::event::{EventKind, Evidence, Location};
+        let source: Arc<str> = Arc::from("c.pcap");
+        let beat = |frame: u64| GroupEvent {
+            ts: crate::time::Timestamp(frame as i64),
+            group: Some("g".into()),
+            member_id: Some("m".into()),
+            group_instance_id: None,
+            generation_id: Some(1),
+            client: Arc::default(),
+            kind: EventKind::HeartbeatRequest { exchange: frame },
+            evidence: Evidence {
+                source: source.clone(),
+                at: Location::Frame { frame },
+            },
+            truncated: false,
+        };
+        let mut inputs = vec![InputSummary {
+            path: "c.pcap".into(),
+            kind: "capture".into(),
+            ..InputSummary::default()
+        }];
+        let mut diags = Diagnostics::default();
+        let folded = [(source.clone(), 40)];
+        explain(&mut inputs, &[beat(1), beat(2)], &folded, &[], &mut diags);
+        let w = inputs[0].warning.as_deref().unwrap_or_default();
+        assert!(
+            w.starts_with("42 group events (Heartbeat) of group g"),
+            "{w}"
+        );
     }
 
     #[test]

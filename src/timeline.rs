@@ -14,8 +14,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod clock;
+mod heartbeats;
 
 pub use clock::{ClockLine, CLOCK_PAIRS};
+pub use heartbeats::{Folded, HeartbeatFold};
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::event::{GroupEvent, Location};

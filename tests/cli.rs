@@ -452,6 +452,41 @@ fn log_tz_reads_log_times_in_that_zone() {
     assert_eq!(report["log_time_zone"], "+02:00");
 }
 
+/// `rebalances` and `groups` of one capture fold its plain heartbeats as
+/// it is read (`timeline::HeartbeatFold`); `report` keeps every event for
+/// its time line. Their records and groups are the same, for every lab and
+/// snap-length capture, the lab directory (a rotation set) and the
+/// snap-length directory (captures of other hours: times go back, so it is
+/// read again without the fold).
+#[test]
+fn records_and_groups_of_one_capture_are_the_reports_which_keeps_every_event() {
+    let mut inputs = lab_captures();
+    inputs.extend(["fixtures/lab".to_string(), "fixtures/snaplen".to_string()]);
+    for dir in ["fixtures/snaplen", "fixtures/kafka"] {
+        inputs.extend(
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+                .filter(|p| p.contains(".pcap")),
+        );
+    }
+    for input in &inputs {
+        let report = json(&run(&["report", "-q", "--format", "json", input]).stdout);
+        assert!(!rows(&report, "groups").is_empty(), "{input}");
+        for (view, key) in [("rebalances", "rebalances"), ("groups", "groups")] {
+            let alone = json(&run(&[view, "-q", "--format", "json", input]).stdout);
+            assert!(
+                rows(&alone, key) == rows(&report, key),
+                "{view} of {input}: other {key} than the report's"
+            );
+            assert!(
+                alone["inputs"] == report["inputs"],
+                "{view} of {input}: other inputs than the report's"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_capture_on_stdin_reads_like_the_file() {
     let from_file = run(&["rebalances", "-q", KILLED, "--format", "csv"]).expect_code(0);

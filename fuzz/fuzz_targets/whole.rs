@@ -9,11 +9,18 @@ use kgtrace::render::{self, Format, RenderOptions, View};
 pub fn analyse_and_render(mut collected: kgtrace::input::Collected) {
     let timeline = kgtrace::timeline::merge(collected.captured, collected.logged);
     let mut histories = kgtrace::group::reconstruct(&timeline.events);
+    // `rebalances` of one capture folds plain heartbeats away as they are
+    // read: the groups rebuilt from what is left must be the same.
+    let mut fold = kgtrace::timeline::HeartbeatFold::new();
+    timeline.events.iter().cloned().for_each(|ev| fold.push(ev));
+    let folded = kgtrace::group::reconstruct(&fold.finish().events);
+    assert_eq!(format!("{folded:?}"), format!("{histories:?}"));
     // As `kgtrace::analyse` does: the no-rebalance explanations, then the
     // stops from the data path folded as it was read.
     kgtrace::no_rebalance::explain(
         &mut collected.inputs,
         &timeline.events,
+        &[],
         &histories,
         &mut collected.diagnostics,
     );

@@ -224,8 +224,8 @@ impl<T: InOrder> Window<T> {
         self.gone.clone()
     }
 
-    /// The same, holding at most `max_held` rows.
-    #[cfg(test)]
+    /// The same, holding at most `max_held` rows (`usize::MAX`: never
+    /// letting one go before its time, whatever it holds).
     pub fn holding_at_most(self, max_held: usize) -> Window<T> {
         Window { max_held, ..self }
     }

@@ -1,0 +1,530 @@
+//! A stable member's plain heartbeats, folded as the time line flows.
+//!
+//! Takes: group events in the time line's order (one capture's, from
+//! [`crate::input::EventWindow`]). Gives: [`Folded`], the same events in
+//! the same order less the middle of every run of plain heartbeats, and
+//! how many were dropped per input.
+//!
+//! On a busy coordinator most group traffic is heartbeats answered without
+//! error (half the events of the benchmark's dense capture): each says
+//! only "this member, of this generation, was alive then". What the
+//! rebuilding reads from them is a member's first and latest sign of life
+//! at the moment something else happens in its group:
+//! - `group::classic` (`Classic::apply`): the member book's `first_seen`
+//!   and `last_seen` (the newest time: a maximum), a client's last time,
+//!   generation and whether its member id is known (the newest values),
+//!   the members learnt before the first round (a set), and a confirmed
+//!   member (a set); the state "Stable" at the first one;
+//! - `stops` (`GroupIndex::build`): each member's request times, looked up
+//!   only as "the last request at or before" a round's start, a KIP-848
+//!   move or a static member's rejoin, all of them times of other events
+//!   of the same group (`partition::last_request_before`).
+//!
+//! None of those reads happens at a plain heartbeat or commit (they only
+//! write), and each write is a newest value, a first value or a set. So
+//! between two events of a group that are not plain heartbeats or commits,
+//! a member's heartbeats of one generation on one connection can be cut
+//! to the first and the last without changing what any read sees: the
+//! rebuilt records are those of every heartbeat. Everything else is
+//! kept: a heartbeat answered with an error (REBALANCE_IN_PROGRESS starts
+//! a round: GroupCoordinator.scala `handleHeartbeat`), one never answered,
+//! one cut by the snap length, and every event of another kind.
+//!
+//! The events must come in the time line's order: a late event would fold
+//! against what it should have ended. [`crate::input::EventWindow`] gives
+//! that order as long as it never lets rows go early, which the caller
+//! makes sure of (its cap is lifted).
+
+use std::sync::Arc;
+
+use crate::event::{ClientRef, EventKind, GroupEvent, Id};
+use crate::fast_hash::FastMap;
+
+/// The events kept, in order, and what was folded away.
+#[derive(Debug, Default)]
+pub struct Folded {
+    /// Every event but the folded heartbeats, in the order given.
+    pub events: Vec<GroupEvent>,
+    /// Heartbeat requests and answers dropped, by input (their counts
+    /// still belong in what each input held).
+    pub dropped: Vec<(Arc<str>, u64)>,
+}
+
+/// Folds events one at a time ([`HeartbeatFold::push`]).
+#[derive(Debug, Default)]
+pub struct HeartbeatFold {
+    /// Kept events, and beside them the place each had in the order
+    /// given: a run's last heartbeat is held back until the run ends, so
+    /// it is kept after events that came later.
+    kept: Vec<GroupEvent>,
+    places: Vec<u64>,
+    next: u64,
+    /// Open runs by group, then member.
+    runs: FastMap<Id, FastMap<Id, Run>>,
+    dropped: FastMap<Arc<str>, u64>,
+    /// Whether `kept` is still in the order given.
+    in_order: bool,
+}
+
+/// One member's heartbeats since the last event of its group that was not
+/// a plain heartbeat or commit. Its first heartbeat was kept; `last` is
+/// the newest, held back.
+#[derive(Debug)]
+struct Run {
+    generation: i32,
+    client: Arc<ClientRef>,
+    source: Arc<str>,
+    group_instance_id: Option<Id>,
+    last: Option<Held>,
+}
+
+/// A held heartbeat request and, once it came, its answer.
+#[derive(Debug)]
+struct Held {
+    exchange: u64,
+    request: (u64, GroupEvent),
+    answer: Option<(u64, GroupEvent)>,
+}
+
+/// What an event is to the fold.
+enum Role {
+    /// A heartbeat request that may be folded.
+    Heartbeat { exchange: u64 },
+    /// An answer to a heartbeat, without error.
+    Answer { exchange: u64 },
+    /// Writes only what a run's ends already write: a plain commit.
+    Plain,
+    /// Anything else naming the group: ends its runs.
+    Ends,
+}
+
+fn role(ev: &GroupEvent) -> Role {
+    if ev.truncated {
+        return Role::Ends;
+    }
+    let member = ev.member_id.as_deref().is_some_and(|m| !m.is_empty());
+    match ev.kind {
+        EventKind::HeartbeatRequest { exchange }
+            if member && ev.generation_id.is_some_and(|g| g >= 0) =>
+        {
+            Role::Heartbeat { exchange }
+        }
+        EventKind::HeartbeatResponse {
+            exchange,
+            error: None,
+        } if member => Role::Answer { exchange },
+        EventKind::OffsetCommitRequest { .. }
+        | EventKind::OffsetCommitResponse { error: None, .. } => Role::Plain,
+        _ => Role::Ends,
+    }
+}
+
+impl HeartbeatFold {
+    /// An empty fold.
+    pub fn new() -> HeartbeatFold {
+        HeartbeatFold {
+            in_order: true,
+            ..HeartbeatFold::default()
+        }
+    }
+
+    /// Takes the next event in the time line's order.
+    pub fn push(&mut self, ev: GroupEvent) {
+        let at = self.next;
+        self.next += 1;
+        let Some(group) = ev.group.clone() else {
+            return self.keep(at, ev);
+        };
+        match role(&ev) {
+            Role::Heartbeat { exchange } => self.heartbeat(group, exchange, at, ev),
+            Role::Answer { exchange } => self.answer(&group, exchange, at, ev),
+            Role::Plain => self.keep(at, ev),
+            Role::Ends => {
+                self.end_runs(&group);
+                self.keep(at, ev);
+            }
+        }
+    }
+
+    /// Every run ended, the events in the order given.
+    pub fn finish(mut self) -> Folded {
+        let groups: Vec<Id> = self.runs.keys().cloned().collect();
+        for g in groups {
+            self.end_runs(&g);
+        }
+        if !self.in_order {
+            // Held heartbeats went in late: back to the order given, by
+            // sorting 4-byte indexes, not moving the events about (each
+            // held one is near its place, which a stable sort's run
+            // detection makes cheap).
+            self.put_in_order();
+        }
+        let mut dropped: Vec<(Arc<str>, u64)> = self.dropped.into_iter().collect();
+        dropped.sort();
+        Folded {
+            events: self.kept,
+            dropped,
+        }
+    }
+
+    fn put_in_order(&mut self) {
+        let places = std::mem::take(&mut self.places);
+        match u32::try_from(places.len()) {
+            Ok(n) => {
+                let mut from: Vec<u32> = (0..n).collect();
+                from.sort_by_key(|i| places[*i as usize]);
+                super::put_in_order(&mut self.kept, from);
+            }
+            // Past 4 G events: paired and sorted whole.
+            Err(_) => {
+                let mut pairs: Vec<(u64, GroupEvent)> =
+                    places.into_iter().zip(self.kept.drain(..)).collect();
+                pairs.sort_by_key(|(at, _)| *at);
+                self.kept = pairs.into_iter().map(|(_, ev)| ev).collect();
+            }
+        }
+    }
+
+    fn keep(&mut self, at: u64, ev: GroupEvent) {
+        if self.places.last().is_some_and(|last| *last > at) {
+            self.in_order = false;
+        }
+        self.kept.push(ev);
+        self.places.push(at);
+    }
+
+    fn heartbeat(&mut self, group: Id, exchange: u64, at: u64, ev: GroupEvent) {
+        let Some(member) = ev.member_id.clone() else {
+            return self.keep(at, ev);
+        };
+        let runs = self.runs.entry(group).or_default();
+        let Some(run) = runs.get_mut(&member).filter(|run| run.continues(&ev)) else {
+            // A run begins: its first heartbeat is kept now.
+            let run = Run {
+                generation: ev.generation_id.unwrap_or(-1),
+                client: ev.client.clone(),
+                source: ev.evidence.source.clone(),
+                group_instance_id: ev.group_instance_id.clone(),
+                last: None,
+            };
+            let old = runs.insert(member, run);
+            self.put_back(old.and_then(|r| r.last));
+            return self.keep(at, ev);
+        };
+        let held = run.last.replace(Held {
+            exchange,
+            request: (at, ev),
+            answer: None,
+        });
+        match held {
+            // A whole exchange between the run's first and this one: what
+            // it says, the run's ends say too.
+            Some(Held {
+                request,
+                answer: Some(_),
+                ..
+            }) => *self.dropped.entry(request.1.evidence.source).or_default() += 2,
+            // Never answered (yet): kept.
+            unanswered => self.put_back(unanswered),
+        }
+    }
+
+    fn answer(&mut self, group: &Id, exchange: u64, at: u64, ev: GroupEvent) {
+        let held = ev
+            .member_id
+            .as_ref()
+            .and_then(|m| self.runs.get_mut(group)?.get_mut(m))
+            .and_then(|run| run.last.as_mut())
+            .filter(|h| h.exchange == exchange && h.answer.is_none());
+        match held {
+            Some(h) => h.answer = Some((at, ev)),
+            // The answer of a run's first heartbeat, or of one kept.
+            None => self.keep(at, ev),
+        }
+    }
+
+    /// Ends `group`'s runs: each run's held heartbeat is kept.
+    fn end_runs(&mut self, group: &Id) {
+        let Some(runs) = self.runs.remove(group) else {
+            return;
+        };
+        for (_, run) in runs {
+            self.put_back(run.last);
+        }
+    }
+
+    fn put_back(&mut self, held: Option<Held>) {
+        let Some(h) = held else { return };
+        self.keep(h.request.0, h.request.1);
+        if let Some((at, ev)) = h.answer {
+            self.keep(at, ev);
+        }
+    }
+}
+
+impl Run {
+    /// Whether `ev`, a heartbeat of the run's member, says what the run's
+    /// heartbeats say: the same generation, connection, static id and
+    /// input.
+    fn continues(&self, ev: &GroupEvent) -> bool {
+        ev.generation_id == Some(self.generation)
+            && Arc::ptr_eq(&ev.client, &self.client)
+            && Arc::ptr_eq(&ev.evidence.source, &self.source)
+            && ev.group_instance_id == self.group_instance_id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::event::{ErrorCode, Evidence, Location};
+    use crate::time::Timestamp;
+
+    /// Builds events of group `g` on one connection, a frame each.
+    struct Wire {
+        client: Arc<ClientRef>,
+        source: Arc<str>,
+        frame: u64,
+    }
+
+    impl Wire {
+        fn new() -> Wire {
+            Wire {
+                client: Arc::new(ClientRef::default()),
+                source: Arc::from("t.pcap"),
+                frame: 0,
+            }
+        }
+
+        fn event(&mut self, member: &str, generation: i32, kind: EventKind) -> GroupEvent {
+            self.frame += 1;
+            GroupEvent {
+                ts: Timestamp(self.frame as i64 * 1_000_000_000),
+                group: Some(Id::from("g")),
+                member_id: Some(Id::from(member)),
+                group_instance_id: None,
+                generation_id: Some(generation),
+                client: self.client.clone(),
+                kind,
+                evidence: Evidence {
+                    source: self.source.clone(),
+                    at: Location::Frame { frame: self.frame },
+                },
+                truncated: false,
+            }
+        }
+
+        /// A heartbeat of `member` and its answer (`error` or none).
+        fn beat(&mut self, member: &str, error: Option<i16>) -> [GroupEvent; 2] {
+            let exchange = self.frame + 1;
+            [
+                self.event(member, 1, EventKind::HeartbeatRequest { exchange }),
+                self.event(
+                    member,
+                    1,
+                    EventKind::HeartbeatResponse {
+                        exchange,
+                        error: error.map(ErrorCode),
+                    },
+                ),
+            ]
+        }
+
+        fn commit(&mut self, member: &str) -> GroupEvent {
+            let exchange = self.frame + 1;
+            self.event(
+                member,
+                1,
+                EventKind::OffsetCommitRequest {
+                    exchange,
+                    partitions: 0,
+                    offsets: Vec::new(),
+                },
+            )
+        }
+
+        fn leave(&mut self, member: &str) -> GroupEvent {
+            let exchange = self.frame + 1;
+            self.event(
+                member,
+                1,
+                EventKind::LeaveGroupRequest {
+                    exchange,
+                    members: Vec::new(),
+                },
+            )
+        }
+    }
+
+    fn frames_kept(events: Vec<GroupEvent>) -> (Vec<u64>, Vec<(Arc<str>, u64)>) {
+        let mut fold = HeartbeatFold::new();
+        events.into_iter().for_each(|ev| fold.push(ev));
+        let folded = fold.finish();
+        let frames = folded
+            .events
+            .iter()
+            .map(|ev| match ev.evidence.at {
+                Location::Frame { frame } => frame,
+                Location::Line { line } => line,
+            })
+            .collect();
+        (frames, folded.dropped)
+    }
+
+    #[test]
+    fn a_run_of_heartbeats_keeps_its_first_and_last() {
+        let mut w = Wire::new();
+        let events: Vec<GroupEvent> = (0..5).flat_map(|_| w.beat("a", None)).collect();
+        let (kept, dropped) = frames_kept(events);
+        assert_eq!(kept, [1, 2, 9, 10]);
+        assert_eq!(dropped, [(Arc::from("t.pcap"), 6)]);
+    }
+
+    #[test]
+    fn commits_and_other_members_heartbeats_go_on_between() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+            events.extend(w.beat("b", None));
+            events.push(w.commit("a"));
+        }
+        let (kept, _) = frames_kept(events);
+        // a: 1-2 first, 11-12 last; b: 3-4 first, 13-14 last; every commit.
+        assert_eq!(kept, [1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15]);
+    }
+
+    #[test]
+    fn any_other_event_of_the_group_ends_its_runs_keeping_their_last() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        events.push(w.leave("b"));
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        let (kept, _) = frames_kept(events);
+        // Before the LeaveGroup (7): 1-2 and 5-6; after it: 8-9 and 12-13.
+        assert_eq!(kept, [1, 2, 5, 6, 7, 8, 9, 12, 13]);
+    }
+
+    #[test]
+    fn an_answer_with_an_error_ends_the_runs_and_is_kept() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        // REBALANCE_IN_PROGRESS (27).
+        events.extend(w.beat("a", Some(27)));
+        events.extend(w.beat("a", None));
+        let (kept, _) = frames_kept(events);
+        // The request answered with the error (7) is the run's last sign
+        // of life: 3-6 are in the middle. After the answer, a new run.
+        assert_eq!(kept, [1, 2, 7, 8, 9, 10]);
+    }
+
+    #[test]
+    fn a_heartbeat_never_answered_is_kept() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        events.extend(w.beat("a", None));
+        let [unanswered, _] = w.beat("a", None);
+        events.push(unanswered);
+        for _ in 0..2 {
+            events.extend(w.beat("a", None));
+        }
+        let (kept, dropped) = frames_kept(events);
+        // 3 never answered; 5-6 in the middle.
+        assert_eq!(kept, [1, 2, 3, 7, 8]);
+        assert_eq!(dropped[0].1, 2);
+    }
+
+    #[test]
+    fn a_new_generation_or_connection_begins_a_new_run() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        for _ in 0..3 {
+            let mut pair = w.beat("a", None);
+            pair.iter_mut().for_each(|ev| ev.generation_id = Some(2));
+            events.extend(pair);
+        }
+        w.client = Arc::new(ClientRef {
+            address: Some("10.0.0.1:5000".into()),
+            ..ClientRef::default()
+        });
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        let (kept, _) = frames_kept(events);
+        assert_eq!(kept, [1, 2, 5, 6, 7, 8, 11, 12, 13, 14, 17, 18]);
+    }
+
+    #[test]
+    fn a_heartbeat_cut_short_ends_the_runs() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        let mut cut = w.beat("b", None);
+        cut[0].truncated = true;
+        events.extend(cut);
+        for _ in 0..3 {
+            events.extend(w.beat("a", None));
+        }
+        let (kept, _) = frames_kept(events);
+        assert_eq!(kept, [1, 2, 5, 6, 7, 8, 9, 10, 13, 14]);
+    }
+
+    /// Every lab capture and every fixture capture: the groups rebuilt
+    /// from the folded time line, with their costs, are those rebuilt from
+    /// every event.
+    #[test]
+    fn groups_rebuilt_from_folded_heartbeats_are_those_of_every_event() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut captures: Vec<_> = ["lab", "kafka", "snaplen"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains(".pcap"))
+            .collect();
+        captures.sort();
+        assert!(captures.len() > 20);
+        let mut folded_in_all = 0;
+        for capture in &captures {
+            let opts = crate::options::ReadOptions::default();
+            let rebuilt = |events: &[GroupEvent]| {
+                let read =
+                    crate::input::read_inputs(std::slice::from_ref(capture), &opts, false, true)
+                        .unwrap();
+                let mut h = crate::group::reconstruct(events);
+                crate::stops::apply_folded(&mut h, events, read.data);
+                format!("{h:?}")
+            };
+            let read = crate::input::read_inputs(std::slice::from_ref(capture), &opts, false, true)
+                .unwrap();
+            let all = super::super::merge(read.captured, Vec::new()).events;
+            let mut fold = HeartbeatFold::new();
+            all.iter().cloned().for_each(|ev| fold.push(ev));
+            let folded = fold.finish();
+            let dropped: u64 = folded.dropped.iter().map(|(_, n)| n).sum();
+            assert_eq!(folded.events.len() as u64 + dropped, all.len() as u64);
+            folded_in_all += dropped;
+            assert!(
+                rebuilt(&folded.events) == rebuilt(&all),
+                "{}: other groups with {dropped} heartbeat events folded",
+                capture.display()
+            );
+        }
+        // The comparison means something: heartbeats were folded.
+        assert!(folded_in_all > 1000, "{folded_in_all} folded");
+    }
+}
