@@ -431,16 +431,23 @@ fn folds_heartbeats(opts: &Options) -> bool {
 
 /// [`analyse`] for the records and groups of one capture file or rotation
 /// set: its group events go through the time line's window
-/// ([`input::EventWindow`], never letting one go early) to a
+/// ([`input::EventWindow`]) to a
 /// [`timeline::HeartbeatFold`] on this thread while the capture is read,
 /// so a stable member's plain heartbeats are not all kept to the end; the
 /// records are those of every event (the fold's module says why). Any
 /// other input is read as [`analyse`] reads it.
 fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     let mut fold = timeline::HeartbeatFold::new();
+    // A file can be read again (below); stdin cannot, so its window never
+    // lets an event go early (one stream's times never go back: only the
+    // cap could put an event out of order).
+    let stdin = opts.inputs.iter().any(|p| p.as_os_str() == "-");
     let read = write_while_reading(
         |send, back| {
-            let window = input::EventWindow::new(send, back).holding_at_most(usize::MAX);
+            let mut window = input::EventWindow::new(send, back);
+            if stdin {
+                window = window.holding_at_most(usize::MAX);
+            }
             input::read_inputs_folding_events(&opts.inputs, &opts.read, opts.quiet, window)
         },
         |batch| {
@@ -449,11 +456,12 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         },
     );
     let mut collected = read?;
-    if collected.diagnostics.count(DiagnosticKind::RowOrder) > 0 {
-        // Times went back between files of a directory (captures of
-        // other hours, not one rotation): the events did not come in
-        // order, so the fold may have cut what a late event needed. Read
-        // again without it (not stdin: one stream's times never go back).
+    if collected.diagnostics.count(DiagnosticKind::RowOrder) > 0 && !stdin {
+        // An event came after later ones: the window's cap let events go
+        // early (requests unanswered for long on a busy capture), or
+        // times went back between files of a directory (captures of other
+        // hours, not one rotation). The fold may have cut what the late
+        // event needed: read again without it, keeping every event.
         return analyse(opts);
     }
     if collected.events_not_kept {

@@ -394,6 +394,7 @@ impl Connection {
             return self.on_unmatched(f, corr, ctx);
         };
         let req = *req;
+        self.give_up_before(req.exchange, ctx);
         if matches!(
             req.api_key,
             apis::key::SYNC_GROUP | apis::key::CONSUMER_GROUP_HEARTBEAT
@@ -477,6 +478,30 @@ impl Connection {
             Some(resp),
             (api, -1, corr),
         ));
+    }
+
+    /// Gives up the requests still waiting that were sent before the one
+    /// (exchange `answered`: exchanges are numbered as requests are read)
+    /// just answered. "On a single TCP connection, requests will be
+    /// processed in the order they are sent and responses will return in
+    /// that order" (the protocol guide, kafka.apache.org/protocol; the
+    /// broker mutes a channel from each request it reads until its
+    /// response is sent: SocketServer.scala, KafkaChannel.java
+    /// `MUTED_AND_RESPONSE_PENDING`), so their answers were lost in the
+    /// capture. Waiting for them to the end of the connection held every
+    /// row and event written in order behind them.
+    fn give_up_before(&mut self, answered: u64, ctx: &mut Ctx) {
+        let lost: Vec<i32> = self
+            .in_flight
+            .iter()
+            .filter(|(_, r)| r.exchange < answered)
+            .map(|(corr, _)| *corr)
+            .collect();
+        for corr in lost {
+            if let Some(req) = self.in_flight.remove(&corr) {
+                self.unanswered(*req, ctx);
+            }
+        }
     }
 
     fn unanswered(&self, req: RequestSide, ctx: &mut Ctx) {
