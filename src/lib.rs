@@ -165,8 +165,6 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         analyse_writing_timeline_rows(opts, out)
     } else if decode_rows {
         analyse_writing_decode_rows(opts, out)
-    } else if folds_heartbeats(opts) {
-        analyse_folding_heartbeats(opts)
     } else {
         analyse(opts)
     };
@@ -299,8 +297,12 @@ fn is_an_input(out: &std::path::Path, inputs: &[std::path::PathBuf]) -> bool {
 }
 
 /// Reads, merges, reconstructs and assembles: the whole analysis without
-/// rendering.
+/// rendering (records and groups of one capture with its plain heartbeats
+/// folded as it is read: [`timeline::HeartbeatFold`]).
 pub fn analyse(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
+    if folds_heartbeats(opts) {
+        return analyse_folding_heartbeats(opts);
+    }
     analyse_with(opts, None)
 }
 
@@ -462,7 +464,7 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         // times went back between files of a directory (captures of other
         // hours, not one rotation). The fold may have cut what the late
         // event needed: read again without it, keeping every event.
-        return analyse(opts);
+        return analyse_with(opts, None);
     }
     if collected.events_not_kept {
         let folded = fold.finish();
