@@ -440,14 +440,17 @@ fn folds_heartbeats(opts: &Options) -> bool {
 /// other input is read as [`analyse`] reads it.
 fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     let mut fold = timeline::HeartbeatFold::new();
-    // A file can be read again (below); stdin cannot, so its window never
-    // lets an event go early (one stream's times never go back: only the
-    // cap could put an event out of order).
-    let stdin = opts.inputs.iter().any(|p| p.as_os_str() == "-");
+    // A file or directory can be read again (below); stdin, a FIFO or a
+    // device cannot, so there the window never lets an event go early (one
+    // stream's times never go back: only the cap could put an event out
+    // of order).
+    let again = opts.inputs.iter().all(|p| {
+        p.as_os_str() != "-" && std::fs::metadata(p).is_ok_and(|m| m.is_file() || m.is_dir())
+    });
     let read = write_while_reading(
         |send, back| {
             let mut window = input::EventWindow::new(send, back);
-            if stdin {
+            if !again {
                 window = window.holding_at_most(usize::MAX);
             }
             input::read_inputs_folding_events(&opts.inputs, &opts.read, opts.quiet, window)
@@ -458,7 +461,7 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         },
     );
     let mut collected = read?;
-    if collected.diagnostics.count(DiagnosticKind::RowOrder) > 0 && !stdin {
+    if collected.diagnostics.count(DiagnosticKind::RowOrder) > 0 && again {
         // An event came after later ones: the window's cap let events go
         // early (requests unanswered for long on a busy capture), or
         // times went back between files of a directory (captures of other
@@ -483,10 +486,11 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
 /// Runs `read` on a thread of its own, handing it a channel for batches
 /// of rows and one on which it gets each batch back once written (to be
 /// freed by the thread that made it: freed by the writer's thread, each
-/// string went back to another thread's heap), and gives every row to
-/// `write` on this thread (the one that holds the output) as it comes,
-/// until `write` says stop (a write failed: the reader's later rows are
-/// dropped, not waited for).
+/// string went back to another thread's heap), and gives every batch to
+/// `write` on this thread (the one that holds the output, or the fold) as
+/// it comes (rows `write` takes out are not sent back), until `write`
+/// says stop (a write failed: the reader's later rows are dropped, not
+/// waited for).
 fn write_while_reading<T: Send>(
     read: impl FnOnce(
             std::sync::mpsc::SyncSender<Vec<T>>,
