@@ -551,15 +551,31 @@ fn splits_several_frames_sent_in_one_packet() {
     assert_eq!(sim.diags.total(), 0);
 }
 
-#[test]
-fn keeps_sync_across_a_gap_inside_a_frame() {
+/// A heartbeat's request and answer bytes.
+type Exchanged = (Vec<u8>, Vec<u8>);
+
+/// A connection whose first heartbeat (correlation id 1) was answered,
+/// and the requests and answers of heartbeats 2 and 3, not yet sent.
+fn after_one_heartbeat() -> (Sim, [Exchanged; 2]) {
     let mut sim = Sim::new();
     sim.open(1, true);
     let (q1, r1) = heartbeat_exchange(1);
-    let (q2, _) = heartbeat_exchange(2);
-    let (q3, r3) = heartbeat_exchange(3);
     sim.send(1, ToServer, &q1);
     sim.send(1, ToClient, &r1);
+    (sim, [heartbeat_exchange(2), heartbeat_exchange(3)])
+}
+
+/// Each exchange so far: its correlation id, and whether it was answered.
+fn seen(sim: &Sim) -> Vec<(i32, bool)> {
+    sim.out
+        .iter()
+        .map(|e| (e.correlation_id, e.response.is_some()))
+        .collect()
+}
+
+#[test]
+fn keeps_sync_across_a_gap_inside_a_frame() {
+    let (mut sim, [(q2, _), (q3, r3)]) = after_one_heartbeat();
     // Lose the middle of request 2 (its header with it): the frame's size
     // is known, so the splitter skips to its end and stays in sync.
     sim.send(1, ToServer, &q2[..6]);
@@ -571,24 +587,12 @@ fn keeps_sync_across_a_gap_inside_a_frame() {
     sim.finish();
     assert_eq!(sim.count(DiagnosticKind::Resynced), 0, "{:#?}", sim.diags);
     assert_eq!(sim.count(DiagnosticKind::UndecodableMessage), 1);
-    let answered: Vec<i32> = sim
-        .out
-        .iter()
-        .filter(|e| e.response.is_some())
-        .map(|e| e.correlation_id)
-        .collect();
-    assert_eq!(answered, vec![1, 3]);
+    assert_eq!(seen(&sim), [(1, true), (3, true)]);
 }
 
 #[test]
 fn a_request_whose_answer_was_lost_is_given_up_when_a_later_one_is_answered() {
-    let mut sim = Sim::new();
-    sim.open(1, true);
-    let (q1, r1) = heartbeat_exchange(1);
-    let (q2, _) = heartbeat_exchange(2);
-    let (q3, r3) = heartbeat_exchange(3);
-    sim.send(1, ToServer, &q1);
-    sim.send(1, ToClient, &r1);
+    let (mut sim, [(q2, _), (q3, r3)]) = after_one_heartbeat();
     let lost = sim.send(1, ToServer, &q2);
     sim.send(1, ToServer, &q3);
     assert_eq!(sim.dec.oldest_open().map(|(_, f)| f), Some(lost));
@@ -596,12 +600,7 @@ fn a_request_whose_answer_was_lost_is_given_up_when_a_later_one_is_answered() {
     sim.send(1, ToClient, &r3);
     assert_eq!(sim.dec.oldest_open(), None, "nothing waits any more");
     assert_eq!(sim.count(DiagnosticKind::UnansweredRequest), 1);
-    let order: Vec<(i32, bool)> = sim
-        .out
-        .iter()
-        .map(|e| (e.correlation_id, e.response.is_some()))
-        .collect();
-    assert_eq!(order, [(1, true), (2, false), (3, true)]);
+    assert_eq!(seen(&sim), [(1, true), (2, false), (3, true)]);
     sim.finish();
     assert_eq!(sim.count(DiagnosticKind::UnansweredRequest), 1, "once");
 }
@@ -638,12 +637,7 @@ fn resyncs_after_a_gap_across_frames_and_reports_the_skipped_bytes() {
     );
     // Request 2's header arrived before the hole: it is still reported,
     // given up as 4 (sent after it) is answered.
-    let seen: Vec<(i32, bool)> = sim
-        .out
-        .iter()
-        .map(|e| (e.correlation_id, e.response.is_some()))
-        .collect();
-    assert_eq!(seen, vec![(2, false), (4, true)]);
+    assert_eq!(seen(&sim), [(2, false), (4, true)]);
 }
 
 #[test]

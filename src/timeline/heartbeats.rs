@@ -332,29 +332,30 @@ mod tests {
             ]
         }
 
-        fn commit(&mut self, member: &str) -> GroupEvent {
+        /// `n` heartbeats of `member` answered without error.
+        fn beats(&mut self, member: &str, n: usize) -> Vec<GroupEvent> {
+            (0..n).flat_map(|_| self.beat(member, None)).collect()
+        }
+
+        /// A request of `member`, its kind made from its exchange.
+        fn request(&mut self, member: &str, kind: impl FnOnce(u64) -> EventKind) -> GroupEvent {
             let exchange = self.frame + 1;
-            self.event(
-                member,
-                1,
-                EventKind::OffsetCommitRequest {
-                    exchange,
-                    partitions: 0,
-                    offsets: Vec::new(),
-                },
-            )
+            self.event(member, 1, kind(exchange))
+        }
+
+        fn commit(&mut self, member: &str) -> GroupEvent {
+            self.request(member, |exchange| EventKind::OffsetCommitRequest {
+                exchange,
+                partitions: 0,
+                offsets: Vec::new(),
+            })
         }
 
         fn leave(&mut self, member: &str) -> GroupEvent {
-            let exchange = self.frame + 1;
-            self.event(
-                member,
-                1,
-                EventKind::LeaveGroupRequest {
-                    exchange,
-                    members: Vec::new(),
-                },
-            )
+            self.request(member, |exchange| EventKind::LeaveGroupRequest {
+                exchange,
+                members: Vec::new(),
+            })
         }
     }
 
@@ -376,7 +377,7 @@ mod tests {
     #[test]
     fn a_run_of_heartbeats_keeps_its_first_and_last() {
         let mut w = Wire::new();
-        let events: Vec<GroupEvent> = (0..5).flat_map(|_| w.beat("a", None)).collect();
+        let events = w.beats("a", 5);
         let (kept, dropped) = frames_kept(events);
         assert_eq!(kept, [1, 2, 9, 10]);
         assert_eq!(dropped, [(Arc::from("t.pcap"), 6)]);
@@ -400,13 +401,9 @@ mod tests {
     fn any_other_event_of_the_group_ends_its_runs_keeping_their_last() {
         let mut w = Wire::new();
         let mut events = Vec::new();
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         events.push(w.leave("b"));
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         let (kept, _) = frames_kept(events);
         // Before the LeaveGroup (7): 1-2 and 5-6; after it: 8-9 and 12-13.
         assert_eq!(kept, [1, 2, 5, 6, 7, 8, 9, 12, 13]);
@@ -416,9 +413,7 @@ mod tests {
     fn an_answer_with_an_error_ends_the_runs_and_is_kept() {
         let mut w = Wire::new();
         let mut events = Vec::new();
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         // REBALANCE_IN_PROGRESS (27).
         events.extend(w.beat("a", Some(27)));
         events.extend(w.beat("a", None));
@@ -435,9 +430,7 @@ mod tests {
         events.extend(w.beat("a", None));
         let [unanswered, _] = w.beat("a", None);
         events.push(unanswered);
-        for _ in 0..2 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 2));
         let (kept, dropped) = frames_kept(events);
         // 3 never answered; 5-6 in the middle.
         assert_eq!(kept, [1, 2, 3, 7, 8]);
@@ -448,9 +441,7 @@ mod tests {
     fn a_new_generation_or_connection_begins_a_new_run() {
         let mut w = Wire::new();
         let mut events = Vec::new();
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         for _ in 0..3 {
             let mut pair = w.beat("a", None);
             pair.iter_mut().for_each(|ev| ev.generation_id = Some(2));
@@ -460,9 +451,7 @@ mod tests {
             address: Some("10.0.0.1:5000".into()),
             ..ClientRef::default()
         });
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         let (kept, _) = frames_kept(events);
         assert_eq!(kept, [1, 2, 5, 6, 7, 8, 11, 12, 13, 14, 17, 18]);
     }
@@ -471,15 +460,11 @@ mod tests {
     fn a_heartbeat_cut_short_ends_the_runs() {
         let mut w = Wire::new();
         let mut events = Vec::new();
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         let mut cut = w.beat("b", None);
         cut[0].truncated = true;
         events.extend(cut);
-        for _ in 0..3 {
-            events.extend(w.beat("a", None));
-        }
+        events.extend(w.beats("a", 3));
         let (kept, _) = frames_kept(events);
         assert_eq!(kept, [1, 2, 5, 6, 7, 8, 9, 10, 13, 14]);
     }
