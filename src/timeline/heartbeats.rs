@@ -14,7 +14,8 @@
 //!   and `last_seen` (the newest time: a maximum), a client's last time,
 //!   generation and whether its member id is known (the newest values),
 //!   the members learnt before the first round (a set), and a confirmed
-//!   member (a set); the state "Stable" at the first one;
+//!   member (a set); the state "Stable" at the first one; the group's
+//!   first and last event time;
 //! - `stops` (`GroupIndex::build`): each member's request times, looked up
 //!   only as "the last request at or before" a round's start, a KIP-848
 //!   move or a static member's rejoin, all of them times of other events
@@ -28,12 +29,15 @@
 //! rebuilt records are those of every heartbeat. Everything else is
 //! kept: a heartbeat answered with an error (REBALANCE_IN_PROGRESS starts
 //! a round: GroupCoordinator.scala `handleHeartbeat`), one never answered,
-//! one cut by the snap length, and every event of another kind.
+//! one cut by the snap length, and every event of another kind (KIP-848
+//! members' ConsumerGroupHeartbeats carry epochs and assignments: never
+//! folded).
 //!
 //! The events must come in the time line's order: a late event would fold
 //! against what it should have ended. [`crate::input::EventWindow`] gives
-//! that order as long as it never lets rows go early, which the caller
-//! makes sure of (its cap is lifted).
+//! that order unless it let events go early (past its cap, or times going
+//! back between a directory's files), which it counts (`row_order`): the
+//! caller then reads the input again without the fold (`kgtrace::analyse`).
 
 use std::sync::Arc;
 
