@@ -349,12 +349,8 @@ fn analyse_writing_decode_rows(
     opts: &Options,
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {
-    let mut written = WrittenRows {
-        rows: (!opts.count).then(|| render::ExchangeRows::new(opts.format, out)),
-        tally: assemble::ViewRows::tally(&opts.filter, None, View::Decode),
-        matched: 0,
-        failed: None,
-    };
+    let rows = (!opts.count).then(|| render::ExchangeRows::new(opts.format, out));
+    let mut written = WrittenRows::new(rows, opts, View::Decode);
     let read = write_while_reading(
         |send, back| {
             let window = input::RowWindow::new(send, back);
@@ -389,12 +385,8 @@ fn analyse_writing_capture_timeline(
     opts: &Options,
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {
-    let mut written = WrittenRows {
-        rows: (!opts.count).then(|| render::TimelineRows::new(opts.format, out)),
-        tally: assemble::ViewRows::tally(&opts.filter, None, View::Timeline),
-        matched: 0,
-        failed: None,
-    };
+    let rows = (!opts.count).then(|| render::TimelineRows::new(opts.format, out));
+    let mut written = WrittenRows::new(rows, opts, View::Timeline);
     let read = write_while_reading(
         |send, back| {
             let window = input::EventWindow::new(send, back);
@@ -466,7 +458,10 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         // early (requests unanswered for long on a busy capture), or
         // times went back between files of a directory (captures of other
         // hours, not one rotation). The fold may have cut what the late
-        // event needed: read again without it, keeping every event.
+        // event needed: read again without it, keeping every event (what
+        // was folded is let go first, not held through the second read).
+        drop(fold);
+        drop(collected);
         return analyse_with(opts, None);
     }
     if collected.events_not_kept {
@@ -553,7 +548,18 @@ struct WrittenRows<'a, R> {
     failed: Option<std::io::Error>,
 }
 
-impl<R: render::StreamedRow + unmatched::Row> WrittenRows<'_, R> {
+impl<'a, R: render::StreamedRow + unmatched::Row> WrittenRows<'a, R> {
+    /// `view`'s rows to `rows` (none with `-c`: only counted), filtered
+    /// as `opts` says.
+    fn new(rows: Option<render::Rows<'a, R>>, opts: &Options, view: View) -> Self {
+        WrittenRows {
+            rows,
+            tally: assemble::ViewRows::tally(&opts.filter, None, view),
+            matched: 0,
+            failed: None,
+        }
+    }
+
     /// Writes `row` if the filter keeps it; false once a write failed.
     fn write(&mut self, row: &R) -> bool {
         if self.failed.is_some() {
