@@ -10,6 +10,14 @@ use clap::Parser;
 use kgtrace::cli::Cli;
 use kgtrace::render::RenderOptions;
 
+/// jemalloc, not the system's allocator: the reading threads allocate the
+/// events and another thread frees them, which glibc's malloc serves
+/// slowly (a fifth to a quarter of a dense capture's CPU time; README,
+/// "The allocator"). One arena (`narenas:1`, set in `.cargo/config.toml`):
+/// more arenas held more memory for no speed on these workloads.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();

@@ -48,6 +48,11 @@ use std::time::Instant;
 use cases::file_len;
 use measure::{best_of, cpu_secs, print_table, Measured, Sample, Work};
 
+/// The binary's allocator (`src/main.rs`), so that each run's time and
+/// peak RSS are the tool's.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// How a child process is told to do one run: `__run KIND PATH`.
 const CHILD: &str = "__run";
 
