@@ -292,7 +292,7 @@ pub struct MemberSummary {
 }
 
 /// One rebalance: from the first evidence to the last member synced.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Rebalance {
     /// `group_id`.
     pub group: String,
