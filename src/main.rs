@@ -12,9 +12,11 @@ use kgtrace::render::RenderOptions;
 
 /// jemalloc, not the system's allocator: the reading threads allocate the
 /// events and another thread frees them, which glibc's malloc serves
-/// slowly (a fifth to a quarter of a dense capture's CPU time; README,
-/// "The allocator"). One arena (`narenas:1`, set in `.cargo/config.toml`):
-/// more arenas held more memory for no speed on these workloads.
+/// slowly (malloc and free were about 17 % of a dense capture's CPU
+/// samples; README, "The allocator"). One arena (`narenas:1`, set in
+/// `.cargo/config.toml`): the default four per core were slower here and
+/// held more memory.
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

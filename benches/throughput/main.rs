@@ -50,6 +50,7 @@ use measure::{best_of, cpu_secs, print_table, Measured, Sample, Work};
 
 /// The binary's allocator (`src/main.rs`), so that each run's time and
 /// peak RSS are the tool's.
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
