@@ -119,6 +119,9 @@ pub struct Collected {
     /// Heartbeats folded away by input ([`crate::timeline::Folded`]):
     /// counted in what each input held.
     pub events_folded: Vec<(Arc<str>, u64)>,
+    /// Every OffsetCommit, when some were folded away with the heartbeats:
+    /// the stops stage reads them here, not in `captured`.
+    pub commits: Option<crate::stops::CommitBook>,
     /// Group events made while `events_not_kept`.
     pub events_seen: u64,
     /// One summary per input.

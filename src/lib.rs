@@ -50,9 +50,10 @@
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
 //!   events flow); [`timeline::HeartbeatFold`] drops the middle of each
-//!   stable member's run of plain heartbeats from one capture's ordered
-//!   events as they come (what the rebuilding reads from them, their
-//!   first and last say).
+//!   stable member's run of plain heartbeats, and of plain commits, from
+//!   one capture's ordered events as they come (what the rebuilding reads
+//!   from them, their first and last say; every commit is noted first in
+//!   the stops stage's [`stops::CommitBook`]).
 //! - [`group`] rebuilds each group's coordinator state and names the trigger
 //!   of every rebalance.
 //! - [`stops`] measures what each rebalance cost the consumers: partition
@@ -427,11 +428,13 @@ fn folds_heartbeats(opts: &Options) -> bool {
 /// set: its group events go through the time line's window
 /// ([`input::EventWindow`]) to a
 /// [`timeline::HeartbeatFold`] on this thread while the capture is read,
-/// so a stable member's plain heartbeats are not all kept to the end; the
+/// so a stable member's plain heartbeats and commits are not all kept to
+/// the end (each commit is noted first in a [`stops::CommitBook`]); the
 /// records are those of every event (the fold's module says why). Any
 /// other input is read as [`analyse`] reads it.
 fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Diagnostics)> {
     let mut fold = timeline::HeartbeatFold::new();
+    let mut commits = stops::CommitBook::default();
     // A file or directory can be read again (below); stdin, a FIFO or a
     // device cannot, so there the window never lets an event go early (one
     // stream's times never go back: only the cap could put an event out
@@ -448,7 +451,10 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
             input::read_inputs_folding_events(&opts.inputs, &opts.read, opts.quiet, window)
         },
         |batch| {
-            batch.drain(..).for_each(|ev| fold.push(ev));
+            for ev in batch.drain(..) {
+                commits.see(&ev);
+                fold.push(ev);
+            }
             true
         },
     );
@@ -461,6 +467,7 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         // event needed: read again without it, keeping every event (what
         // was folded is let go first, not held through the second read).
         drop(fold);
+        drop(commits);
         drop(collected);
         return analyse_with(opts, None);
     }
@@ -468,6 +475,7 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
         let folded = fold.finish();
         collected.captured = folded.events;
         collected.events_folded = folded.dropped;
+        collected.commits = Some(commits);
         collected.events_not_kept = false;
     }
     analyse_collected(
@@ -633,6 +641,7 @@ fn analyse_collected(
         &mut histories,
         &timeline.events,
         std::mem::take(&mut collected.data),
+        collected.commits.as_ref(),
     );
     let (report, matched) = assemble::assemble(
         collected.inputs,

@@ -28,6 +28,7 @@ pub fn analyse_and_render(mut collected: kgtrace::input::Collected) {
         &mut histories,
         &timeline.events,
         std::mem::take(&mut collected.data),
+        None,
     );
     let opts = Options::analyse(Vec::new(), View::Report, Format::Table);
     // No row sink: the timeline's rows are kept in the report, as the

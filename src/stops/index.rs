@@ -54,6 +54,84 @@ pub(crate) struct Commit {
     pub error: Option<ErrorCode>,
 }
 
+/// Every OffsetCommit of each group, with its answer, as the stops stage
+/// reads them ([`GroupIndex`]), gathered while the group events stream by:
+/// `rebalances` of one capture folds the middle of each run of plain
+/// commits out of the time line ([`crate::timeline::HeartbeatFold`]), but
+/// the stops stage looks a partition's last commit up at any time (the new
+/// owner's first Fetch), so every commit is kept here, without its event.
+#[derive(Debug, Default)]
+pub struct CommitBook {
+    groups: FastMap<Id, GroupCommits>,
+}
+
+impl CommitBook {
+    /// Takes note of `ev` if it is an OffsetCommit request or answer;
+    /// events must come in the time line's order.
+    pub fn see(&mut self, ev: &GroupEvent) {
+        let is_commit = matches!(
+            ev.kind,
+            EventKind::OffsetCommitRequest { .. } | EventKind::OffsetCommitResponse { .. }
+        );
+        if let (true, Some(g)) = (is_commit, &ev.group) {
+            self.groups.entry(g.clone()).or_default().see(ev);
+        }
+    }
+
+    /// One group's commits (none seen: an empty list).
+    pub(crate) fn group(&self, group: &str) -> GroupCommits {
+        self.groups.get(group).cloned().unwrap_or_default()
+    }
+}
+
+/// One group's commits by member, each member's in time order, and the
+/// requests still waiting for their answer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupCommits {
+    members: FastMap<Id, Vec<Commit>>,
+    pending: FastMap<u64, (Id, usize)>,
+}
+
+impl GroupCommits {
+    /// A request is noted under its member; its answer, paired by
+    /// exchange, says whether and how it was committed.
+    fn see(&mut self, ev: &GroupEvent) {
+        match &ev.kind {
+            EventKind::OffsetCommitRequest {
+                exchange, offsets, ..
+            } => {
+                if let Some(m) = &ev.member_id {
+                    let list = self.members.entry(m.clone()).or_default();
+                    list.push(Commit {
+                        ts: ev.ts,
+                        offsets: offsets.clone(),
+                        ..Commit::default()
+                    });
+                    self.pending.insert(*exchange, (m.clone(), list.len() - 1));
+                }
+            }
+            EventKind::OffsetCommitResponse {
+                exchange,
+                error,
+                partitions,
+            } => {
+                let Some((m, i)) = self.pending.remove(exchange) else {
+                    return;
+                };
+                if let Some(c) = self.members.get_mut(&m).and_then(|l| l.get_mut(i)) {
+                    c.answered = true;
+                    c.error = *error;
+                    c.errors = partitions
+                        .iter()
+                        .map(|p| (format!("{}-{}", p.topic, p.partition), p.error))
+                        .collect();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// What one member did, in time order.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct MemberTrail {
@@ -133,12 +211,18 @@ impl GroupIndex {
         }
     }
 
-    /// Indexes one group's events.
-    pub(crate) fn build(events: &[&GroupEvent]) -> GroupIndex {
+    /// Indexes one group's events (time order), its commits from `commits` when given
+    /// (a [`CommitBook`] that saw every event of the group while some were
+    /// folded away: [`crate::timeline::HeartbeatFold`]), else from the
+    /// events.
+    pub(crate) fn build(events: &[&GroupEvent], commits: Option<GroupCommits>) -> GroupIndex {
         let mut g = GroupIndex::default();
-        let mut pending: FastMap<u64, (Id, usize)> = FastMap::default();
+        let mut seen = GroupCommits::default();
         for ev in events {
             g.member(ev);
+            if commits.is_none() {
+                seen.see(ev);
+            }
             match &ev.kind {
                 EventKind::SyncGroupResponse {
                     error: None,
@@ -169,35 +253,6 @@ impl GroupIndex {
                         g.protocols.insert(gen, p.clone());
                     }
                 }
-                EventKind::OffsetCommitRequest {
-                    exchange, offsets, ..
-                } => {
-                    if let Some(m) = &ev.member_id {
-                        let t = g.members.entry(m.clone()).or_default();
-                        t.commits.push(Commit {
-                            ts: ev.ts,
-                            offsets: offsets.clone(),
-                            ..Commit::default()
-                        });
-                        pending.insert(*exchange, (m.clone(), t.commits.len() - 1));
-                    }
-                }
-                EventKind::OffsetCommitResponse {
-                    exchange,
-                    error,
-                    partitions,
-                } => {
-                    if let Some((m, i)) = pending.remove(exchange) {
-                        if let Some(c) = g.members.get_mut(&m).and_then(|t| t.commits.get_mut(i)) {
-                            c.answered = true;
-                            c.error = *error;
-                            c.errors = partitions
-                                .iter()
-                                .map(|p| (format!("{}-{}", p.topic, p.partition), p.error))
-                                .collect();
-                        }
-                    }
-                }
                 EventKind::JoinGroupRequest { .. }
                     if ev.member_id.as_deref().is_none_or(str::is_empty) =>
                 {
@@ -225,6 +280,10 @@ impl GroupIndex {
                 }
                 _ => {}
             }
+        }
+        let commits = commits.unwrap_or(seen);
+        for (m, list) in commits.members {
+            g.members.entry(m).or_default().commits = list;
         }
         g
     }

@@ -70,7 +70,7 @@ use crate::time::Timestamp;
 
 use index::{ClientIndex, GroupIndex};
 
-pub use index::ClientFolder;
+pub use index::{ClientFolder, CommitBook};
 
 /// What one rebalance cost (the stage's output, written into the record).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -105,8 +105,18 @@ pub(crate) fn apply_with(
 
 /// [`apply`] with the data path already folded (batch runs fold it as
 /// they read: [`ClientFolder`]).
-pub fn apply_folded(histories: &mut [GroupHistory], events: &[GroupEvent], data: ClientFolder) {
-    apply_index(histories, events, &data.finish());
+///
+/// `commits`, when given, saw every OffsetCommit of the inputs while
+/// `events` lost some (folded: [`crate::timeline::HeartbeatFold`]): the
+/// commits are read from it, not from `events`.
+pub fn apply_folded(
+    histories: &mut [GroupHistory],
+    events: &[GroupEvent],
+    data: ClientFolder,
+    commits: Option<&CommitBook>,
+) {
+    let workers = spread::workers_for(events.len());
+    apply_index_on(histories, events, &data.finish(), commits, workers);
 }
 
 fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &ClientIndex) {
@@ -114,6 +124,7 @@ fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &
         histories,
         events,
         clients,
+        None,
         spread::workers_for(events.len()),
     );
 }
@@ -124,6 +135,7 @@ fn apply_index_on(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],
     clients: &ClientIndex,
+    commits: Option<&CommitBook>,
     workers: usize,
 ) {
     // Hashed, not ordered: only looked up (a tree walk compared group names
@@ -140,7 +152,8 @@ fn apply_index_on(
         let evs: &[&GroupEvent] = by_group
             .get(h.summary.group.as_str())
             .map_or(&[], Vec::as_slice);
-        let mut idx = GroupIndex::build(evs);
+        let book = commits.map(|b| b.group(&h.summary.group));
+        let mut idx = GroupIndex::build(evs, book);
         idx.name_topics(&clients.topic_names);
         let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
         let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());

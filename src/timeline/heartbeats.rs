@@ -1,15 +1,18 @@
-//! A stable member's plain heartbeats, folded as the time line flows.
+//! A stable member's plain heartbeats and commits, folded as the time
+//! line flows.
 //!
 //! Takes: group events in the time line's order (one capture's, from
 //! [`crate::input::EventWindow`]). Gives: [`Folded`], the same events in
-//! the same order less the middle of every run of plain heartbeats, and
-//! how many were dropped per input.
+//! the same order less the middle of every run of plain heartbeats and of
+//! every run of plain commits, and how many were dropped per input.
 //!
 //! On a busy coordinator most group traffic is heartbeats answered without
-//! error (half the events of the benchmark's dense capture): each says
-//! only "this member, of this generation, was alive then". What the
-//! rebuilding reads from them is a member's first and latest sign of life
-//! at the moment something else happens in its group:
+//! error (half the events of the benchmark's dense capture) and commits
+//! answered without error (a fifth): each says only "this member, of this
+//! generation, was alive then" (a commit also says what it committed, which
+//! the stops stage reads from its own book, below). What the rebuilding
+//! reads from them is a member's first and latest sign of life at the
+//! moment something else happens in its group:
 //! - `group::classic` (`Classic::apply`): the member book's `first_seen`
 //!   and `last_seen` (the newest time: a maximum), a client's last time,
 //!   generation and whether its member id is known (the newest values),
@@ -19,19 +22,24 @@
 //! - `stops` (`GroupIndex::build`): each member's request times, looked up
 //!   only as "the last request at or before" a round's start, a KIP-848
 //!   move or a static member's rejoin, all of them times of other events
-//!   of the same group (`partition::last_request_before`).
+//!   of the same group (`partition::last_request_before`). Its commits
+//!   (a partition's last commit is looked up at any time: the new owner's
+//!   first Fetch) come from [`crate::stops::CommitBook`], which the caller
+//!   feeds every event before the fold sees it.
 //!
 //! None of those reads happens at a plain heartbeat or commit (they only
 //! write), and each write is a newest value, a first value or a set. So
 //! between two events of a group that are not plain heartbeats or commits,
 //! a member's heartbeats of one generation on one connection can be cut
-//! to the first and the last without changing what any read sees: the
-//! rebuilt records are those of every heartbeat. Everything else is
-//! kept: a heartbeat answered with an error (REBALANCE_IN_PROGRESS starts
-//! a round: GroupCoordinator.scala `handleHeartbeat`), one never answered,
-//! one cut by the snap length, and every event of another kind (KIP-848
-//! members' ConsumerGroupHeartbeats carry epochs and assignments: never
-//! folded).
+//! to the first and the last, and so can its commits (a run of each, side
+//! by side), without changing what any read sees: the rebuilt records are
+//! those of every event. Everything else is kept: a heartbeat answered
+//! with an error (REBALANCE_IN_PROGRESS starts a round:
+//! GroupCoordinator.scala `handleHeartbeat`), a commit answered with an
+//! error at the top or for any partition, one never answered, one cut by
+//! the snap length, a commit of no member or generation (a simple
+//! consumer's), and every event of another kind (KIP-848 members'
+//! ConsumerGroupHeartbeats carry epochs and assignments: never folded).
 //!
 //! The events must come in the time line's order: a late event would fold
 //! against what it should have ended. [`crate::input::EventWindow`] gives
@@ -63,8 +71,8 @@ pub struct HeartbeatFold {
     kept: Pieces,
     places: Vec<u64>,
     next: u64,
-    /// Open runs by group, then member.
-    runs: FastMap<Id, FastMap<Id, Run>>,
+    /// Open runs by group, then member and what the run is of.
+    runs: FastMap<Id, FastMap<(Id, Beat), Run>>,
     dropped: FastMap<Arc<str>, u64>,
     /// Whether `kept` is still in the order given.
     in_order: bool,
@@ -90,13 +98,22 @@ struct Held {
     answer: Option<(u64, GroupEvent)>,
 }
 
+/// What a run is of: a member's heartbeats and its commits run side by
+/// side, neither ending the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Beat {
+    Heartbeat,
+    Commit,
+}
+
 /// What an event is to the fold.
 enum Role {
-    /// A heartbeat request that may be folded.
-    Heartbeat { exchange: u64 },
-    /// An answer to a heartbeat, without error.
-    Answer { exchange: u64 },
-    /// Writes only what a run's ends already write: a plain commit.
+    /// A heartbeat or commit request that may be folded.
+    Request { exchange: u64, beat: Beat },
+    /// An answer to one, without error.
+    Answer { exchange: u64, beat: Beat },
+    /// Writes only what a run's ends already write: a commit of no member
+    /// or generation (kept, not folded).
     Plain,
     /// Anything else naming the group: ends its runs.
     Ends,
@@ -107,16 +124,31 @@ fn role(ev: &GroupEvent) -> Role {
         return Role::Ends;
     }
     let member = ev.member_id.as_deref().is_some_and(|m| !m.is_empty());
-    match ev.kind {
-        EventKind::HeartbeatRequest { exchange }
-            if member && ev.generation_id.is_some_and(|g| g >= 0) =>
-        {
-            Role::Heartbeat { exchange }
-        }
+    let generation = ev.generation_id.is_some_and(|g| g >= 0);
+    match &ev.kind {
+        EventKind::HeartbeatRequest { exchange } if member && generation => Role::Request {
+            exchange: *exchange,
+            beat: Beat::Heartbeat,
+        },
         EventKind::HeartbeatResponse {
             exchange,
             error: None,
-        } if member => Role::Answer { exchange },
+        } if member => Role::Answer {
+            exchange: *exchange,
+            beat: Beat::Heartbeat,
+        },
+        EventKind::OffsetCommitRequest { exchange, .. } if member && generation => Role::Request {
+            exchange: *exchange,
+            beat: Beat::Commit,
+        },
+        EventKind::OffsetCommitResponse {
+            exchange,
+            error: None,
+            partitions,
+        } if member && partitions.is_empty() => Role::Answer {
+            exchange: *exchange,
+            beat: Beat::Commit,
+        },
         EventKind::OffsetCommitRequest { .. }
         | EventKind::OffsetCommitResponse { error: None, .. } => Role::Plain,
         _ => Role::Ends,
@@ -140,8 +172,8 @@ impl HeartbeatFold {
             return self.keep(at, ev);
         };
         match role(&ev) {
-            Role::Heartbeat { exchange } => self.heartbeat(group, exchange, at, ev),
-            Role::Answer { exchange } => self.answer(&group, exchange, at, ev),
+            Role::Request { exchange, beat } => self.request(group, beat, exchange, at, ev),
+            Role::Answer { exchange, beat } => self.answer(&group, beat, exchange, at, ev),
             Role::Plain => self.keep(at, ev),
             Role::Ends => {
                 self.end_runs(&group);
@@ -180,13 +212,14 @@ impl HeartbeatFold {
         self.places.push(at);
     }
 
-    fn heartbeat(&mut self, group: Id, exchange: u64, at: u64, ev: GroupEvent) {
+    fn request(&mut self, group: Id, beat: Beat, exchange: u64, at: u64, ev: GroupEvent) {
         let Some(member) = ev.member_id.clone() else {
             return self.keep(at, ev);
         };
+        let key = (member, beat);
         let runs = self.runs.entry(group).or_default();
-        let Some(run) = runs.get_mut(&member).filter(|run| run.continues(&ev)) else {
-            // A run begins: its first heartbeat is kept now.
+        let Some(run) = runs.get_mut(&key).filter(|run| run.continues(&ev)) else {
+            // A run begins: its first request is kept now.
             let run = Run {
                 generation: ev.generation_id.unwrap_or(-1),
                 client: ev.client.clone(),
@@ -194,7 +227,7 @@ impl HeartbeatFold {
                 group_instance_id: ev.group_instance_id.clone(),
                 last: None,
             };
-            let old = runs.insert(member, run);
+            let old = runs.insert(key, run);
             self.put_back(old.and_then(|r| r.last));
             return self.keep(at, ev);
         };
@@ -216,11 +249,11 @@ impl HeartbeatFold {
         }
     }
 
-    fn answer(&mut self, group: &Id, exchange: u64, at: u64, ev: GroupEvent) {
+    fn answer(&mut self, group: &Id, beat: Beat, exchange: u64, at: u64, ev: GroupEvent) {
         let held = ev
             .member_id
-            .as_ref()
-            .and_then(|m| self.runs.get_mut(group)?.get_mut(m))
+            .clone()
+            .and_then(|m| self.runs.get_mut(group)?.get_mut(&(m, beat)))
             .and_then(|run| run.last.as_mut())
             .filter(|h| h.exchange == exchange && h.answer.is_none());
         match held {
@@ -394,6 +427,22 @@ mod tests {
             })
         }
 
+        /// A commit of `member` and its answer (`error` or none).
+        fn committed(&mut self, member: &str, error: Option<i16>) -> [GroupEvent; 2] {
+            let request = self.commit(member);
+            let exchange = self.frame;
+            let answer = self.event(
+                member,
+                1,
+                EventKind::OffsetCommitResponse {
+                    exchange,
+                    error: error.map(ErrorCode),
+                    partitions: Vec::new(),
+                },
+            );
+            [request, answer]
+        }
+
         fn leave(&mut self, member: &str) -> GroupEvent {
             self.request(member, |exchange| EventKind::LeaveGroupRequest {
                 exchange,
@@ -456,8 +505,26 @@ mod tests {
             events.push(w.commit("a"));
         }
         let (kept, _) = frames_kept(events);
-        // a: 1-2 first, 11-12 last; b: 3-4 first, 13-14 last; every commit.
+        // a: 1-2 first, 11-12 last; b: 3-4 first, 13-14 last; every commit
+        // (none was answered: kept).
         assert_eq!(kept, [1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15]);
+    }
+
+    #[test]
+    fn a_run_of_answered_commits_keeps_its_first_and_last_beside_the_heartbeats() {
+        let mut w = Wire::new();
+        let mut events = Vec::new();
+        for _ in 0..4 {
+            events.extend(w.beat("a", None));
+            events.extend(w.committed("a", None));
+        }
+        events.extend(w.committed("a", Some(22)));
+        let (kept, dropped) = frames_kept(events);
+        // Heartbeats: 1-2 first, 13-14 last. Commits: 3-4 first; the last
+        // request, 17, is the one answered ILLEGAL_GENERATION (18), which
+        // ends both runs: both are kept, 7-8, 11-12 and 15-16 are not.
+        assert_eq!(kept, [1, 2, 3, 4, 13, 14, 17, 18]);
+        assert_eq!(dropped, [(Arc::from("t.pcap"), 10)]);
     }
 
     #[test]
@@ -536,7 +603,7 @@ mod tests {
     /// from the folded time line, with their costs, are those rebuilt from
     /// every event.
     #[test]
-    fn groups_rebuilt_from_folded_heartbeats_are_those_of_every_event() {
+    fn groups_and_costs_rebuilt_from_folded_heartbeats_and_commits_are_those_of_every_event() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let mut captures: Vec<_> = ["lab", "kafka", "snaplen"]
             .iter()
@@ -547,32 +614,46 @@ mod tests {
         captures.sort();
         assert!(captures.len() > 20);
         let mut folded_in_all = 0;
+        let mut commits_folded = 0;
+        let commits_in = |events: &[GroupEvent]| {
+            events
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::OffsetCommitRequest { .. }))
+                .count()
+        };
         for capture in &captures {
             let opts = crate::options::ReadOptions::default();
-            let rebuilt = |events: &[GroupEvent]| {
+            let rebuilt = |events: &[GroupEvent], commits: Option<&crate::stops::CommitBook>| {
                 let read =
                     crate::input::read_inputs(std::slice::from_ref(capture), &opts, false, true)
                         .unwrap();
                 let mut h = crate::group::reconstruct(events);
-                crate::stops::apply_folded(&mut h, events, read.data);
+                crate::stops::apply_folded(&mut h, events, read.data, commits);
                 format!("{h:?}")
             };
             let read = crate::input::read_inputs(std::slice::from_ref(capture), &opts, false, true)
                 .unwrap();
             let all = super::super::merge(read.captured, Vec::new()).events;
             let mut fold = HeartbeatFold::new();
-            all.iter().cloned().for_each(|ev| fold.push(ev));
+            let mut commits = crate::stops::CommitBook::default();
+            for ev in &all {
+                commits.see(ev);
+                fold.push(ev.clone());
+            }
             let folded = fold.finish();
             let dropped: u64 = folded.dropped.iter().map(|(_, n)| n).sum();
             assert_eq!(folded.events.len() as u64 + dropped, all.len() as u64);
             folded_in_all += dropped;
+            commits_folded += commits_in(&all) - commits_in(&folded.events);
             assert!(
-                rebuilt(&folded.events) == rebuilt(&all),
-                "{}: other groups with {dropped} heartbeat events folded",
+                rebuilt(&folded.events, Some(&commits)) == rebuilt(&all, None),
+                "{}: other groups with {dropped} heartbeat and commit events folded",
                 capture.display()
             );
         }
-        // The comparison means something: heartbeats were folded.
+        // The comparison means something: heartbeats and commits were
+        // folded.
         assert!(folded_in_all > 1000, "{folded_in_all} folded");
+        assert!(commits_folded > 100, "{commits_folded} commits folded");
     }
 }
