@@ -641,7 +641,7 @@ fn analyse_collected(
         &mut histories,
         &timeline.events,
         std::mem::take(&mut collected.data),
-        collected.commits.as_ref(),
+        collected.commits.take(),
     );
     let (report, matched) = assemble::assemble(
         collected.inputs,

@@ -113,7 +113,7 @@ pub fn apply_folded(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],
     data: ClientFolder,
-    commits: Option<&CommitBook>,
+    commits: Option<CommitBook>,
 ) {
     let workers = spread::workers_for(events.len());
     apply_index_on(histories, events, &data.finish(), commits, workers);
@@ -135,7 +135,7 @@ fn apply_index_on(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],
     clients: &ClientIndex,
-    commits: Option<&CommitBook>,
+    mut commits: Option<CommitBook>,
     workers: usize,
 ) {
     // Hashed, not ordered: only looked up (a tree walk compared group names
@@ -146,14 +146,23 @@ fn apply_index_on(
             by_group.entry(g).or_default().push(ev);
         }
     }
+    // Each group's commits are taken out of the book, not copied (one
+    // history per group: the group stage rebuilds each group once).
+    let mut jobs: Vec<_> = histories
+        .iter_mut()
+        .map(|h| {
+            let book = commits.as_mut().map(|b| b.take(&h.summary.group));
+            (h, book)
+        })
+        .collect();
+    drop(commits);
     // Each group's costs depend on its own events and the shared index
     // only: worked out on every core.
-    spread::for_each_mut(histories, workers, |h| {
+    spread::for_each_mut(&mut jobs, workers, |(h, book)| {
         let evs: &[&GroupEvent] = by_group
             .get(h.summary.group.as_str())
             .map_or(&[], Vec::as_slice);
-        let book = commits.map(|b| b.group(&h.summary.group));
-        let mut idx = GroupIndex::build(evs, book);
+        let mut idx = GroupIndex::build(evs, book.take());
         idx.name_topics(&clients.topic_names);
         let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
         let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());

@@ -442,7 +442,17 @@ fn offsets_before(c: &Round<'_>, p: &str, trail: Option<&MemberTrail>, stop: &mu
         let Some(o) = commit.offsets.iter().find(|o| o.is(p)) else {
             continue;
         };
-        let error = commit.errors.get(p).copied().flatten().or(commit.error);
+        // OffsetCommit answers carry an error per partition only (v0–v9:
+        // no top-level error); `error` is the first of them, and the
+        // answer's list holds only the partitions that failed. A partition
+        // not in a non-empty list was committed; the first error stands
+        // for all only when the list was lost (a cut answer).
+        let listed = commit.errors.iter().rev().find(|(k, _)| k == p);
+        let error = match listed {
+            Some((_, e)) => *e,
+            None if commit.errors.is_empty() => commit.error,
+            None => None,
+        };
         match error {
             None if commit.answered => {
                 stop.last_committed_offset = Some(o.offset);

@@ -669,6 +669,55 @@ fn a_commit_failed_in_the_round_is_named() {
 }
 
 #[test]
+fn a_partition_committed_beside_one_that_failed_counts_as_committed() {
+    let mut s = a_alone("range");
+    s.join(1000, 1300, "b", "B", 2, &["A", "B"]);
+    // One commit of t-0 and t-1; the answer fails t-1 only (its first
+    // error, REBALANCE_IN_PROGRESS, is also the answer's `error`).
+    let x = s.x();
+    let offset = |partition, offset, error| PartitionOffset {
+        topic: "t".into(),
+        partition,
+        offset,
+        error: ErrorCode::from_code(error),
+    };
+    s.push(
+        1100,
+        "a",
+        "A",
+        Some(1),
+        EventKind::OffsetCommitRequest {
+            exchange: x,
+            partitions: 2,
+            offsets: vec![offset(0, 6, 0), offset(1, 9, 0)],
+        },
+    );
+    s.push(
+        1101,
+        "a",
+        "A",
+        Some(1),
+        EventKind::OffsetCommitResponse {
+            exchange: x,
+            error: ErrorCode::from_code(27),
+            partitions: vec![offset(1, -1, 27)],
+        },
+    );
+    s.join(1200, 1300, "a", "A", 2, &["A", "B"]);
+    s.sync(1350, "a", "A", 2, &[0]);
+    s.sync(1350, "b", "B", 2, &[1]);
+    let rs = s.run();
+    let r = round(&rs, 2);
+    assert_eq!(stop(r, "t-0").last_committed_offset, Some(6));
+    assert_eq!(stop(r, "t-0").commit_failed, None);
+    assert_eq!(stop(r, "t-1").last_committed_offset, Some(4));
+    assert_eq!(
+        stop(r, "t-1").commit_failed.as_deref(),
+        Some("REBALANCE_IN_PROGRESS")
+    );
+}
+
+#[test]
 fn a_round_the_input_ends_in_is_in_progress_and_names_who_it_waits_for() {
     let mut s = a_alone("range");
     s.join(200, 205, "b", "B", 2, &["A", "B"]);

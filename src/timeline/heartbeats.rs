@@ -623,7 +623,7 @@ mod tests {
         };
         for capture in &captures {
             let opts = crate::options::ReadOptions::default();
-            let rebuilt = |events: &[GroupEvent], commits: Option<&crate::stops::CommitBook>| {
+            let rebuilt = |events: &[GroupEvent], commits: Option<crate::stops::CommitBook>| {
                 let read =
                     crate::input::read_inputs(std::slice::from_ref(capture), &opts, false, true)
                         .unwrap();
@@ -646,7 +646,7 @@ mod tests {
             folded_in_all += dropped;
             commits_folded += commits_in(&all) - commits_in(&folded.events);
             assert!(
-                rebuilt(&folded.events, Some(&commits)) == rebuilt(&all, None),
+                rebuilt(&folded.events, Some(commits)) == rebuilt(&all, None),
                 "{}: other groups with {dropped} heartbeat and commit events folded",
                 capture.display()
             );
