@@ -69,9 +69,11 @@ impl Series {
             .last()
             .is_some_and(|b| self.len - b.first < BLOCK);
         if in_block && fits_delta_ts(dt) {
+            grow_by_a_quarter(&mut self.bytes, MAX_PAIR_BYTES);
             put_delta_ts(&mut self.bytes, dt);
             put_varint(&mut self.bytes, zigzag(value.wrapping_sub(self.last.1)));
         } else {
+            grow_by_a_quarter(&mut self.blocks, 1);
             self.blocks.push(Block {
                 ts,
                 value,
@@ -269,6 +271,22 @@ fn fits_delta_ts(dt: i64) -> bool {
 
 /// A time delta. Whole microseconds (a pcap's resolution; log times are
 /// whole milliseconds) take a flag bit and about 10 fewer bits of varint.
+/// The most bytes one pair's deltas take (two varints of 64 bits).
+const MAX_PAIR_BYTES: usize = 20;
+
+/// Makes room for `more` items, growing `v` by a quarter of what it holds
+/// rather than doubling it. These lists are read from the end of reading
+/// to the end of the run, thousands of them (one per client, partition and
+/// kind), each a few kilobytes: room doubled would leave a quarter to a
+/// half of each unused at the run's peak, and jemalloc's size classes are
+/// a quarter apart, so a quarter more fills its class. The copies this
+/// adds are of a few kilobytes, four per byte kept at most.
+fn grow_by_a_quarter<T>(v: &mut Vec<T>, more: usize) {
+    if v.capacity() - v.len() < more {
+        v.reserve_exact((v.capacity() / 4).max(more).max(16));
+    }
+}
+
 fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
     if dt % 1000 == 0 {
         put_varint(out, (zigzag(dt / 1000) << 1) | 1);
@@ -325,6 +343,21 @@ fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::logs::synth::Rng;
+
+    #[test]
+    fn a_series_holds_at_most_a_quarter_more_room_than_its_pairs_take() {
+        let mut s = Series::default();
+        for i in 0..20_000i64 {
+            s.push(Timestamp(i * 1_000_000), i * 3);
+            let (len, room) = (s.bytes.len(), s.bytes.capacity());
+            assert!(
+                room <= len + len / 4 + MAX_PAIR_BYTES + 16,
+                "{len} bytes in {room}"
+            );
+            let (len, room) = (s.blocks.len(), s.blocks.capacity());
+            assert!(room <= len + len / 4 + 16, "{len} blocks in {room}");
+        }
+    }
 
     /// Pairs shaped like a partition's Fetches: mostly rising times in
     /// whole microseconds, some nanosecond times, equal times, a few out of
