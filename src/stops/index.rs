@@ -218,10 +218,10 @@ impl GroupIndex {
         }
     }
 
-    /// Indexes one group's events (time order), its commits from `commits` when given
-    /// (a [`CommitBook`] that saw every event of the group while some were
-    /// folded away: [`crate::timeline::HeartbeatFold`]), else from the
-    /// events.
+    /// Indexes one group's events (time order). Its commits come from
+    /// `commits` when given (a [`CommitBook`] that saw every event of the
+    /// group while some were folded away:
+    /// [`crate::timeline::HeartbeatFold`]), else from the events.
     pub(crate) fn build(events: &[&GroupEvent], commits: Option<GroupCommits>) -> GroupIndex {
         let mut g = GroupIndex::default();
         let mut seen = GroupCommits::default();

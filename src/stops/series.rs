@@ -269,24 +269,25 @@ fn fits_delta_ts(dt: i64) -> bool {
     dt.unsigned_abs() < 1 << 61
 }
 
-/// A time delta. Whole microseconds (a pcap's resolution; log times are
-/// whole milliseconds) take a flag bit and about 10 fewer bits of varint.
 /// The most bytes one pair's deltas take (two varints of 64 bits).
 const MAX_PAIR_BYTES: usize = 20;
 
 /// Makes room for `more` items, growing `v` by a quarter of what it holds
-/// rather than doubling it. These lists are read from the end of reading
-/// to the end of the run, thousands of them (one per client, partition and
-/// kind), each a few kilobytes: room doubled would leave a quarter to a
-/// half of each unused at the run's peak, and jemalloc's size classes are
-/// a quarter apart, so a quarter more fills its class. The copies this
-/// adds are of a few kilobytes, four per byte kept at most.
+/// rather than doubling it. These lists are held from the Fetch that
+/// starts them to the end of the run, thousands of them (one per client,
+/// partition and kind), each a few kilobytes: room doubled would leave a
+/// quarter to a half of each unused at the run's peak (jemalloc's size
+/// classes are four to a doubling, so a quarter more wastes little of its
+/// class). The copies this adds are of a few kilobytes, about four per
+/// byte kept.
 fn grow_by_a_quarter<T>(v: &mut Vec<T>, more: usize) {
     if v.capacity() - v.len() < more {
         v.reserve_exact((v.capacity() / 4).max(more).max(16));
     }
 }
 
+/// A time delta. Whole microseconds (a pcap's resolution; log times are
+/// whole milliseconds) take a flag bit and about 10 fewer bits of varint.
 fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
     if dt % 1000 == 0 {
         put_varint(out, (zigzag(dt / 1000) << 1) | 1);

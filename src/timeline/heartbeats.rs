@@ -8,7 +8,7 @@
 //!
 //! On a busy coordinator most group traffic is heartbeats answered without
 //! error (half the events of the benchmark's dense capture) and commits
-//! answered without error (a fifth): each says only "this member, of this
+//! answered without error (a quarter): each says only "this member, of this
 //! generation, was alive then" (a commit also says what it committed, which
 //! the stops stage reads from its own book, below). What the rebuilding
 //! reads from them is a member's first and latest sign of life at the
