@@ -451,8 +451,8 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
             input::read_inputs_folding_events(&opts.inputs, &opts.read, opts.quiet, window)
         },
         |batch| {
-            for ev in batch.drain(..) {
-                commits.see(&ev);
+            for mut ev in batch.drain(..) {
+                commits.see(&mut ev);
                 fold.push(ev);
             }
             true

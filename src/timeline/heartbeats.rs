@@ -637,8 +637,9 @@ mod tests {
             let mut fold = HeartbeatFold::new();
             let mut commits = crate::stops::CommitBook::default();
             for ev in &all {
-                commits.see(ev);
-                fold.push(ev.clone());
+                let mut ev = ev.clone();
+                commits.see(&mut ev);
+                fold.push(ev);
             }
             let folded = fold.finish();
             let dropped: u64 = folded.dropped.iter().map(|(_, n)| n).sum();
