@@ -417,6 +417,8 @@ impl Engine {
         // events into one run made the end of the input, when all are
         // rebuilt, hold them twice.
         if !names.is_empty() {
+            // The data path does not change while the groups are rebuilt.
+            let unnamed = self.data.unnamed_topic_ids();
             for g in &names {
                 let Some(w) = self.groups.get_mut(g) else {
                     continue;
@@ -424,7 +426,7 @@ impl Engine {
                 w.dirty = false;
                 w.touched = false;
                 let mut histories = crate::group::reconstruct(&w.events);
-                let clients = self.data.snapshot_for(&w.events);
+                let clients = self.data.snapshot_for(&w.events, unnamed);
                 crate::stops::apply_with(&mut histories, &w.events, &clients);
                 for h in histories {
                     if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
