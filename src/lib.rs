@@ -13,7 +13,9 @@
 //! and each line's events on through an [`input::Tap`] as they are read,
 //! and instead of one sorted time line the [`watch`] engine keeps per
 //! group a bounded window of events (in the time line's order, each log's
-//! clock lined up with the captures' as pairs arrive), folds the
+//! clock lined up with the captures' as pairs arrive; the middle of each
+//! member's run of plain heartbeats folded out once half a minute old, by
+//! the rule of [`timeline::HeartbeatFold`]), folds the
 //! data path as it arrives ([`stops::ClientFolder`], trimmed to the same
 //! window) and runs `group` and `stops` over each group's window whenever
 //! something may have changed one of its rounds:

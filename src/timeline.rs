@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 mod clock;
-mod heartbeats;
+pub(crate) mod heartbeats;
 
 pub use clock::{ClockLine, CLOCK_PAIRS};
 pub use heartbeats::{Folded, HeartbeatFold};

@@ -203,6 +203,47 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+#[test]
+fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_every_fixture() {
+    use kgtrace::watch::engine::{Bounds, Engine};
+    // The fold's lag cut from half a minute to a second, so that the
+    // fixtures' runs of heartbeats (seconds to minutes long) are folded
+    // out of the windows as they go.
+    let bounds = Bounds {
+        thin_lag_ns: 1_000_000_000,
+        ..Bounds::default()
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut differ = Vec::new();
+    let mut thinned = 0;
+    for path in fixtures() {
+        let path = root.join(path);
+        let one = std::slice::from_ref(&path);
+        let mut engine = Engine::new(Default::default(), bounds);
+        let mut last = BTreeMap::new();
+        for flow in flows(one) {
+            engine.take(flow);
+            fold_told(&mut last, &engine.evaluate(false));
+        }
+        fold_told(&mut last, &engine.finish());
+        thinned += engine.counts.thinned;
+        let got: Vec<Value> = last.into_values().collect();
+        let want = batch_records(one);
+        if got != want {
+            differ.push(format!(
+                "{}: {} records against {}; {}",
+                path.display(),
+                got.len(),
+                want.len(),
+                first_difference(&got, &want)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // Not vacuous: the lab's captures hold minutes of heartbeats.
+    assert!(thinned > 1000, "only {thinned} heartbeat events folded");
+}
+
 /// Each lab scenario's capture with the logs taken beside it (the broker's
 /// and the clients'): the inputs a user gives together.
 fn scenarios() -> Vec<Vec<PathBuf>> {
@@ -589,6 +630,7 @@ fn several_logs_read_to_their_end_are_merged_in_time_order_whatever_order_they_a
 const SMALL: kgtrace::watch::engine::Bounds = kgtrace::watch::engine::Bounds {
     retain_ns: 60_000_000_000,
     hindsight_ns: 40_000_000_000,
+    thin_lag_ns: kgtrace::watch::engine::THIN_LAG_NS,
 };
 
 #[test]

@@ -71,43 +71,110 @@ pub struct HeartbeatFold {
     kept: Pieces,
     places: Vec<u64>,
     next: u64,
-    /// Open runs by group, then member and what the run is of.
-    runs: FastMap<Id, FastMap<(Id, Beat), Run>>,
+    /// Open runs by group; each holds its newest exchange back.
+    runs: FastMap<Id, Runs<(u64, GroupEvent)>>,
     dropped: FastMap<Arc<str>, u64>,
     /// Whether `kept` is still in the order given.
     in_order: bool,
 }
 
-/// One member's heartbeats since the last event of its group that was not
-/// a plain heartbeat or commit. Its first heartbeat was kept; `last` is
-/// the newest, held back.
+/// One group's open runs, by member and what the run is of: the rule of
+/// the module documentation, over whatever stands for an event (`H`: the
+/// event itself where the fold holds it back, a key where the event stays
+/// in place: `kgtrace watch`'s windows).
 #[derive(Debug)]
-struct Run {
+pub(crate) struct Runs<H> {
+    runs: FastMap<(Id, Beat), Run<H>>,
+}
+
+impl<H> Default for Runs<H> {
+    fn default() -> Self {
+        Runs {
+            runs: FastMap::default(),
+        }
+    }
+}
+
+/// One member's heartbeats (or commits) since the last event of its group
+/// that was not a plain heartbeat or commit. Its first exchange was kept;
+/// `last` is the newest.
+#[derive(Debug)]
+pub(crate) struct Run<H> {
     generation: i32,
     client: Arc<ClientRef>,
     source: Arc<str>,
     group_instance_id: Option<Id>,
-    last: Option<Held>,
+    last: Option<Held<H>>,
 }
 
-/// A held heartbeat request and, once it came, its answer.
+/// A run's newest request and, once it came, its answer.
 #[derive(Debug)]
-struct Held {
+pub(crate) struct Held<H> {
     exchange: u64,
-    request: (u64, GroupEvent),
-    answer: Option<(u64, GroupEvent)>,
+    /// The request.
+    pub request: H,
+    /// Its answer, without error.
+    pub answer: Option<H>,
 }
 
-/// What a run is of: a member's heartbeats and its commits run side by
-/// side, neither ending the other.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Beat {
-    Heartbeat,
-    Commit,
+impl<H> Runs<H> {
+    /// The run a plain request of `ev`'s member continues, or (`Err`) it
+    /// begins one or names no member: it then stays where it is (a run's
+    /// first exchange is kept), and so does the newest exchange of the run
+    /// it ended (another connection, generation, static id or input).
+    pub(crate) fn run_of(
+        &mut self,
+        ev: &GroupEvent,
+        beat: Beat,
+    ) -> Result<&mut Run<H>, Option<Held<H>>> {
+        let Some(member) = ev.member_id.clone() else {
+            return Err(None);
+        };
+        let key = (member, beat);
+        if self.runs.get(&key).is_some_and(|run| run.continues(ev)) {
+            return self.runs.get_mut(&key).ok_or(None);
+        }
+        let run = Run {
+            generation: ev.generation_id.unwrap_or(-1),
+            client: ev.client.clone(),
+            source: ev.evidence.source.clone(),
+            group_instance_id: ev.group_instance_id.clone(),
+            last: None,
+        };
+        Err(self.runs.insert(key, run).and_then(|r| r.last))
+    }
+
+    /// An answer without error of `member`: the run's newest request's
+    /// (kept with it), else `answer` is handed back (it stays: the answer
+    /// of a run's first request, or of one kept).
+    pub(crate) fn answer(
+        &mut self,
+        member: Option<Id>,
+        beat: Beat,
+        exchange: u64,
+        answer: H,
+    ) -> Option<H> {
+        let held = member
+            .and_then(|m| self.runs.get_mut(&(m, beat)))
+            .and_then(|run| run.last.as_mut())
+            .filter(|h| h.exchange == exchange && h.answer.is_none());
+        match held {
+            Some(h) => {
+                h.answer = Some(answer);
+                None
+            }
+            None => Some(answer),
+        }
+    }
+
+    /// Every run ended: each run's newest exchange stays.
+    pub(crate) fn end(self) -> impl Iterator<Item = Held<H>> {
+        self.runs.into_values().filter_map(|run| run.last)
+    }
 }
 
 /// What an event is to the fold.
-enum Role {
+pub(crate) enum Role {
     /// A heartbeat or commit request that may be folded.
     Request { exchange: u64, beat: Beat },
     /// An answer to one, without error.
@@ -119,7 +186,16 @@ enum Role {
     Ends,
 }
 
-fn role(ev: &GroupEvent) -> Role {
+/// What a run is of: a member's heartbeats and its commits run side by
+/// side, neither ending the other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Beat {
+    Heartbeat,
+    Commit,
+}
+
+/// What `ev` is to the fold.
+pub(crate) fn role(ev: &GroupEvent) -> Role {
     if ev.truncated {
         return Role::Ends;
     }
@@ -213,53 +289,28 @@ impl HeartbeatFold {
     }
 
     fn request(&mut self, group: Id, beat: Beat, exchange: u64, at: u64, ev: GroupEvent) {
-        let Some(member) = ev.member_id.clone() else {
-            return self.keep(at, ev);
-        };
-        let key = (member, beat);
         let runs = self.runs.entry(group).or_default();
-        let Some(run) = runs.get_mut(&key).filter(|run| run.continues(&ev)) else {
-            // A run begins: its first request is kept now.
-            let run = Run {
-                generation: ev.generation_id.unwrap_or(-1),
-                client: ev.client.clone(),
-                source: ev.evidence.source.clone(),
-                group_instance_id: ev.group_instance_id.clone(),
-                last: None,
-            };
-            let old = runs.insert(key, run);
-            self.put_back(old.and_then(|r| r.last));
-            return self.keep(at, ev);
+        let (before, folded) = match runs.run_of(&ev, beat) {
+            Ok(run) => run.push(exchange, (at, ev)),
+            Err(ended) => {
+                self.put_back(ended);
+                return self.keep(at, ev);
+            }
         };
-        let held = run.last.replace(Held {
-            exchange,
-            request: (at, ev),
-            answer: None,
-        });
-        match held {
-            // A whole exchange between the run's first and this one: what
-            // it says, the run's ends say too.
-            Some(Held {
-                request,
-                answer: Some(_),
-                ..
-            }) => *self.dropped.entry(request.1.evidence.source).or_default() += 2,
-            // Never answered (yet): kept.
+        match before {
+            Some(h) if folded => *self.dropped.entry(h.request.1.evidence.source).or_default() += 2,
             unanswered => self.put_back(unanswered),
         }
     }
 
     fn answer(&mut self, group: &Id, beat: Beat, exchange: u64, at: u64, ev: GroupEvent) {
-        let held = ev
-            .member_id
-            .clone()
-            .and_then(|m| self.runs.get_mut(group)?.get_mut(&(m, beat)))
-            .and_then(|run| run.last.as_mut())
-            .filter(|h| h.exchange == exchange && h.answer.is_none());
-        match held {
-            Some(h) => h.answer = Some((at, ev)),
+        let Some(runs) = self.runs.get_mut(group) else {
+            return self.keep(at, ev);
+        };
+        let member = ev.member_id.clone();
+        if let Some(back) = runs.answer(member, beat, exchange, (at, ev)) {
             // The answer of a run's first heartbeat, or of one kept.
-            None => self.keep(at, ev),
+            self.keep(back.0, back.1);
         }
     }
 
@@ -268,12 +319,12 @@ impl HeartbeatFold {
         let Some(runs) = self.runs.remove(group) else {
             return;
         };
-        for (_, run) in runs {
-            self.put_back(run.last);
+        for held in runs.end() {
+            self.put_back(Some(held));
         }
     }
 
-    fn put_back(&mut self, held: Option<Held>) {
+    fn put_back(&mut self, held: Option<Held<(u64, GroupEvent)>>) {
         let Some(h) = held else { return };
         self.keep(h.request.0, h.request.1);
         if let Some((at, ev)) = h.answer {
@@ -282,7 +333,22 @@ impl HeartbeatFold {
     }
 }
 
-impl Run {
+impl<H> Run<H> {
+    /// The run's request of `exchange` (standing as `request`) is its
+    /// newest now. Gives the exchange it took the place of, and whether
+    /// that one goes: a whole exchange between the run's first and this
+    /// request (what it says, the run's ends say too); else it stays
+    /// (never answered, so far).
+    pub(crate) fn push(&mut self, exchange: u64, request: H) -> (Option<Held<H>>, bool) {
+        let before = self.last.replace(Held {
+            exchange,
+            request,
+            answer: None,
+        });
+        let folded = before.as_ref().is_some_and(|h| h.answer.is_some());
+        (before, folded)
+    }
+
     /// Whether `ev`, a heartbeat of the run's member, says what the run's
     /// heartbeats say: the same generation, connection, static id and
     /// input.

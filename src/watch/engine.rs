@@ -16,7 +16,9 @@
 //! the batch record.
 //!
 //! Memory is bounded by these windows (the constants below):
-//! - per group, the events of the last [`RETAIN_NS`] of event time, plus
+//! - per group, the events of the last [`RETAIN_NS`] of event time (less
+//!   the middle of each member's run of plain heartbeats once they are
+//!   [`THIN_LAG_NS`] old, as `rebalances` folds them: [`Window::thin`]), plus
 //!   the span of the group's last completed round (who was a member, with
 //!   what assignment: what the next round is compared with) and of every
 //!   round that may still be revised, of the round each of their members
@@ -46,6 +48,7 @@ use crate::no_rebalance::Sources;
 use crate::report::Rebalance;
 use crate::stops::ClientFolder;
 use crate::time::Timestamp;
+use crate::timeline::heartbeats::{role, Beat, Role, Runs};
 use crate::timeline::{order_key, ClockLine};
 use crate::unmatched::Tally;
 
@@ -64,6 +67,22 @@ pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
 /// partition's stop ends with the first Fetch after the assignment. After
 /// it the record is final.
 pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
+
+/// How old a plain heartbeat is (behind the newest event time) before
+/// [`Window::thin`] folds it. The fold takes events in the time line's
+/// order, and a capture's events come in the order their exchanges
+/// complete: an event that ends a member's run can come late by as long
+/// as its request waited for the answer. Only a JoinGroup or a SyncGroup
+/// waits long. While a JoinGroup waits the group prepares a rebalance and
+/// answers its members' heartbeats REBALANCE_IN_PROGRESS
+/// (GroupCoordinator.scala `handleHeartbeat`), which ends their runs as
+/// it comes. A follower's SyncGroup waits for the leader's, as long as
+/// the leader takes to assign, while heartbeats may be answered without
+/// error (`handleHeartbeat` in CompletingRebalance, Kafka 2.x on): a
+/// leader slower than this lag can cost a run the exchange just before
+/// the SyncGroup, which the batch fold would have kept. Half a minute is
+/// far above what assignors take.
+pub const THIN_LAG_NS: i64 = 30 * SECOND_NS;
 
 /// Records that may still change are rebuilt on every this many
 /// evaluations (with [`super::TICK`], once a second).
@@ -106,6 +125,8 @@ pub struct Bounds {
     pub retain_ns: i64,
     /// [`HINDSIGHT_NS`].
     pub hindsight_ns: i64,
+    /// [`THIN_LAG_NS`].
+    pub thin_lag_ns: i64,
 }
 
 impl Default for Bounds {
@@ -113,6 +134,7 @@ impl Default for Bounds {
         Bounds {
             retain_ns: RETAIN_NS,
             hindsight_ns: HINDSIGHT_NS,
+            thin_lag_ns: THIN_LAG_NS,
         }
     }
 }
@@ -146,6 +168,28 @@ struct Window {
     rejected: BTreeSet<Timestamp>,
     /// Its newest event.
     newest: Timestamp,
+    /// Events before this time have been through [`Window::thin`], which
+    /// left these runs open.
+    thinned_to: Timestamp,
+    runs: Runs<Spot>,
+}
+
+/// Where a capture event is in its window: its time, frame and input (the
+/// input's address: a run's events all come from one input).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Spot(Timestamp, u64, usize);
+
+impl Spot {
+    fn of(ev: &GroupEvent) -> Option<Spot> {
+        match ev.evidence.at {
+            Location::Frame { frame } => Some(Spot(
+                ev.ts,
+                frame,
+                Arc::as_ptr(&ev.evidence.source) as *const u8 as usize,
+            )),
+            Location::Line { .. } => None,
+        }
+    }
 }
 
 /// A log's times as logged, and the nanoseconds its lines were moved by
@@ -173,6 +217,8 @@ pub struct Counts {
     pub groups: u64,
     /// Groups evicted for silence.
     pub evicted: u64,
+    /// Plain heartbeats (requests and answers) folded out of the windows.
+    pub thinned: u64,
 }
 
 /// The streaming engine.
@@ -212,6 +258,8 @@ pub struct Engine {
     new_data: bool,
     /// The data path was last trimmed at this cut.
     data_cut: Timestamp,
+    /// The windows were last thinned up to this time.
+    thin_cut: Timestamp,
     /// Evaluations so far.
     calls: u64,
 }
@@ -235,6 +283,7 @@ impl Engine {
             rebalanced: BTreeSet::new(),
             new_data: false,
             data_cut: Timestamp::default(),
+            thin_cut: Timestamp::default(),
             calls: 0,
         }
     }
@@ -489,13 +538,30 @@ impl Engine {
         let hindsight = self.bounds.hindsight_ns;
         let newest = self.newest;
         let before = self.groups.len();
+        let mut thinned = 0;
+        // Thinned as the data path is trimmed, once the time thinned to has
+        // moved by a 64th of the window (or the lag, if shorter): each pass
+        // shifts the lists it shortens. Only while no log is read: a log's
+        // lines move when its clock is lined up with the captures', and the
+        // fold needs the time line's order (`rebalances` folds one capture
+        // read alone).
+        let thin_to = newest.offset_by(-self.bounds.thin_lag_ns);
+        let every = (self.bounds.retain_ns / 64).min(self.bounds.thin_lag_ns);
+        let thin = self.logs.is_empty() && thin_to.0.saturating_sub(self.thin_cut.0) >= every;
+        if thin {
+            self.thin_cut = thin_to;
+        }
         self.groups.retain(|_, w| {
             w.settle(newest, hindsight);
             w.trim(cut);
+            if thin {
+                thinned += w.thin(thin_to);
+            }
             // Silent for the whole window, nothing open, nothing to revise.
             !(w.newest < cut && w.open_since.is_none() && w.told.is_empty() && !w.dirty)
         });
         self.counts.evicted += (before - self.groups.len()) as u64;
+        self.counts.thinned += thinned;
         // Trimming shifts every list it shortens: done once the cut has moved
         // by a 64th of the window (14 s of 15 min), it costs about what it
         // drops, and the data path holds at most that much more.
@@ -614,6 +680,63 @@ impl Window {
         }
         let final_before = self.final_before;
         self.announced.retain(|s| *s >= final_before);
+    }
+
+    /// Folds the middle of each member's run of plain heartbeats out of
+    /// the events from where the last call stopped to `until`, by the rule
+    /// `rebalances` folds them by ([`crate::timeline::HeartbeatFold`]: the
+    /// rebuilt records are those of every event). Each run's newest
+    /// exchange stays (every later read, and the rebuilding at the end of
+    /// the window, sees it); the one before it goes once the next comes.
+    /// Commits are not folded: the stops stage reads them from the window.
+    /// Gives how many events went.
+    fn thin(&mut self, until: Timestamp) -> u64 {
+        let from = self.events.partition_point(|e| e.ts < self.thinned_to);
+        let to = self.events.partition_point(|e| e.ts < until);
+        self.thinned_to = self.thinned_to.max(until);
+        let mut gone: Vec<Spot> = Vec::new();
+        for ev in self.events.get(from..to).unwrap_or_default() {
+            match role(ev) {
+                Role::Request {
+                    exchange,
+                    beat: Beat::Heartbeat,
+                } => {
+                    let (Some(spot), Ok(run)) =
+                        (Spot::of(ev), self.runs.run_of(ev, Beat::Heartbeat))
+                    else {
+                        continue;
+                    };
+                    if let (Some(h), true) = run.push(exchange, spot) {
+                        gone.push(h.request);
+                        gone.extend(h.answer);
+                    }
+                }
+                Role::Answer {
+                    exchange,
+                    beat: Beat::Heartbeat,
+                } => {
+                    if let Some(spot) = Spot::of(ev) {
+                        let member = ev.member_id.clone();
+                        self.runs.answer(member, Beat::Heartbeat, exchange, spot);
+                    }
+                }
+                Role::Request { .. } | Role::Answer { .. } | Role::Plain => {}
+                Role::Ends => self.runs = Runs::default(),
+            }
+        }
+        if gone.is_empty() {
+            return 0;
+        }
+        gone.sort_unstable();
+        let folded = |e: &GroupEvent| {
+            matches!(
+                e.kind,
+                EventKind::HeartbeatRequest { .. } | EventKind::HeartbeatResponse { .. }
+            ) && Spot::of(e).is_some_and(|s| gone.binary_search(&s).is_ok())
+        };
+        let before = self.events.len();
+        self.events.retain(|e| !folded(e));
+        (before - self.events.len()) as u64
     }
 
     /// Drops the events older than `cut` that neither a kept round
@@ -927,6 +1050,7 @@ mod tests {
         let bounds = Bounds {
             retain_ns: 64 * SECOND_NS,
             hindsight_ns: 10 * SECOND_NS,
+            thin_lag_ns: THIN_LAG_NS,
         };
         let mut engine = Engine::new(Filter::default(), bounds);
         let client = Arc::new(ClientRef {
