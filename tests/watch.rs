@@ -155,6 +155,14 @@ fn engine_records_of(
     flows: Vec<kgtrace::input::Flow>,
     bounds: kgtrace::watch::engine::Bounds,
 ) -> Vec<Value> {
+    engine_run(flows, bounds).0
+}
+
+/// [`engine_records_of`], with what the engine counted.
+fn engine_run(
+    flows: Vec<kgtrace::input::Flow>,
+    bounds: kgtrace::watch::engine::Bounds,
+) -> (Vec<Value>, kgtrace::watch::engine::Counts) {
     use kgtrace::watch::engine::{Engine, Output};
     let mut engine = Engine::new(Default::default(), bounds);
     let mut last: BTreeMap<(String, String), Value> = BTreeMap::new();
@@ -164,7 +172,7 @@ fn engine_records_of(
         keep(engine.evaluate(false));
     }
     keep(engine.finish());
-    last.into_values().collect()
+    (last.into_values().collect(), engine.counts)
 }
 
 /// `rebalances`' records through the library, as JSON.
@@ -182,52 +190,20 @@ fn batch_records(paths: &[PathBuf]) -> Vec<Value> {
         .collect()
 }
 
-#[test]
-fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on_every_fixture() {
+/// Every fixture through the engine judging after every flow, with
+/// `bounds`: where its records differ from `rebalances'`, and the
+/// engine's counts summed.
+fn fixtures_through_the_engine(
+    bounds: kgtrace::watch::engine::Bounds,
+) -> (Vec<String>, kgtrace::watch::engine::Counts) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut differ = Vec::new();
+    let mut counts = kgtrace::watch::engine::Counts::default();
     for path in fixtures() {
         let path = root.join(path);
         let one = std::slice::from_ref(&path);
-        let (want, got) = (batch_records(one), engine_records(one, Default::default()));
-        if got != want {
-            differ.push(format!(
-                "{}: {} records against {}; {}",
-                path.display(),
-                got.len(),
-                want.len(),
-                first_difference(&got, &want)
-            ));
-        }
-    }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
-}
-
-#[test]
-fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_every_fixture() {
-    use kgtrace::watch::engine::{Bounds, Engine};
-    // The fold's lag cut from half a minute to a second, so that the
-    // fixtures' runs of heartbeats (seconds to minutes long) are folded
-    // out of the windows as they go.
-    let bounds = Bounds {
-        thin_lag_ns: 1_000_000_000,
-        ..Bounds::default()
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut differ = Vec::new();
-    let mut thinned = 0;
-    for path in fixtures() {
-        let path = root.join(path);
-        let one = std::slice::from_ref(&path);
-        let mut engine = Engine::new(Default::default(), bounds);
-        let mut last = BTreeMap::new();
-        for flow in flows(one) {
-            engine.take(flow);
-            fold_told(&mut last, &engine.evaluate(false));
-        }
-        fold_told(&mut last, &engine.finish());
-        thinned += engine.counts.thinned;
-        let got: Vec<Value> = last.into_values().collect();
+        let (got, counted) = engine_run(flows(one), bounds);
+        counts.thinned += counted.thinned;
         let want = batch_records(one);
         if got != want {
             differ.push(format!(
@@ -239,9 +215,32 @@ fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_eve
             ));
         }
     }
+    (differ, counts)
+}
+
+#[test]
+fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on_every_fixture() {
+    let (differ, _) = fixtures_through_the_engine(Default::default());
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_every_fixture() {
+    // The fold's lag cut from half a minute to a second, so that the
+    // fixtures' runs of heartbeats (seconds to minutes long) are folded
+    // out of the windows as they go.
+    let bounds = kgtrace::watch::engine::Bounds {
+        thin_lag_ns: 1_000_000_000,
+        ..Default::default()
+    };
+    let (differ, counts) = fixtures_through_the_engine(bounds);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
     // Not vacuous: the lab's captures hold minutes of heartbeats.
-    assert!(thinned > 1000, "only {thinned} heartbeat events folded");
+    assert!(
+        counts.thinned > 1000,
+        "only {} heartbeat events folded",
+        counts.thinned
+    );
 }
 
 /// Each lab scenario's capture with the logs taken beside it (the broker's
