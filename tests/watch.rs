@@ -462,17 +462,11 @@ fn later_by_minutes(text: &str, minutes: u32) -> String {
         .collect()
 }
 
-#[test]
-fn a_log_whose_clock_is_minutes_ahead_and_read_first_still_gives_the_batch_records() {
-    // A log 20 minutes ahead, taken after the capture's first packet and
-    // before the rest: its lines must not move the windows' newest time
-    // 20 minutes past the capture's until the capture's answers line it
-    // up (the capture's events would look older than the windows), and
-    // one never lined up stays off the windows' clock.
+/// Each lab scenario's capture, and its broker log written into `dir`
+/// with every time 20 minutes later.
+fn captures_and_logs_ahead(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut differ = Vec::new();
-    let mut compared = 0;
+    let mut pairs = Vec::new();
     for files in scenarios() {
         let (Some(log), Some(pcap)) = (
             files
@@ -485,9 +479,25 @@ fn a_log_whose_clock_is_minutes_ahead_and_read_first_still_gives_the_batch_recor
             continue;
         };
         let text = std::fs::read_to_string(root.join(log)).expect("log");
-        let ahead = dir.path().join(log.file_name().unwrap());
+        let ahead = dir.join(log.file_name().unwrap());
         std::fs::write(&ahead, later_by_minutes(&text, 20)).expect("write");
-        let inputs = vec![ahead, root.join(pcap)];
+        pairs.push((root.join(pcap), ahead));
+    }
+    pairs
+}
+
+#[test]
+fn a_log_whose_clock_is_minutes_ahead_and_read_first_still_gives_the_batch_records() {
+    // A log 20 minutes ahead, taken after the capture's first packet and
+    // before the rest: its lines must not move the windows' newest time
+    // 20 minutes past the capture's until the capture's answers line it
+    // up (the capture's events would look older than the windows), and
+    // one never lined up stays off the windows' clock.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut differ = Vec::new();
+    let mut compared = 0;
+    for (pcap, ahead) in captures_and_logs_ahead(dir.path()) {
+        let inputs = vec![ahead, pcap];
         let want = batch_records(&inputs);
         let mut captured = flows(&inputs[1..]).into_iter();
         let order: Vec<_> = captured
@@ -503,6 +513,33 @@ fn a_log_whose_clock_is_minutes_ahead_and_read_first_still_gives_the_batch_recor
         }
     }
     assert!(compared > 40, "scenarios hold rebalances ({compared})");
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn a_log_read_after_its_capture_was_folded_still_gives_the_batch_records() {
+    // The capture's heartbeats folded a second behind, then its broker log,
+    // 20 minutes ahead: lined up, the log's lines fall back into stretches
+    // already folded.
+    let bounds = kgtrace::watch::engine::Bounds {
+        thin_lag_ns: 1_000_000_000,
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut differ = Vec::new();
+    let (mut compared, mut thinned) = (0, 0);
+    for (pcap, ahead) in captures_and_logs_ahead(dir.path()) {
+        let inputs = vec![pcap, ahead];
+        let want = batch_records(&inputs);
+        let (got, counts) = engine_run(flows(&inputs), bounds);
+        compared += want.len();
+        thinned += counts.thinned;
+        if got != want {
+            differ.push(format!("{inputs:?}: {}", first_difference(&got, &want)));
+        }
+    }
+    assert!(compared > 40, "scenarios hold rebalances ({compared})");
+    assert!(thinned > 100, "only {thinned} heartbeat events folded");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
