@@ -4,7 +4,10 @@
 //! Takes: group events in the time line's order (one capture's, from
 //! [`crate::input::EventWindow`]). Gives: [`Folded`], the same events in
 //! the same order less the middle of every run of plain heartbeats and of
-//! every run of plain commits, and how many were dropped per input.
+//! every run of plain commits, and how many were dropped per input. The
+//! rule itself ([`role`], [`Runs`]) is also what `kgtrace watch` folds its
+//! windows' heartbeats by (`watch::engine`, `Window::thin`), the events
+//! staying in place there.
 //!
 //! On a busy coordinator most group traffic is heartbeats answered without
 //! error (half the events of the benchmark's dense capture) and commits
@@ -46,6 +49,8 @@
 //! that order unless it let events go early (past its cap, or times going
 //! back between a directory's files), which it counts (`row_order`): the
 //! caller then reads the input again without the fold (`kgtrace::analyse`).
+//! `watch`, whose capture events come in the order their exchanges
+//! complete, folds only what is half a minute old.
 
 use std::sync::Arc;
 
