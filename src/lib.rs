@@ -14,8 +14,9 @@
 //! and instead of one sorted time line the [`watch`] engine keeps per
 //! group a bounded window of events (in the time line's order, each log's
 //! clock lined up with the captures' as pairs arrive; the middle of each
-//! member's run of plain heartbeats folded out once half a minute old, by
-//! the rule of [`timeline::HeartbeatFold`]), folds the
+//! member's run of plain heartbeats, and of plain commits, folded out once
+//! half a minute old, by the rule of [`timeline::HeartbeatFold`], the
+//! commits kept as the stops stage reads them), folds the
 //! data path as it arrives ([`stops::ClientFolder`], trimmed to the same
 //! window) and runs `group` and `stops` over each group's window whenever
 //! something may have changed one of its rounds:

@@ -204,6 +204,7 @@ fn fixtures_through_the_engine(
         let one = std::slice::from_ref(&path);
         let (got, counted) = engine_run(flows(one), bounds);
         counts.thinned += counted.thinned;
+        counts.thinned_commits += counted.thinned_commits;
         let want = batch_records(one);
         if got != want {
             differ.push(format!(
@@ -225,7 +226,8 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
 }
 
 #[test]
-fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_every_fixture() {
+fn the_engine_folding_heartbeats_and_commits_a_second_old_ends_with_the_batch_records_on_every_fixture(
+) {
     // The fold's lag cut from half a minute to a second, so that the
     // fixtures' runs of heartbeats (seconds to minutes long) are folded
     // out of the windows as they go.
@@ -235,11 +237,17 @@ fn the_engine_folding_heartbeats_a_second_old_ends_with_the_batch_records_on_eve
     };
     let (differ, counts) = fixtures_through_the_engine(bounds);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-    // Not vacuous: the lab's captures hold minutes of heartbeats.
+    // Not vacuous: the lab's captures hold minutes of heartbeats and
+    // commits.
+    let heartbeats = counts.thinned - counts.thinned_commits;
     assert!(
-        counts.thinned > 1000,
-        "only {} heartbeat events folded",
-        counts.thinned
+        heartbeats > 1000,
+        "only {heartbeats} heartbeat events folded"
+    );
+    assert!(
+        counts.thinned_commits > 1000,
+        "only {} commit events folded",
+        counts.thinned_commits
     );
 }
 

@@ -96,11 +96,31 @@ impl CommitBook {
         }
     }
 
+    /// A book of `group`'s `commits` alone.
+    pub(crate) fn of(group: Id, commits: GroupCommits) -> CommitBook {
+        let mut groups = FastMap::default();
+        groups.insert(group, commits);
+        CommitBook { groups }
+    }
+
     /// Takes one group's commits out of the book (none seen: an empty
     /// list): each group's are read once, by its own index.
     pub(crate) fn take(&mut self, group: &str) -> GroupCommits {
         self.groups.remove(group).unwrap_or_default()
     }
+}
+
+/// Where an index takes a group's commits from.
+#[derive(Debug)]
+pub(crate) enum CommitsFrom {
+    /// Its events.
+    Events,
+    /// A book that saw every commit of the group while the events lost
+    /// some ([`crate::timeline::HeartbeatFold`]).
+    Book(GroupCommits),
+    /// Its events and, besides them, a book of the commits taken out of
+    /// them (`kgtrace watch`'s windows).
+    EventsAnd(GroupCommits),
 }
 
 /// One group's commits by member, each member's in time order, and the
@@ -112,6 +132,23 @@ pub(crate) struct GroupCommits {
 }
 
 impl GroupCommits {
+    /// Commits already made ([`GroupCommits::commits`]), by member.
+    pub(crate) fn of(commits: impl IntoIterator<Item = (Id, Commit)>) -> GroupCommits {
+        let mut g = GroupCommits::default();
+        for (m, c) in commits {
+            g.members.entry(m).or_default().push(c);
+        }
+        g
+    }
+
+    /// Every commit noted, each member's in time order, and the requests
+    /// never answered.
+    pub(crate) fn commits(self) -> impl Iterator<Item = (Id, Commit)> {
+        self.members
+            .into_iter()
+            .flat_map(|(m, list)| list.into_iter().map(move |c| (m.clone(), c)))
+    }
+
     /// A request of `member` (none: a simple consumer's, not noted) with
     /// its offsets, answered later under `exchange`.
     fn request(
@@ -133,8 +170,9 @@ impl GroupCommits {
     }
 
     /// A request is noted under its member; its answer, paired by
-    /// exchange, says whether and how it was committed.
-    fn see(&mut self, ev: &GroupEvent) {
+    /// exchange, says whether and how it was committed (in the time line's
+    /// order).
+    pub(crate) fn see(&mut self, ev: &GroupEvent) {
         match &ev.kind {
             EventKind::OffsetCommitRequest {
                 exchange, offsets, ..
@@ -246,16 +284,16 @@ impl GroupIndex {
         }
     }
 
-    /// Indexes one group's events (time order). Its commits come from
-    /// `commits` when given (a [`CommitBook`] that saw every event of the
-    /// group while some were folded away:
-    /// [`crate::timeline::HeartbeatFold`]), else from the events.
-    pub(crate) fn build(events: &[&GroupEvent], commits: Option<GroupCommits>) -> GroupIndex {
+    /// Indexes one group's events (time order). Its commits come from the
+    /// events, from a book beside them, or from the book alone
+    /// ([`CommitsFrom`]).
+    pub(crate) fn build(events: &[&GroupEvent], commits: CommitsFrom) -> GroupIndex {
         let mut g = GroupIndex::default();
         let mut seen = GroupCommits::default();
+        let from_events = !matches!(commits, CommitsFrom::Book(_));
         for ev in events {
             g.member(ev);
-            if commits.is_none() {
+            if from_events {
                 seen.see(ev);
             }
             match &ev.kind {
@@ -316,7 +354,20 @@ impl GroupIndex {
                 _ => {}
             }
         }
-        let commits = commits.unwrap_or(seen);
+        let commits = match commits {
+            CommitsFrom::Events => seen,
+            CommitsFrom::Book(book) => book,
+            CommitsFrom::EventsAnd(book) => {
+                for (m, list) in book.members {
+                    let mine = seen.members.entry(m).or_default();
+                    mine.extend(list);
+                    // Stable: a commit of the book and one of the events at
+                    // the same nanosecond keep the events' first.
+                    mine.sort_by_key(|c| c.ts);
+                }
+                seen
+            }
+        };
         for (m, list) in commits.members {
             g.members.entry(m).or_default().commits = list;
         }

@@ -68,9 +68,10 @@ use crate::report::{PartitionStop, Rebalance, RebalanceStop, StopWithoutRebalanc
 use crate::spread;
 use crate::time::Timestamp;
 
-use index::{ClientIndex, GroupIndex};
+use index::{ClientIndex, CommitsFrom, GroupIndex};
 
 pub use index::{ClientFolder, CommitBook};
+pub(crate) use index::{Commit, GroupCommits};
 
 /// What one rebalance cost (the stage's output, written into the record).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -95,12 +96,22 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
 /// [`apply`] with the data path already indexed
 /// ([`ClientFolder::snapshot_for`]: the watch engine rebuilds its groups one
 /// at a time, each with its own clients' traffic).
+///
+/// `folded` are the commits taken out of `events` (the watch engine's
+/// windows fold the middle of each member's run of plain commits into
+/// them): read besides the events' own.
 pub(crate) fn apply_with(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],
     clients: &ClientIndex,
+    folded: Option<CommitBook>,
 ) {
-    apply_index(histories, events, clients);
+    let commits = match folded {
+        Some(book) => Commits::EventsAnd(book),
+        None => Commits::Events,
+    };
+    let workers = spread::workers_for(events.len());
+    apply_index_on(histories, events, clients, commits, workers);
 }
 
 /// [`apply`] with the data path already folded (batch runs fold it as
@@ -116,7 +127,17 @@ pub fn apply_folded(
     commits: Option<CommitBook>,
 ) {
     let workers = spread::workers_for(events.len());
+    let commits = commits.map_or(Commits::Events, Commits::Book);
     apply_index_on(histories, events, &data.finish(), commits, workers);
+}
+
+/// Where the stops stage reads commits from: the events, a book of every
+/// commit ([`CommitBook`]), or the events and a book of the commits taken
+/// out of them.
+pub(crate) enum Commits {
+    Events,
+    Book(CommitBook),
+    EventsAnd(CommitBook),
 }
 
 fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &ClientIndex) {
@@ -124,7 +145,7 @@ fn apply_index(histories: &mut [GroupHistory], events: &[GroupEvent], clients: &
         histories,
         events,
         clients,
-        None,
+        Commits::Events,
         spread::workers_for(events.len()),
     );
 }
@@ -135,7 +156,7 @@ fn apply_index_on(
     histories: &mut [GroupHistory],
     events: &[GroupEvent],
     clients: &ClientIndex,
-    mut commits: Option<CommitBook>,
+    mut commits: Commits,
     workers: usize,
 ) {
     // Hashed, not ordered: only looked up (a tree walk compared group names
@@ -151,8 +172,13 @@ fn apply_index_on(
     let mut jobs: Vec<_> = histories
         .iter_mut()
         .map(|h| {
-            let book = commits.as_mut().map(|b| b.take(&h.summary.group));
-            (h, book)
+            let group = h.summary.group.as_str();
+            let from = match &mut commits {
+                Commits::Events => CommitsFrom::Events,
+                Commits::Book(b) => CommitsFrom::Book(b.take(group)),
+                Commits::EventsAnd(b) => CommitsFrom::EventsAnd(b.take(group)),
+            };
+            (h, Some(from))
         })
         .collect();
     drop(commits);
@@ -162,7 +188,8 @@ fn apply_index_on(
         let evs: &[&GroupEvent] = by_group
             .get(h.summary.group.as_str())
             .map_or(&[], Vec::as_slice);
-        let mut idx = GroupIndex::build(evs, book.take());
+        let from = book.take().unwrap_or(CommitsFrom::Events);
+        let mut idx = GroupIndex::build(evs, from);
         idx.name_topics(&clients.topic_names);
         let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
         let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());

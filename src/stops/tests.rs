@@ -965,7 +965,13 @@ fn groups_rebuilt_and_costed_on_several_threads_equal_one_threads() {
     let timeline = crate::timeline::merge(collected.captured, collected.logged);
     let run = |workers| {
         let mut h = crate::group::reconstruct_on(&timeline.events, workers);
-        super::apply_index_on(&mut h, &timeline.events, &clients, None, workers);
+        super::apply_index_on(
+            &mut h,
+            &timeline.events,
+            &clients,
+            super::Commits::Events,
+            workers,
+        );
         assert!(h.len() > 20 && h.iter().filter(|h| !h.rebalances.is_empty()).count() > 20);
         format!("{h:?}")
     };

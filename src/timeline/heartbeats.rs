@@ -6,8 +6,8 @@
 //! the same order less the middle of every run of plain heartbeats and of
 //! every run of plain commits, and how many were dropped per input. The
 //! rule itself ([`role`], [`Runs`]) is also what `kgtrace watch` folds its
-//! windows' heartbeats by (`watch::engine`, `Window::thin`), the events
-//! staying in place there.
+//! windows' heartbeats and commits by (`watch::engine`, `Window::thin`),
+//! the events staying in place there.
 //!
 //! On a busy coordinator most group traffic is heartbeats answered without
 //! error (half the events of the benchmark's dense capture) and commits

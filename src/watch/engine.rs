@@ -17,8 +17,10 @@
 //!
 //! Memory is bounded by these windows (the constants below):
 //! - per group, the events of the last [`RETAIN_NS`] of event time (less
-//!   the middle of each member's run of plain heartbeats once they are
-//!   [`THIN_LAG_NS`] old, as `rebalances` folds them: [`Window::thin`]), plus
+//!   the middle of each member's run of plain heartbeats, and of its run
+//!   of plain commits, once they are [`THIN_LAG_NS`] old, as `rebalances`
+//!   folds them: [`Window::thin`]; a commit folded is kept as the stops
+//!   stage reads it, trimmed as the events are), plus
 //!   the span of the group's last completed round (who was a member, with
 //!   what assignment: what the next round is compared with) and of every
 //!   round that may still be revised, of the round each of their members
@@ -41,14 +43,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::event::{DataEvent, EventKind, GroupEvent, Location};
+use crate::event::{DataEvent, EventKind, GroupEvent, Id, Location};
 use crate::filter::Filter;
 use crate::input::Flow;
 use crate::no_rebalance::Sources;
 use crate::report::Rebalance;
-use crate::stops::ClientFolder;
+use crate::stops::{ClientFolder, Commit, CommitBook, GroupCommits};
 use crate::time::Timestamp;
-use crate::timeline::heartbeats::{role, Beat, Role, Runs};
+use crate::timeline::heartbeats::{role, Role, Runs};
 use crate::timeline::{order_key, ClockLine};
 use crate::unmatched::Tally;
 
@@ -172,6 +174,11 @@ struct Window {
     /// left these runs open.
     thinned_to: Timestamp,
     runs: Runs<Spot>,
+    /// The commits [`Window::thin`] took out of `events`, by member, in
+    /// time order: the stops stage reads them besides the events' own
+    /// (it looks a partition's last commit up at any time), and
+    /// [`Window::trim`] trims them as it trims the events.
+    commits: Vec<(Id, Commit)>,
 }
 
 /// Where a capture event is in its window: its time, frame and input (the
@@ -217,8 +224,11 @@ pub struct Counts {
     pub groups: u64,
     /// Groups evicted for silence.
     pub evicted: u64,
-    /// Plain heartbeats (requests and answers) folded out of the windows.
+    /// Plain heartbeats and commits (requests and answers) folded out of
+    /// the windows ...
     pub thinned: u64,
+    /// ... of which commits.
+    pub thinned_commits: u64,
 }
 
 /// The streaming engine.
@@ -476,7 +486,11 @@ impl Engine {
                 w.touched = false;
                 let mut histories = crate::group::reconstruct(&w.events);
                 let clients = self.data.snapshot_for(&w.events, unnamed);
-                crate::stops::apply_with(&mut histories, &w.events, &clients);
+                let folded = (!w.commits.is_empty()).then(|| {
+                    let commits = GroupCommits::of(w.commits.iter().cloned());
+                    CommitBook::of(Id::from(g.as_str()), commits)
+                });
+                crate::stops::apply_with(&mut histories, &w.events, &clients, folded);
                 for h in histories {
                     if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
                         self.rebalanced.insert(h.summary.group.clone());
@@ -538,7 +552,7 @@ impl Engine {
         let hindsight = self.bounds.hindsight_ns;
         let newest = self.newest;
         let before = self.groups.len();
-        let mut thinned = 0;
+        let (mut thinned, mut commits) = (0, 0);
         // Thinned as the data path is trimmed, once the time thinned to has
         // moved by a 64th of the window (or the lag, if shorter): each pass
         // shifts the lists it shortens. Only while no log is read: a log's
@@ -555,13 +569,16 @@ impl Engine {
             w.settle(newest, hindsight);
             w.trim(cut);
             if thin {
-                thinned += w.thin(thin_to);
+                let (events, of_commits) = w.thin(thin_to);
+                thinned += events;
+                commits += of_commits;
             }
             // Silent for the whole window, nothing open, nothing to revise.
             !(w.newest < cut && w.open_since.is_none() && w.told.is_empty() && !w.dirty)
         });
         self.counts.evicted += (before - self.groups.len()) as u64;
         self.counts.thinned += thinned;
+        self.counts.thinned_commits += commits;
         // Trimming shifts every list it shortens: done once the cut has moved
         // by a 64th of the window (14 s of 15 min), it costs about what it
         // drops, and the data path holds at most that much more.
@@ -682,28 +699,24 @@ impl Window {
         self.announced.retain(|s| *s >= final_before);
     }
 
-    /// Folds the middle of each member's run of plain heartbeats out of
-    /// the events from where the last call stopped to `until`, by the rule
-    /// `rebalances` folds them by ([`crate::timeline::HeartbeatFold`]: the
-    /// rebuilt records are those of every event). Each run's newest
-    /// exchange stays (every later read, and the rebuilding at the end of
-    /// the window, sees it); the one before it goes once the next comes.
-    /// Commits are not folded: the stops stage reads them from the window.
-    /// Gives how many events went.
-    fn thin(&mut self, until: Timestamp) -> u64 {
+    /// Folds the middle of each member's run of plain heartbeats, and of
+    /// its run of plain commits, out of the events from where the last
+    /// call stopped to `until`, by the rule `rebalances` folds them by
+    /// ([`crate::timeline::HeartbeatFold`]: the rebuilt records are those
+    /// of every event). Each run's newest exchange stays (every later read,
+    /// and the rebuilding at the end of the window, sees it); the one
+    /// before it goes once the next comes. A commit that goes is kept in
+    /// `commits`, as `rebalances` keeps every commit in its book. Gives
+    /// how many events went, and how many of them were commits.
+    fn thin(&mut self, until: Timestamp) -> (u64, u64) {
         let from = self.events.partition_point(|e| e.ts < self.thinned_to);
         let to = self.events.partition_point(|e| e.ts < until);
         self.thinned_to = self.thinned_to.max(until);
         let mut gone: Vec<Spot> = Vec::new();
         for ev in self.events.get(from..to).unwrap_or_default() {
             match role(ev) {
-                Role::Request {
-                    exchange,
-                    beat: Beat::Heartbeat,
-                } => {
-                    let (Some(spot), Ok(run)) =
-                        (Spot::of(ev), self.runs.run_of(ev, Beat::Heartbeat))
-                    else {
+                Role::Request { exchange, beat } => {
+                    let (Some(spot), Ok(run)) = (Spot::of(ev), self.runs.run_of(ev, beat)) else {
                         continue;
                     };
                     if let (Some(h), true) = run.push(exchange, spot) {
@@ -711,39 +724,51 @@ impl Window {
                         gone.extend(h.answer);
                     }
                 }
-                Role::Answer {
-                    exchange,
-                    beat: Beat::Heartbeat,
-                } => {
+                Role::Answer { exchange, beat } => {
                     if let Some(spot) = Spot::of(ev) {
                         let member = ev.member_id.clone();
-                        self.runs.answer(member, Beat::Heartbeat, exchange, spot);
+                        self.runs.answer(member, beat, exchange, spot);
                     }
                 }
-                Role::Request { .. } | Role::Answer { .. } | Role::Plain => {}
+                Role::Plain => {}
                 Role::Ends => self.runs = Runs::default(),
             }
         }
         if gone.is_empty() {
-            return 0;
+            return (0, 0);
         }
         gone.sort_unstable();
-        let folded = |e: &GroupEvent| {
-            matches!(
-                e.kind,
-                EventKind::HeartbeatRequest { .. } | EventKind::HeartbeatResponse { .. }
-            ) && Spot::of(e).is_some_and(|s| gone.binary_search(&s).is_ok())
-        };
+        let mut taken = GroupCommits::default();
         let before = self.events.len();
-        self.events.retain(|e| !folded(e));
-        (before - self.events.len()) as u64
+        self.events.retain(|e| {
+            let folded = matches!(
+                e.kind,
+                EventKind::HeartbeatRequest { .. }
+                    | EventKind::HeartbeatResponse { .. }
+                    | EventKind::OffsetCommitRequest { .. }
+                    | EventKind::OffsetCommitResponse { .. }
+            ) && Spot::of(e).is_some_and(|s| gone.binary_search(&s).is_ok());
+            if folded {
+                taken.see(e);
+            }
+            !folded
+        });
+        let first_new = self.commits.len();
+        self.commits.extend(taken.commits());
+        let commits = 2 * (self.commits.len() - first_new) as u64;
+        // Stable: each pass's commits are later than the last pass's.
+        self.commits.sort_by_key(|(_, c)| c.ts);
+        ((before - self.events.len()) as u64, commits)
     }
 
     /// Drops the events older than `cut` that neither a kept round
     /// ([`kept_spans`]) nor an open round spans, save each member's last
     /// OffsetCommit of each partition ([`last_commits`]).
     fn trim(&mut self, cut: Timestamp) {
-        if self.events.first().is_none_or(|e| e.ts >= cut) {
+        let old = |t: Timestamp| t < cut;
+        if !self.events.first().is_some_and(|e| old(e.ts))
+            && !self.commits.first().is_some_and(|(_, c)| old(c.ts))
+        {
             return;
         }
         let open = self.open_since.unwrap_or(cut);
@@ -751,9 +776,14 @@ impl Window {
         let keep_from = cut.min(open).min(told_from);
         let kept = &self.kept;
         let keep = |t: Timestamp| t >= keep_from || kept.iter().any(|(a, b)| t >= *a && t <= *b);
-        let commits = last_commits(&self.events, keep_from);
+        let (commits, folded) = last_commits(&self.events, &self.commits, keep_from);
         self.events
             .retain(|e| keep(e.ts) || commit_exchange(e).is_some_and(|x| commits.contains(&x)));
+        let mut i = 0;
+        self.commits.retain(|(_, c)| {
+            i += 1;
+            keep(c.ts) || folded.contains(&(i - 1))
+        });
         self.rejected.retain(|s| keep(*s));
     }
 }
@@ -769,15 +799,24 @@ fn commit_exchange(e: &GroupEvent) -> Option<u64> {
 
 /// The exchanges of the OffsetCommits older than `before` (the start of
 /// what the window keeps whole) that are each member's last answered
-/// commit of a partition before it. A partition's stop states the offset
-/// last committed for it before the round (the records a new owner will
-/// process again); a partition committed once and then only fetched can be
-/// a quarter of an hour behind, and without that commit a revision after
-/// it left the window lost the offset. Every round still told starts after
-/// `before`, so for each of them the last commit is in the window or is
-/// this one. (Failed or unanswered commits before `before` are not kept: a
-/// failure is reported only when it falls inside the round.)
-fn last_commits(events: &[GroupEvent], before: Timestamp) -> crate::fast_hash::FastSet<u64> {
+/// commit of a partition before it, and the places in `folded` (the
+/// commits [`Window::thin`] took out of the events, in time order) of
+/// those that are. A partition's stop states the offset last committed
+/// for it before the round (the records a new owner will process again); a
+/// partition committed once and then only fetched can be a quarter of an
+/// hour behind, and without that commit a revision after it left the
+/// window lost the offset. Every round still told starts after `before`,
+/// so for each of them the last commit is in the window or is this one.
+/// (Failed or unanswered commits before `before` are not kept: a failure
+/// is reported only when it falls inside the round.)
+fn last_commits(
+    events: &[GroupEvent],
+    folded: &[(Id, Commit)],
+    before: Timestamp,
+) -> (
+    crate::fast_hash::FastSet<u64>,
+    crate::fast_hash::FastSet<usize>,
+) {
     let older = &events[..events.partition_point(|e| e.ts < before)];
     // Answered without error (the stops stage takes no other as committed);
     // the answer may be just inside the window.
@@ -792,26 +831,48 @@ fn last_commits(events: &[GroupEvent], before: Timestamp) -> crate::fast_hash::F
             _ => None,
         })
         .collect();
-    let mut settled: crate::fast_hash::FastSet<(&str, &str, i32)> = Default::default();
-    let mut out = crate::fast_hash::FastSet::default();
-    for e in older.iter().rev() {
-        let EventKind::OffsetCommitRequest {
+    // The events' and the folded commits older than `before`, newest first.
+    enum Made {
+        Event(u64),
+        Folded(usize),
+    }
+    let mut made: Vec<(Timestamp, &str, &[crate::event::PartitionOffset], Made)> = Vec::new();
+    for e in older {
+        if let EventKind::OffsetCommitRequest {
             exchange, offsets, ..
         } = &e.kind
-        else {
-            continue;
-        };
-        if !committed.contains(exchange) {
-            continue;
-        }
-        let member = e.member_id.as_deref().unwrap_or("");
-        for o in offsets {
-            if settled.insert((member, &*o.topic, o.partition)) {
-                out.insert(*exchange);
+        {
+            if committed.contains(exchange) {
+                let member = e.member_id.as_deref().unwrap_or("");
+                made.push((e.ts, member, offsets, Made::Event(*exchange)));
             }
         }
     }
-    out
+    let folded_older = folded.partition_point(|(_, c)| c.ts < before);
+    for (i, (m, c)) in folded[..folded_older].iter().enumerate() {
+        if c.answered && c.error.is_none() {
+            made.push((c.ts, m, &c.offsets, Made::Folded(i)));
+        }
+    }
+    // Stable: of an event and a folded commit at the same nanosecond, the
+    // folded one counts as the later.
+    made.sort_by_key(|(ts, ..)| *ts);
+    let mut settled: crate::fast_hash::FastSet<(&str, &str, i32)> = Default::default();
+    let (mut out, mut kept) = (
+        crate::fast_hash::FastSet::default(),
+        crate::fast_hash::FastSet::default(),
+    );
+    for (_, member, offsets, which) in made.iter().rev() {
+        for o in offsets.iter() {
+            if settled.insert((member, &*o.topic, o.partition)) {
+                match which {
+                    Made::Event(x) => out.insert(*x),
+                    Made::Folded(i) => kept.insert(*i),
+                };
+            }
+        }
+    }
+    (out, kept)
 }
 
 /// The rounds a window keeps past its retention: the last completed one
@@ -1018,7 +1079,7 @@ mod tests {
         .into_iter()
         .flatten()
         .collect();
-        let kept = last_commits(&events, Timestamp(5 * SECOND_NS));
+        let (kept, _) = last_commits(&events, &[], Timestamp(5 * SECOND_NS));
         let mut kept: Vec<u64> = kept.into_iter().collect();
         kept.sort_unstable();
         // Partition 0's last before the window (not its first, not the one
@@ -1028,9 +1089,65 @@ mod tests {
         let edge = commit(4, 9, 3, None);
         let at = Timestamp(4 * SECOND_NS + 500_000);
         assert_eq!(
-            last_commits(&edge, at).into_iter().collect::<Vec<_>>(),
+            last_commits(&edge, &[], at)
+                .0
+                .into_iter()
+                .collect::<Vec<_>>(),
             vec![9]
         );
+    }
+
+    #[test]
+    fn a_partitions_last_commit_before_the_window_may_be_one_folded_out_of_it() {
+        let folded_commit = |second: i64, partition: i32| {
+            let offset = PartitionOffset {
+                topic: "orders".into(),
+                partition,
+                offset: second,
+                error: None,
+            };
+            let commit = Commit {
+                ts: Timestamp(second * SECOND_NS),
+                offsets: vec![offset].into(),
+                answered: true,
+                ..Commit::default()
+            };
+            (Id::from("m"), commit)
+        };
+        // Partition 0: the event at 1 s, folded at 2 s, the event at 4 s;
+        // partition 1: folded at 3 s only; partition 2: folded at 2 s, the
+        // event at 3 s.
+        let events: Vec<GroupEvent> = [
+            commit(1, 1, 0, None),
+            commit(3, 3, 2, None),
+            commit(4, 4, 0, None),
+            commit(10, 10, 0, None),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let folded = [
+            folded_commit(2, 0),
+            folded_commit(2, 2),
+            folded_commit(3, 1),
+        ];
+        let (kept, kept_folded) = last_commits(&events, &folded, Timestamp(5 * SECOND_NS));
+        let mut kept: Vec<u64> = kept.into_iter().collect();
+        kept.sort_unstable();
+        let mut kept_folded: Vec<usize> = kept_folded.into_iter().collect();
+        kept_folded.sort_unstable();
+        // The events at 4 s (partition 0) and 3 s (partition 2), the folded
+        // commit of partition 1; not the folded commits a later event
+        // commits the same partition after.
+        assert_eq!(kept, vec![3, 4]);
+        assert_eq!(kept_folded, vec![2]);
+        // Before 2.5 s: partition 0's last is the folded one at 2 s, and so
+        // is partition 2's.
+        let (kept, kept_folded) = last_commits(&events, &folded, Timestamp(2_500_000_000));
+        assert!(kept.is_empty(), "{kept:?}");
+        let mut kept_folded: Vec<usize> = kept_folded.into_iter().collect();
+        kept_folded.sort_unstable();
+        assert_eq!(kept_folded, vec![0, 1]);
     }
 
     #[test]
