@@ -229,8 +229,8 @@ fn the_engine_judging_after_every_packet_and_line_ends_with_the_batch_records_on
 fn the_engine_folding_heartbeats_and_commits_a_second_old_ends_with_the_batch_records_on_every_fixture(
 ) {
     // The fold's lag cut from half a minute to a second, so that the
-    // fixtures' runs of heartbeats (seconds to minutes long) are folded
-    // out of the windows as they go.
+    // fixtures' runs of heartbeats and commits (seconds to minutes long)
+    // are folded out of the windows as they go.
     let bounds = kgtrace::watch::engine::Bounds {
         thin_lag_ns: 1_000_000_000,
         ..Default::default()

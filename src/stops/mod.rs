@@ -134,7 +134,7 @@ pub fn apply_folded(
 /// Where the stops stage reads commits from: the events, a book of every
 /// commit ([`CommitBook`]), or the events and a book of the commits taken
 /// out of them.
-pub(crate) enum Commits {
+enum Commits {
     Events,
     Book(CommitBook),
     EventsAnd(CommitBook),

@@ -52,6 +52,7 @@
 //! `watch`, whose capture events come in the order their exchanges
 //! complete, folds only what is half a minute old.
 
+use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use crate::event::{ClientRef, EventKind, GroupEvent, Id};
@@ -135,18 +136,23 @@ impl<H> Runs<H> {
         let Some(member) = ev.member_id.clone() else {
             return Err(None);
         };
-        let key = (member, beat);
-        if self.runs.get(&key).is_some_and(|run| run.continues(ev)) {
-            return self.runs.get_mut(&key).ok_or(None);
-        }
-        let run = Run {
+        // One lookup per request: this runs for every plain heartbeat and
+        // commit of a capture.
+        let new_run = || Run {
             generation: ev.generation_id.unwrap_or(-1),
             client: ev.client.clone(),
             source: ev.evidence.source.clone(),
             group_instance_id: ev.group_instance_id.clone(),
             last: None,
         };
-        Err(self.runs.insert(key, run).and_then(|r| r.last))
+        match self.runs.entry((member, beat)) {
+            Entry::Occupied(run) if run.get().continues(ev) => Ok(run.into_mut()),
+            Entry::Occupied(mut run) => Err(std::mem::replace(run.get_mut(), new_run()).last),
+            Entry::Vacant(slot) => {
+                slot.insert(new_run());
+                Err(None)
+            }
+        }
     }
 
     /// An answer without error of `member`: the run's newest request's

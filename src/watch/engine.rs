@@ -70,8 +70,8 @@ pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
 /// it the record is final.
 pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
 
-/// How old a plain heartbeat is (behind the newest event time) before
-/// [`Window::thin`] folds it. The fold takes events in the time line's
+/// How old a plain heartbeat or commit is (behind the newest event time)
+/// before [`Window::thin`] folds it. The fold takes events in the time line's
 /// order, and a capture's events come in the order their exchanges
 /// complete: an event that ends a member's run can come late by as long
 /// as its request waited for the answer. Only a JoinGroup or a SyncGroup
@@ -831,7 +831,8 @@ fn last_commits(
             _ => None,
         })
         .collect();
-    // The events' and the folded commits older than `before`, newest first.
+    // The events' and the folded commits older than `before`, in time
+    // order (walked newest first below).
     enum Made {
         Event(u64),
         Folded(usize),
