@@ -178,7 +178,7 @@ pub fn assemble(
     }
     let matched = match view {
         View::Timeline => report.timeline.len() + streamed as usize,
-        View::Rebalances => report.rebalances.len(),
+        View::Rebalances => report.rebalances.len() + streamed as usize,
         View::Groups => report.groups.len(),
         View::Decode => report.exchanges.len() + streamed as usize,
         View::Report => report.timeline.len().max(report.rebalances.len()),

@@ -72,7 +72,14 @@
 //!   [`unmatched`] says which filter left nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads (several files merged in
 //!   time order), the streaming engine (memory bounded by its windows),
-//!   `tail -F` following, Ctrl-C.
+//!   `tail -F` following, Ctrl-C; and [`watch::settled`], `rebalances` of
+//!   log files in `ndjson` or `csv` through the same engine, each record
+//!   written once final and every earlier one is (memory bounded by the
+//!   windows, not the logs):
+//!
+//! ```text
+//! log files ─ reader threads ─ Tap ─▶ Flow ─ channel ─▶ watch::engine (rebuilt every 15 min of log time) ─ final records ─ in start order ─ render::RebalanceRows ─▶ io::Write
+//! ```
 
 pub mod assemble;
 pub mod capture;
@@ -165,8 +172,11 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     let stream_rows =
         opts.view == View::Timeline && (opts.count || render::TimelineRows::streams(opts.format));
     let decode_rows = decode_rows_stream(opts);
+    let settled_rows = watch::settled::applies(opts);
     let analysed = if stream_rows {
         analyse_writing_timeline_rows(opts, out)
+    } else if settled_rows {
+        analyse_writing_settled_rebalances(opts, out)
     } else if decode_rows {
         analyse_writing_decode_rows(opts, out)
     } else {
@@ -208,7 +218,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     }
     if opts.count {
         render::render_count(matched, out)?;
-    } else if stream_rows || decode_rows {
+    } else if stream_rows || decode_rows || settled_rows {
         // Already written, row by row.
     } else if html_to_stdout {
         // `--html -`: the page is what stdout gets.
@@ -522,6 +532,26 @@ fn write_while_reading<T: Send>(
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     })
+}
+
+/// [`analyse`] for `rebalances` of log files in a format whose rows stand
+/// alone: each record written as soon as it is final and every earlier one
+/// is ([`watch::settled`]), none kept in the report. Memory follows the
+/// streaming engine's windows, not the logs' length.
+fn analyse_writing_settled_rebalances(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let rows = Some(render::RebalanceRows::new(opts.format, out));
+    let mut written = WrittenRows::new(rows, opts, View::Rebalances);
+    let read = watch::settled::run(opts, |r| written.write(r))?;
+    let (tally, matched) = written.finish()?;
+    let collected = input::Collected {
+        inputs: read.inputs,
+        diagnostics: read.diagnostics,
+        ..input::Collected::default()
+    };
+    assemble_without_groups(opts, collected, tally, matched)
 }
 
 /// The report of a run whose rows were written as read and whose events

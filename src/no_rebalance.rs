@@ -27,6 +27,9 @@ struct Found {
     joins: u64,
     groups: BTreeSet<String>,
     kinds: BTreeSet<String>,
+    /// One of its groups is known to have rebalanced: no warning will be
+    /// given for it, so its later events are not described.
+    rebalanced: bool,
 }
 
 /// What each input's events hold, counted as the events come (`watch`
@@ -39,6 +42,14 @@ pub struct Sources {
 impl Sources {
     /// Counts one event under its input.
     pub fn add(&mut self, ev: &GroupEvent) {
+        self.add_unless_rebalanced(ev, |_| false);
+    }
+
+    /// [`Self::add`], for a reader of events as they come that knows some
+    /// groups that rebalanced already (`rebalanced`): an input one of whose
+    /// groups did gets no warning, so the events after it need no
+    /// describing (a tenth of a streamed log's run).
+    pub fn add_unless_rebalanced(&mut self, ev: &GroupEvent, rebalanced: impl Fn(&str) -> bool) {
         let source: &str = &ev.evidence.source;
         if !self.found.contains_key(source) {
             self.found.insert(source.to_string(), Found::default());
@@ -46,6 +57,14 @@ impl Sources {
         let Some(f) = self.found.get_mut(source) else {
             return;
         };
+        if f.rebalanced {
+            return;
+        }
+        if let Some(g) = ev.group.as_deref().filter(|g| rebalanced(g)) {
+            f.groups.insert(g.to_string());
+            f.rebalanced = true;
+            return;
+        }
         let said = describe(ev);
         f.events += 1;
         f.joins += u64::from(said.mark == "join");
@@ -178,16 +197,15 @@ mod tests {
             joins,
             groups: groups.iter().map(|g| g.to_string()).collect(),
             kinds: kinds.iter().map(|k| k.to_string()).collect(),
+            rebalanced: false,
         }
     }
 
-    #[test]
-    fn heartbeats_folded_away_count_among_their_inputs_events() {
+    fn beat(source: &Arc<str>, group: &str, frame: u64) -> GroupEvent {
         use crate::event::{EventKind, Evidence, Location};
-        let source: Arc<str> = Arc::from("c.pcap");
-        let beat = |frame: u64| GroupEvent {
+        GroupEvent {
             ts: crate::time::Timestamp(frame as i64),
-            group: Some("g".into()),
+            group: Some(group.into()),
             member_id: Some("m".into()),
             group_instance_id: None,
             generation_id: Some(1),
@@ -198,7 +216,43 @@ mod tests {
                 at: Location::Frame { frame },
             },
             truncated: false,
-        };
+        }
+    }
+
+    #[test]
+    fn an_input_stops_being_counted_once_one_of_its_groups_rebalanced_and_gets_no_warning() {
+        let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a.pcap"), Arc::from("b.pcap"));
+        let mut sources = Sources::default();
+        let rebalanced = |g: &str| g == "g1";
+        sources.add_unless_rebalanced(&beat(&a, "g0", 1), rebalanced);
+        sources.add_unless_rebalanced(&beat(&a, "g1", 2), rebalanced);
+        sources.add_unless_rebalanced(&beat(&a, "g2", 3), rebalanced);
+        sources.add_unless_rebalanced(&beat(&b, "g2", 4), rebalanced);
+        let f = &sources.found["a.pcap"];
+        assert!(f.rebalanced);
+        assert_eq!(f.events, 1);
+        assert_eq!(f.groups.iter().collect::<Vec<_>>(), ["g0", "g1"]);
+        let mut inputs: Vec<InputSummary> = ["a.pcap", "b.pcap"]
+            .iter()
+            .map(|p| InputSummary {
+                path: p.to_string(),
+                kind: "capture".into(),
+                ..InputSummary::default()
+            })
+            .collect();
+        let mut diags = Diagnostics::default();
+        warn(&mut inputs, &sources, rebalanced, &mut diags);
+        assert!(inputs[0].warning.is_none());
+        let w = inputs[1].warning.as_deref().unwrap_or_default();
+        assert!(
+            w.starts_with("1 group event (Heartbeat) of group g2"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn heartbeats_folded_away_count_among_their_inputs_events() {
+        let source: Arc<str> = Arc::from("c.pcap");
         let mut inputs = vec![InputSummary {
             path: "c.pcap".into(),
             kind: "capture".into(),
@@ -206,7 +260,8 @@ mod tests {
         }];
         let mut diags = Diagnostics::default();
         let folded = [(source.clone(), 40)];
-        explain(&mut inputs, &[beat(1), beat(2)], &folded, &[], &mut diags);
+        let beats = [beat(&source, "g", 1), beat(&source, "g", 2)];
+        explain(&mut inputs, &beats, &folded, &[], &mut diags);
         let w = inputs[0].warning.as_deref().unwrap_or_default();
         assert!(
             w.starts_with("42 group events (Heartbeat) of group g"),

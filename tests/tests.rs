@@ -13,6 +13,9 @@ mod mermaid;
 // Broker logs and captures of the same events merge; several brokers' logs.
 mod log_and_capture;
 
+// `rebalances` of logs written as records settle, against the batch run.
+mod settled;
+
 // Shared helpers: run the binary, parse what it prints, read lab fixtures.
 mod util;
 

@@ -33,6 +33,7 @@ pub fn run(kind: &str, paths: &[&Path]) -> Sample {
         "decode" => sample(|| analyse(paths, View::Decode)),
         "decode-rows" => sample(|| written(paths, View::Decode)),
         "timeline-rows" => sample(|| written(paths, View::Timeline)),
+        "rebalance-rows" => sample(|| written(paths, View::Rebalances)),
         _ => sample(|| analyse(paths, View::Rebalances)),
     }
 }
@@ -40,7 +41,7 @@ pub fn run(kind: &str, paths: &[&Path]) -> Sample {
 /// The label of what case `kind` counts in [`Work::found`].
 pub fn found_label(kind: &str) -> &'static str {
     match kind {
-        "rebalances" => "rebalances",
+        "rebalances" | "rebalance-rows" => "rebalances",
         "decode" | "decode-rows" | "kafka" => "exchanges",
         "logread" | "timeline-rows" => "events",
         _ => "connections",
@@ -53,8 +54,9 @@ pub fn file_len(path: &Path) -> u64 {
 }
 
 /// `kgtrace::run` with `view` in `ndjson`, the rows written to nowhere:
-/// `decode` and one capture's `timeline` write them while reading. Found:
-/// the rows written.
+/// `decode` and one capture's `timeline` write them while reading,
+/// `rebalances` of a log as each record becomes final. Found: the rows
+/// written.
 fn written(paths: &[&Path], view: View) -> Work {
     let inputs = paths.iter().map(|p| p.to_path_buf()).collect();
     let opts = Options::analyse(inputs, view, Format::Ndjson);

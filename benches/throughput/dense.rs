@@ -213,6 +213,13 @@ pub fn heavy_cases(
             runs,
         ));
         rows.push(in_child(
+            "realistic log (rebalances ndjson)",
+            "rebalance-rows",
+            path,
+            "lines",
+            runs,
+        ));
+        rows.push(in_child(
             "realistic log: read only",
             "logread",
             path,

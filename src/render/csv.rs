@@ -41,6 +41,17 @@ pub(super) fn timeline_line(e: &TimelineEntry, out: &mut dyn Write) -> io::Resul
     record(timeline_row(e).iter().map(String::as_str), out)
 }
 
+/// The rebalances' header row (written before `rebalances` of logs writes
+/// its records as they settle).
+pub(super) fn rebalance_header(out: &mut dyn Write) -> io::Result<()> {
+    record(REBALANCES.iter().copied(), out)
+}
+
+/// One rebalance row, as [`write`] writes it.
+pub(super) fn rebalance_line(r: &Rebalance, out: &mut dyn Write) -> io::Result<()> {
+    record(rebalance_row(r).iter().map(String::as_str), out)
+}
+
 /// The exchanges' header row (written before `decode`'s rows are streamed).
 pub(super) fn exchange_header(out: &mut dyn Write) -> io::Result<()> {
     record(EXCHANGES.iter().copied(), out)

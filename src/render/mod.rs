@@ -50,7 +50,7 @@ mod sample;
 
 use std::io::{self, Write};
 
-use crate::report::{ExchangeRow, Report, TimelineEntry};
+use crate::report::{ExchangeRow, Rebalance, Report, TimelineEntry};
 
 /// Output format (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,6 +163,9 @@ pub type TimelineRows<'a> = Rows<'a, TimelineEntry>;
 /// `decode`'s rows.
 pub type ExchangeRows<'a> = Rows<'a, ExchangeRow>;
 
+/// `rebalances`' rows (of logs: written as they settle).
+pub type RebalanceRows<'a> = Rows<'a, Rebalance>;
+
 /// A row a view can write alone.
 pub trait StreamedRow: serde::Serialize {
     /// The CSV header row.
@@ -177,6 +180,15 @@ impl StreamedRow for TimelineEntry {
     }
     fn csv_line(&self, out: &mut dyn Write) -> io::Result<()> {
         csv::timeline_line(self, out)
+    }
+}
+
+impl StreamedRow for Rebalance {
+    fn csv_header(out: &mut dyn Write) -> io::Result<()> {
+        csv::rebalance_header(out)
+    }
+    fn csv_line(&self, out: &mut dyn Write) -> io::Result<()> {
+        csv::rebalance_line(self, out)
     }
 }
 

@@ -93,9 +93,9 @@ pub fn apply(histories: &mut [GroupHistory], events: &[GroupEvent], data: &[Data
     apply_index(histories, events, &ClientIndex::build(data));
 }
 
-/// [`apply`] with the data path already indexed
-/// ([`ClientFolder::snapshot_for`]: the watch engine rebuilds its groups one
-/// at a time, each with its own clients' traffic).
+/// [`apply`] with the data path already indexed, on up to `workers`
+/// threads ([`ClientFolder::snapshot_for`]: the watch engine rebuilds each
+/// group with its own clients' traffic, the groups spread over the cores).
 ///
 /// `folded` are the commits taken out of `events` (the watch engine's
 /// windows fold the middle of each member's run of plain commits into
@@ -105,12 +105,12 @@ pub(crate) fn apply_with(
     events: &[GroupEvent],
     clients: &ClientIndex,
     folded: Option<CommitBook>,
+    workers: usize,
 ) {
     let commits = match folded {
         Some(book) => Commits::EventsAnd(book),
         None => Commits::Events,
     };
-    let workers = spread::workers_for(events.len());
     apply_index_on(histories, events, clients, commits, workers);
 }
 

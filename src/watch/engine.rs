@@ -86,6 +86,11 @@ pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
 /// far above what assignors take.
 pub const THIN_LAG_NS: i64 = 30 * SECOND_NS;
 
+/// Groups rebuilt at once, spread over the cores: their records are held
+/// until told (all of a rebalance-dense log's 200 groups at once held
+/// 20 MB more).
+const REBUILT_AT_ONCE: usize = 16;
+
 /// Records that may still change are rebuilt on every this many
 /// evaluations (with [`super::TICK`], once a second).
 pub const REVISE_EVERY: u64 = 5;
@@ -152,9 +157,9 @@ struct Window {
     touched: bool,
     /// Start times of rounds told as started.
     announced: Vec<Timestamp>,
-    /// Records told and still able to change: start time → (completion,
+    /// Records told and still able to change: [`Place`] → (completion,
     /// the record as last told).
-    told: BTreeMap<Timestamp, (Timestamp, Rebalance)>,
+    told: BTreeMap<Place, (Timestamp, Rebalance)>,
     /// Records that started before this are final or forgotten: never told
     /// again.
     final_before: Timestamp,
@@ -272,7 +277,31 @@ pub struct Engine {
     thin_cut: Timestamp,
     /// Evaluations so far.
     calls: u64,
+    /// Records that became final, kept for [`Engine::take_settled`] once
+    /// [`Engine::keep_settled`] asked for them (`rebalances` written as
+    /// its records settle); `None` in `watch`, which has told them.
+    settled: Option<Vec<Settled>>,
+    /// The inputs hold no capture ([`Engine::without_captures`]).
+    logs_only: bool,
 }
+
+/// A final record, and its place among its group's records of the same
+/// start (0 for the first: a group whose inputs change protocol has a
+/// record of each stretch starting at one line).
+#[derive(Debug)]
+pub struct Settled {
+    /// The record.
+    pub record: Rebalance,
+    /// How many of the group's records of its start come before it.
+    pub nth: u32,
+}
+
+/// Where a record is in its group: its start, and how many of the group's
+/// records of that start come before it (a group changing protocol on one
+/// line has a classic and a consumer record of one start: keyed by start
+/// alone, each took the other's place at every rebuild).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Place(Timestamp, u32);
 
 impl Engine {
     /// An engine selecting records with `filter`.
@@ -295,7 +324,82 @@ impl Engine {
             data_cut: Timestamp::default(),
             thin_cut: Timestamp::default(),
             calls: 0,
+            settled: None,
+            logs_only: false,
         }
+    }
+
+    /// The inputs are logs alone: no log is ever lined up with a capture's
+    /// clock, so the pairs that would line it up are not gathered (each
+    /// was kept in a list the capture's answers never came to empty).
+    pub fn without_captures(&mut self) {
+        self.logs_only = true;
+    }
+
+    /// Keeps every record as it becomes final, for [`Self::take_settled`].
+    pub fn keep_settled(&mut self) {
+        self.settled.get_or_insert_with(Vec::new);
+    }
+
+    /// The records that became final since the last call (none unless
+    /// [`Self::keep_settled`] was called), in no particular order: a
+    /// record is final once it is [`HINDSIGHT_NS`] past its completion,
+    /// and never changes after.
+    pub fn take_settled(&mut self) -> Vec<Settled> {
+        self.settled
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// No record still to become final starts before this: the earliest
+    /// start of a record told and not final, of a round open, and of any
+    /// event a window holds (a round not yet told starts at one of its
+    /// events: one whose first events were trimmed is never told), and the
+    /// windows' retention behind the newest event (a group not yet seen
+    /// starts at an event still to come).
+    pub fn unsettled_from(&self) -> Timestamp {
+        let mut from = self.newest.offset_by(-self.bounds.retain_ns);
+        for w in self.groups.values() {
+            let earliest = [
+                w.events.first().map(|e| e.ts),
+                w.told.keys().next().map(|p| p.0),
+                w.open_since,
+                w.open.iter().map(|r| r.started_at).min(),
+            ];
+            if let Some(e) = earliest.into_iter().flatten().min() {
+                from = from.min(e);
+            }
+        }
+        from
+    }
+
+    /// The newest event time, on the captures' clock.
+    pub fn newest(&self) -> Timestamp {
+        self.newest
+    }
+
+    /// The end of the input for [`Self::keep_settled`]: every group
+    /// rebuilt, and every record not yet final made final (nothing more
+    /// can change it), the rounds still open with them, as `rebalances`
+    /// shows them.
+    pub fn finish_settling(&mut self) -> Vec<Settled> {
+        let unfinished = self.finish();
+        let mut last = self.take_settled();
+        for w in self.groups.values_mut() {
+            let told = std::mem::take(&mut w.told).into_iter();
+            last.extend(told.map(|(Place(_, nth), (_, record))| Settled { record, nth }));
+        }
+        // A round still open after a record of its start (the group's
+        // stretches of two protocols) comes after it, as in its group.
+        last.extend(unfinished.into_iter().filter_map(|o| match o {
+            Output::Unfinished(record) => Some(Settled {
+                record,
+                nth: u32::MAX,
+            }),
+            _ => None,
+        }));
+        last
     }
 
     /// Takes what a reader handed on.
@@ -339,7 +443,7 @@ impl Engine {
                 self.logs.insert(source.clone(), times);
             }
         }
-        if self.clock.logged(&ev) {
+        if !self.logs_only && self.clock.logged(&ev) {
             self.line_up_clocks();
         }
         let lined = self.logs.get(&ev.evidence.source).and_then(|l| l.moved_ns);
@@ -411,7 +515,9 @@ impl Engine {
     }
 
     fn insert(&mut self, ev: GroupEvent) {
-        self.sources.add(&ev);
+        let rebalanced = &self.rebalanced;
+        self.sources
+            .add_unless_rebalanced(&ev, |g| rebalanced.contains(g));
         let Some(group) = ev.group.as_deref() else {
             return;
         };
@@ -470,39 +576,18 @@ impl Engine {
         }
         let mut out = Vec::new();
         let first = self.first();
-        // Each group is rebuilt from its own window in place, one after the
-        // other, with the data path of its own clients (both stages judge a
-        // group from its own events alone). Copying every named group's
-        // events into one run made the end of the input, when all are
-        // rebuilt, hold them twice.
+        // Each group is rebuilt from its own window in place, with the data
+        // path of its own clients (both stages judge a group from its own
+        // events alone; copying every named group's events into one run
+        // made the end of the input, when all are rebuilt, hold them
+        // twice): a few groups at a time on every core (their records are
+        // held until told), then told one group after the other, in name
+        // order.
         if !names.is_empty() {
             // The data path does not change while the groups are rebuilt.
             let unnamed = self.data.unnamed_topic_ids();
-            for g in &names {
-                let Some(w) = self.groups.get_mut(g) else {
-                    continue;
-                };
-                w.dirty = false;
-                w.touched = false;
-                let mut histories = crate::group::reconstruct(&w.events);
-                let clients = self.data.snapshot_for(&w.events, unnamed);
-                let folded = (!w.commits.is_empty()).then(|| {
-                    let commits = GroupCommits::of(w.commits.iter().cloned());
-                    CommitBook::of(Id::from(g.as_str()), commits)
-                });
-                crate::stops::apply_with(&mut histories, &w.events, &clients, folded);
-                for h in histories {
-                    if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
-                        self.rebalanced.insert(h.summary.group.clone());
-                    }
-                    self.unmatched.first_event(first);
-                    let select = Select {
-                        filter: &self.filter,
-                        first,
-                        unmatched: &mut self.unmatched,
-                    };
-                    w.tell(h.rebalances, select, &mut out);
-                }
+            for some in names.chunks(REBUILT_AT_ONCE) {
+                self.rebuild_and_tell(some, unnamed, first, &mut out);
             }
         }
         // Told in the order things happened, not group by group.
@@ -516,6 +601,46 @@ impl Engine {
         self.count(&out);
         self.trim();
         out
+    }
+
+    /// Rebuilds the groups `names` on every core, then tells what is new
+    /// of each, in their order.
+    fn rebuild_and_tell(
+        &mut self,
+        names: &[String],
+        unnamed: usize,
+        first: Option<Timestamp>,
+        out: &mut Vec<Output>,
+    ) {
+        let data = &self.data;
+        let windows: Vec<(&String, &Window)> = names
+            .iter()
+            .filter_map(|g| self.groups.get_key_value(g))
+            .collect();
+        let weight = windows.iter().map(|(_, w)| w.events.len()).sum();
+        let rebuilt =
+            crate::spread::map_in_order(&windows, crate::spread::workers_for(weight), |(g, w)| {
+                rebuild(g, w, data, unnamed)
+            });
+        for (g, histories) in names.iter().zip(rebuilt) {
+            let Some(w) = self.groups.get_mut(g) else {
+                continue;
+            };
+            w.dirty = false;
+            w.touched = false;
+            for h in histories {
+                if !h.rebalances.is_empty() && !self.rebalanced.contains(&h.summary.group) {
+                    self.rebalanced.insert(h.summary.group.clone());
+                }
+                self.unmatched.first_event(first);
+                let select = Select {
+                    filter: &self.filter,
+                    first,
+                    unmatched: &mut self.unmatched,
+                };
+                w.tell(h.rebalances, select, out);
+            }
+        }
     }
 
     /// The end of the input (or a stop): every group rebuilt, and the
@@ -565,8 +690,12 @@ impl Engine {
         if thin {
             self.thin_cut = thin_to;
         }
+        let settled = &mut self.settled;
         self.groups.retain(|_, w| {
-            w.settle(newest, hindsight);
+            let gone = w.settle(newest, hindsight);
+            if let Some(kept) = settled.as_mut() {
+                kept.extend(gone);
+            }
             w.trim(cut);
             if thin {
                 let (events, of_commits) = w.thin(thin_to);
@@ -628,13 +757,15 @@ impl Window {
         self.open_since = None;
         self.open.clear();
         let mut standing = Vec::new();
+        let mut places = Places::default();
         for r in rebalances {
+            let place = places.of(r.started_at);
             if r.status == "in_progress" {
                 self.open_since.get_or_insert(r.started_at);
             }
             // Before `final_before`: a final record, or what is left of one
             // whose first events were trimmed (never told again).
-            let told = self.told.contains_key(&r.started_at);
+            let told = self.told.contains_key(&place);
             if r.started_at < self.final_before && !told {
                 continue;
             }
@@ -653,10 +784,10 @@ impl Window {
                 continue;
             }
             let done = r.completed_at.unwrap_or(r.started_at);
-            standing.push(r.started_at);
-            match self.told.get_mut(&r.started_at) {
+            standing.push(place);
+            match self.told.get_mut(&place) {
                 None => {
-                    self.told.insert(r.started_at, (done, r.clone()));
+                    self.told.insert(place, (done, r.clone()));
                     out.push(Output::Completed(r));
                 }
                 Some((_, old)) if !same_record(old, &r) => {
@@ -666,7 +797,7 @@ impl Window {
                 Some(_) => {}
             }
         }
-        let gone: Vec<Timestamp> = self
+        let gone: Vec<Place> = self
             .told
             .keys()
             .filter(|k| !standing.contains(k))
@@ -683,20 +814,27 @@ impl Window {
     /// that started before they completed is told again (once the window
     /// is trimmed, the events of a final round that are left could look
     /// like a round of their own).
-    fn settle(&mut self, newest: Timestamp, hindsight: i64) {
+    /// Gives the records that became final, as last told.
+    fn settle(&mut self, newest: Timestamp, hindsight: i64) -> Vec<Settled> {
         let limit = newest.offset_by(-hindsight);
-        let settled: Vec<(Timestamp, Timestamp)> = self
+        let settled: Vec<(Place, Timestamp)> = self
             .told
             .iter()
             .filter(|(_, (done, _))| *done < limit)
-            .map(|(start, (done, _))| (*start, *done))
+            .map(|(place, (done, _))| (*place, *done))
             .collect();
-        for (start, done) in settled {
-            self.told.remove(&start);
+        let mut gone = Vec::with_capacity(settled.len());
+        for (place, done) in settled {
+            let record = self.told.remove(&place).map(|(_, r)| r);
+            gone.extend(record.map(|record| Settled {
+                record,
+                nth: place.1,
+            }));
             self.final_before = self.final_before.max(done.offset_by(1));
         }
         let final_before = self.final_before;
         self.announced.retain(|s| *s >= final_before);
+        gone
     }
 
     /// Folds the middle of each member's run of plain heartbeats, and of
@@ -772,7 +910,7 @@ impl Window {
             return;
         }
         let open = self.open_since.unwrap_or(cut);
-        let told_from = self.told.keys().next().copied().unwrap_or(cut);
+        let told_from = self.told.keys().next().map_or(cut, |p| p.0);
         let keep_from = cut.min(open).min(told_from);
         let kept = &self.kept;
         let keep = |t: Timestamp| t >= keep_from || kept.iter().any(|(a, b)| t >= *a && t <= *b);
@@ -929,6 +1067,51 @@ fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timesta
         }
     }
     spans
+}
+
+/// Group `g`'s records rebuilt from its window `w` alone, with the data
+/// path of its own clients, on the calling thread (the groups are spread
+/// over the cores by [`Engine::evaluate`]).
+fn rebuild(
+    g: &str,
+    w: &Window,
+    data: &ClientFolder,
+    unnamed: usize,
+) -> Vec<crate::group::GroupHistory> {
+    let mut histories = crate::group::reconstruct_on(&w.events, 1);
+    let clients = data.snapshot_for(&w.events, unnamed);
+    let folded = (!w.commits.is_empty()).then(|| {
+        let commits = GroupCommits::of(w.commits.iter().cloned());
+        CommitBook::of(Id::from(g), commits)
+    });
+    crate::stops::apply_with(&mut histories, &w.events, &clients, folded, 1);
+    histories
+}
+
+/// Hands out each record's [`Place`] as a rebuild gives its group's
+/// records in order.
+#[derive(Default)]
+struct Places {
+    last: Option<Timestamp>,
+    nth: u32,
+    seen: Vec<Timestamp>,
+}
+
+impl Places {
+    fn of(&mut self, start: Timestamp) -> Place {
+        if self.last == Some(start) {
+            self.nth += 1;
+        } else if self.seen.contains(&start) {
+            // Records of one start apart in the list (rare): counted over
+            // the whole list.
+            self.nth = self.seen.iter().filter(|s| **s == start).count() as u32;
+        } else {
+            self.nth = 0;
+        }
+        self.seen.push(start);
+        self.last = Some(start);
+        Place(start, self.nth)
+    }
 }
 
 /// What [`Window::tell`] selects with: the filter, the first event's time,

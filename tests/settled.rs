@@ -1,0 +1,194 @@
+//! `rebalances` of logs written as each record settles, against the batch
+//! run (issue 12 item 1).
+//!
+//! Takes: every log of `fixtures/kafka` alone, the failover scenario's
+//! three brokers' logs together, and a generated rebalance-dense log of
+//! about forty minutes (written to a temporary folder). Gives: a check
+//! that what `kgtrace::run` writes for `rebalances` in `ndjson` and `csv`
+//! (records leaving the streaming engine as they become final, in start
+//! order) is byte for byte what the batch run renders from its whole
+//! report, with the same count and the same diagnostics.
+
+use std::path::{Path, PathBuf};
+
+use kgtrace::options::Options;
+use kgtrace::render::{Format, RenderOptions, View};
+
+/// What a run gave: the bytes written, the rows matched, the diagnostics.
+#[derive(Debug, PartialEq)]
+struct Written {
+    out: String,
+    matched: u64,
+    diagnostics: String,
+}
+
+fn options(inputs: &[PathBuf], format: Format) -> Options {
+    Options::analyse(inputs.to_vec(), View::Rebalances, format)
+}
+
+/// Through `kgtrace::run`, which writes these records as they settle.
+fn streamed(opts: &Options) -> Written {
+    assert!(
+        kgtrace::watch::settled::applies(opts),
+        "{:?} would not be streamed",
+        opts.inputs
+    );
+    let mut out = Vec::new();
+    let outcome = kgtrace::run(opts, &RenderOptions::default(), &mut out).expect("runs");
+    Written {
+        out: String::from_utf8(out).expect("utf-8"),
+        matched: outcome.matched,
+        diagnostics: format!("{:?}", outcome.diagnostics),
+    }
+}
+
+/// Through `kgtrace::analyse` (every event kept, every record rebuilt at
+/// the end, sorted), rendered as the batch run renders it.
+fn batch(opts: &Options) -> Written {
+    let (report, matched, diagnostics) = kgtrace::analyse(opts).expect("analyses");
+    let mut out = Vec::new();
+    let render = RenderOptions::default();
+    kgtrace::render::render(&report, View::Rebalances, opts.format, &render, &mut out)
+        .expect("renders");
+    Written {
+        out: String::from_utf8(out).expect("utf-8"),
+        matched,
+        diagnostics: format!("{diagnostics:?}"),
+    }
+}
+
+/// Where the two runs differ on `inputs`, one line per format.
+fn differences(inputs: &[PathBuf]) -> Vec<String> {
+    let mut differ = Vec::new();
+    for format in [Format::Ndjson, Format::Csv] {
+        let opts = options(inputs, format);
+        let (got, want) = (streamed(&opts), batch(&opts));
+        if got != want {
+            let line = got
+                .out
+                .lines()
+                .zip(want.out.lines())
+                .position(|(a, b)| a != b);
+            differ.push(format!(
+                "{inputs:?} {format:?}: {} rows against {} (first differing line {line:?}); diagnostics equal: {}",
+                got.matched,
+                want.matched,
+                got.diagnostics == want.diagnostics
+            ));
+        }
+    }
+    differ
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_logs() -> Vec<PathBuf> {
+    let dir = root().join("fixtures/kafka");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("fixture folder")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    logs
+}
+
+#[test]
+fn every_fixture_log_written_as_its_records_settle_gives_the_batch_rows_count_and_diagnostics() {
+    let logs = fixture_logs();
+    assert!(logs.len() >= 20, "{} logs", logs.len());
+    let differ: Vec<String> = logs
+        .iter()
+        .flat_map(|log| differences(std::slice::from_ref(log)))
+        .collect();
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn three_brokers_logs_given_together_are_written_in_the_batch_order() {
+    let brokers: Vec<PathBuf> = (1..=3)
+        .map(|n| {
+            root().join(format!(
+                "fixtures/kafka/ak4_java_failover.broker{n}.server.log"
+            ))
+        })
+        .collect();
+    let differ = differences(&brokers);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
+fn a_rebalance_dense_log_of_forty_minutes_is_written_while_read_and_gives_the_batch_rows() {
+    // Mixed Kafka versions, 200 groups, classic and KIP-848 lines under
+    // one group name: hundreds of rebalances a minute. Longer than the
+    // engine's windows (15 minutes) and rebuild interval (as long), so
+    // records leave the engine, and are written, before the log ends (a
+    // record waits until every group's window has passed its start: those
+    // of the log's last half hour are written at its end).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("dense.server.log");
+    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+    kgtrace::logs::synth::write_synthetic_log(&mut file, 60 << 20, 7).expect("writes");
+    drop(file);
+    let inputs = vec![path];
+    let differ = differences(&inputs);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    let opts = options(&inputs, Format::Ndjson);
+    let mut rows = 0u64;
+    let read = kgtrace::watch::settled::run(&opts, |_| {
+        rows += 1;
+        true
+    })
+    .expect("runs");
+    assert!(rows > 10_000, "{rows} rows");
+    assert!(
+        read.before_end > rows / 10,
+        "{} of {rows} rows written before the log ended",
+        read.before_end
+    );
+}
+
+/// `kgtrace ARGS` with the log `name` of `fixtures/kafka` last.
+fn cli(args: &[&str], name: &str) -> crate::util::Run {
+    let log = root().join("fixtures/kafka").join(name);
+    let mut all = args.to_vec();
+    let log = log.to_string_lossy();
+    all.push(&log);
+    crate::util::run(&all)
+}
+
+#[test]
+fn a_group_filter_on_a_log_prints_as_ndjson_the_records_the_json_lists() {
+    let args = ["rebalances", "-q", "-g", "^g2$"];
+    let streamed = cli(
+        &[&args[..], &["--format", "ndjson"]].concat(),
+        "ak4_java_max_poll.server.log",
+    );
+    let batch = cli(
+        &[&args[..], &["--format", "json"]].concat(),
+        "ak4_java_max_poll.server.log",
+    );
+    assert_eq!((streamed.code, batch.code), (0, 0), "{streamed:#?}");
+    let listed: serde_json::Value = serde_json::from_str(&batch.stdout).expect("json");
+    let lines: Vec<serde_json::Value> = streamed
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("ndjson"))
+        .collect();
+    assert!(!lines.is_empty());
+    assert_eq!(Some(&lines), listed["rebalances"].as_array());
+}
+
+#[test]
+fn a_filter_that_keeps_no_record_of_a_log_warns_and_exits_1_as_the_batch_run_does() {
+    let args = ["rebalances", "-q", "-g", "no-such-group"];
+    let log = "ak4_java_max_poll.server.log";
+    let streamed = cli(&[&args[..], &["--format", "ndjson"]].concat(), log);
+    let batch = cli(&[&args[..], &["--format", "json"]].concat(), log);
+    assert_eq!((streamed.code, batch.code), (1, 1), "{streamed:#?}");
+    assert!(streamed.stdout.is_empty(), "{streamed:#?}");
+    assert!(streamed.stderr.contains("warning"), "{streamed:#?}");
+    assert_eq!(streamed.stderr, batch.stderr);
+}
