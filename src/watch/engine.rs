@@ -638,7 +638,8 @@ impl Engine {
                     first,
                     unmatched: &mut self.unmatched,
                 };
-                w.tell(h.rebalances, select, out);
+                let told = self.settled.is_none().then_some(&mut *out);
+                w.tell(h.rebalances, select, told);
             }
         }
     }
@@ -752,7 +753,14 @@ impl Window {
 
     /// Compares the rebuilt records with what was told and tells the
     /// difference.
-    fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: &mut Vec<Output>) {
+    ///
+    /// With no `out` (the records are kept as they settle, nothing is
+    /// told), a record rebuilt replaces the one held, neither copied nor
+    /// rendered to be compared.
+    fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: Option<&mut Vec<Output>>) {
+        let telling = out.is_some();
+        let mut untold = Vec::new();
+        let out = out.unwrap_or(&mut untold);
         self.kept = kept_spans(&rebalances, self.final_before);
         self.open_since = None;
         self.open.clear();
@@ -776,7 +784,7 @@ impl Window {
                 continue;
             }
             if r.status == "in_progress" {
-                if !self.announced.contains(&r.started_at) {
+                if telling && !self.announced.contains(&r.started_at) {
                     self.announced.push(r.started_at);
                     out.push(Output::Started(r.clone()));
                 }
@@ -786,10 +794,14 @@ impl Window {
             let done = r.completed_at.unwrap_or(r.started_at);
             standing.push(place);
             match self.told.get_mut(&place) {
+                None if !telling => {
+                    self.told.insert(place, (done, r));
+                }
                 None => {
                     self.told.insert(place, (done, r.clone()));
                     out.push(Output::Completed(r));
                 }
+                Some((_, old)) if !telling => *old = r,
                 Some((_, old)) if !same_record(old, &r) => {
                     *old = r.clone();
                     out.push(Output::Revised(r));
