@@ -41,7 +41,9 @@ pub enum DiagnosticKind {
     UnansweredRequest,
     /// `decode` or `timeline`, written while a capture is read, wrote rows
     /// after rows later in their order: too many waited at once for an
-    /// earlier request's answer (one per run, counting them).
+    /// earlier request's answer (one per run, counting them); `rebalances`
+    /// of a log written as records settle met a line too far back in time
+    /// (also a warning on stderr).
     RowOrder,
     /// TLS seen on a Kafka port: nothing on that connection can be read.
     Encrypted,
@@ -71,11 +73,15 @@ pub enum DiagnosticKind {
 
 impl DiagnosticKind {
     /// Kinds also said, example by example, as warnings on stderr: each
-    /// explains an answer that would otherwise be empty or partial.
-    pub const WARNINGS: [DiagnosticKind; 3] = [
+    /// explains an answer that would otherwise be empty, partial or out of
+    /// order (rows written while read came after later ones: a format that
+    /// sorts everything first, which `--format json` does, has no such row
+    /// to explain it).
+    pub const WARNINGS: [DiagnosticKind; 4] = [
         DiagnosticKind::SkippedInput,
         DiagnosticKind::NoRebalance,
         DiagnosticKind::NothingMatched,
+        DiagnosticKind::RowOrder,
     ];
 
     /// The kind's name in every output (`stream_gap`).

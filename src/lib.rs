@@ -544,14 +544,25 @@ fn analyse_writing_settled_rebalances(
 ) -> Result<(report::Report, u64, Diagnostics)> {
     let rows = Some(render::RebalanceRows::new(opts.format, out));
     let mut written = WrittenRows::new(rows, opts, View::Rebalances);
-    let read = watch::settled::run(opts, |r| written.write(r))?;
-    let (tally, matched) = written.finish()?;
-    let collected = input::Collected {
-        inputs: read.inputs,
-        diagnostics: read.diagnostics,
-        ..input::Collected::default()
+    let mut read = watch::settled::run(opts, |r| written.write(r))?;
+    let Some(back) = read.went_back.take() else {
+        let (tally, matched) = written.finish()?;
+        let collected = input::Collected {
+            inputs: read.inputs,
+            diagnostics: read.diagnostics,
+            ..input::Collected::default()
+        };
+        return assemble_without_groups(opts, collected, tally, matched);
     };
-    assemble_without_groups(opts, collected, tally, matched)
+    // A log went back in time past what the stream can place: the batch run
+    // reads the inputs again and writes every record not yet written.
+    // Its report (inputs, diagnostics, a warning if nothing matched) is the
+    // run's.
+    let (mut report, _, mut diagnostics) = analyse(opts)?;
+    let rebalances = std::mem::take(&mut report.rebalances);
+    watch::settled::finish_from_batch(back, &rebalances, &mut diagnostics, |r| written.write(r));
+    let (_, matched) = written.finish()?;
+    Ok((report, matched, diagnostics))
 }
 
 /// The report of a run whose rows were written as read and whose events

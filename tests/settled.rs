@@ -119,6 +119,81 @@ fn three_brokers_logs_given_together_are_written_in_the_batch_order() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+/// A generated rebalance-dense log of about forty minutes (60 MB, `seed`)
+/// in `dir`, its lines from `cut` (a fraction of them) moved before the
+/// rest when `cut` is given: a file whose time goes back there.
+fn generated_log(dir: &Path, seed: u64, cut: Option<f64>) -> PathBuf {
+    let mut text = Vec::new();
+    kgtrace::logs::synth::write_synthetic_log(&mut text, 60 << 20, seed).expect("writes");
+    let path = dir.join(format!("dense-{seed}.server.log"));
+    let text = String::from_utf8(text).expect("utf-8");
+    let text = match cut {
+        None => text,
+        Some(f) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let at = (lines.len() as f64 * f) as usize;
+            let mut moved = lines[at..].to_vec();
+            moved.extend(&lines[..at]);
+            moved.join("\n") + "\n"
+        }
+    };
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+#[test]
+fn a_log_whose_time_goes_back_after_rows_were_written_still_gets_every_round_and_a_warning() {
+    // Its last four fifths first (half an hour): the stream has written
+    // rows when the first fifth comes; the batch run writes the rest.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inputs = vec![generated_log(dir.path(), 11, Some(0.2))];
+    let opts = options(&inputs, Format::Ndjson);
+    let (got, want) = (streamed(&opts), batch(&opts));
+    // Every batch row is written, or a row of its round (its group and
+    // start) was, judged by the stream before the line that went back, as
+    // the warning says.
+    let round = |line: &str| {
+        let v: serde_json::Value = serde_json::from_str(line).expect("json");
+        (v["group"].to_string(), v["started_at"].to_string())
+    };
+    let written: std::collections::BTreeSet<&str> = got.out.lines().collect();
+    let rounds: std::collections::BTreeSet<(String, String)> = got.out.lines().map(round).collect();
+    let told_otherwise: Vec<&str> = want.out.lines().filter(|l| !written.contains(l)).collect();
+    assert!(
+        told_otherwise.iter().all(|l| rounds.contains(&round(l))),
+        "a round of the batch run is missing"
+    );
+    assert!(
+        told_otherwise.len() * 100 < want.out.lines().count(),
+        "{}",
+        told_otherwise.len()
+    );
+    assert!(got.matched >= want.matched);
+    assert!(
+        got.diagnostics.contains("RowOrder")
+            && got.diagnostics.contains("before lines read earlier"),
+        "{}",
+        got.diagnostics
+    );
+    let cli = crate::util::run(&[
+        "rebalances",
+        "--format",
+        "ndjson",
+        &inputs[0].to_string_lossy(),
+    ]);
+    assert!(cli.stderr.contains("warning: rows: "), "{}", cli.stderr);
+}
+
+#[test]
+fn a_log_whose_time_goes_back_before_any_row_was_written_gives_the_batch_rows_exactly() {
+    // Its last tenth first: the time goes back four minutes into the log,
+    // before any record is final.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inputs = vec![generated_log(dir.path(), 13, Some(0.9))];
+    let differ = differences(&inputs);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
 #[test]
 fn a_rebalance_dense_log_of_forty_minutes_is_written_while_read_and_gives_the_batch_rows() {
     // Mixed Kafka versions, 200 groups, classic and KIP-848 lines under
@@ -128,11 +203,7 @@ fn a_rebalance_dense_log_of_forty_minutes_is_written_while_read_and_gives_the_ba
     // record waits until every group's window has passed its start: those
     // of the log's last half hour are written at its end).
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("dense.server.log");
-    let mut file = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
-    kgtrace::logs::synth::write_synthetic_log(&mut file, 60 << 20, 7).expect("writes");
-    drop(file);
-    let inputs = vec![path];
+    let inputs = vec![generated_log(dir.path(), 7, None)];
     let differ = differences(&inputs);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
     let opts = options(&inputs, Format::Ndjson);

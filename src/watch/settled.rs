@@ -23,6 +23,7 @@
 //! here could still move).
 
 use std::collections::BTreeMap;
+use std::hash::BuildHasher;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use crate::time::Timestamp;
 
 use super::engine::{Bounds, Engine, Settled};
 use super::Message;
+use crate::input::Flow;
 
 /// Event time between two rebuilds of the windows: their retention, so
 /// that a round is rebuilt whole before its events leave the window (a
@@ -71,7 +73,28 @@ pub struct Read {
     pub diagnostics: Diagnostics,
     /// Records handed on before the inputs ended.
     pub before_end: u64,
+    /// A log's lines went back in time past what the engine can still
+    /// place: reading stopped there, and [`finish_from_batch`] must write
+    /// the rest from the batch run.
+    pub went_back: Option<WentBack>,
 }
+
+/// Where a log's lines went back, and what was written before.
+pub struct WentBack {
+    /// The input and line of the first event older than the engine can
+    /// place, and how far before the newest event read it is (ns).
+    source: String,
+    line: Option<u64>,
+    by_ns: i64,
+    /// The records written so far.
+    written: Written,
+}
+
+/// Lines may come this much before the newest line read (several threads
+/// logging, brokers' logs merged) without harm: a record leaves the engine
+/// only once its hindsight past the newest line is over. Beyond it a
+/// record already final may have needed the line.
+const BACK_NS: i64 = super::engine::HINDSIGHT_NS;
 
 /// Reads `opts.inputs` through the engine and hands each record to
 /// `write` in start order, until `write` says stop.
@@ -89,7 +112,22 @@ pub fn run(opts: &Options, mut write: impl FnMut(&Rebalance) -> bool) -> Result<
     while readers > 0 && going_on {
         let Ok(message) = rx.recv() else { break };
         match message {
-            Message::Flow(flow) => engine.take(flow),
+            Message::Flow(flow) => {
+                if let Some(back) = went_back(&flow, engine.newest()) {
+                    // Nothing more is written from the stream: the batch
+                    // run writes the rest (the readers stop at their next
+                    // send).
+                    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                    drop(rx);
+                    let mut done = in_order_named(read, opts, waiting.written);
+                    done.went_back = Some(WentBack {
+                        written: std::mem::take(&mut waiting.done),
+                        ..back
+                    });
+                    return Ok(done);
+                }
+                engine.take(flow)
+            }
             Message::Done(result) => {
                 readers -= 1;
                 read.push(result?);
@@ -147,6 +185,7 @@ fn in_order_named(
         inputs: Vec::new(),
         diagnostics: Diagnostics::default(),
         before_end,
+        went_back: None,
     };
     for (d, inputs) in read {
         out.diagnostics.merge(d);
@@ -168,6 +207,9 @@ struct InStartOrder {
     last: Option<(Timestamp, String, u32)>,
     late: u64,
     first_late: Option<(Timestamp, String)>,
+    /// Every record handed on, for a batch run finishing a log that went
+    /// back ([`WentBack`]).
+    done: Written,
 }
 
 impl InStartOrder {
@@ -205,6 +247,7 @@ impl InStartOrder {
             }
             self.written += 1;
             let (key, record) = entry.remove_entry();
+            self.done.add(&key);
             let going_on = write(&record);
             self.last = Some(key);
             if !going_on {
@@ -213,4 +256,88 @@ impl InStartOrder {
         }
         true
     }
+}
+
+/// The records written, by a fingerprint of where each sorts (8 bytes
+/// each: a gigabyte of rebalance-dense log writes half a million).
+#[derive(Default)]
+struct Written {
+    hasher: crate::fast_hash::FastState,
+    keys: crate::fast_hash::FastSet<u64>,
+    last: Option<(Timestamp, String, u32)>,
+}
+
+impl Written {
+    fn add(&mut self, key: &(Timestamp, String, u32)) {
+        self.keys.insert(self.hasher.hash_one(key));
+        self.last = Some(key.clone());
+    }
+
+    fn has(&self, key: &(Timestamp, String, u32)) -> bool {
+        self.keys.contains(&self.hasher.hash_one(key))
+    }
+}
+
+/// Where `flow` holds a line older than the engine can place (more than
+/// [`BACK_NS`] before `newest`).
+fn went_back(flow: &Flow, newest: Timestamp) -> Option<WentBack> {
+    let Flow::Logged(evs) = flow else {
+        return None;
+    };
+    let bound = newest.offset_by(-BACK_NS);
+    let ev = evs.iter().find(|e| newest.0 > 0 && e.ts < bound)?;
+    Some(WentBack {
+        source: ev.evidence.source.to_string(),
+        line: match ev.evidence.at {
+            crate::event::Location::Line { line } => Some(line),
+            crate::event::Location::Frame { .. } => None,
+        },
+        by_ns: newest.0.saturating_sub(ev.ts.0),
+        written: Written::default(),
+    })
+}
+
+/// Finishes a run whose log went back ([`WentBack`]): hands on, in the
+/// batch run's order, every record of `batch` (the batch run's records of
+/// the whole input, filtered) not written yet, and says what happened.
+/// Gives how many were handed on.
+pub fn finish_from_batch(
+    back: WentBack,
+    batch: &[Rebalance],
+    diags: &mut Diagnostics,
+    mut write: impl FnMut(&Rebalance) -> bool,
+) -> u64 {
+    let (mut handed, mut late) = (0u64, 0u64);
+    let mut previous: Option<(Timestamp, &str)> = None;
+    let mut nth = 0u32;
+    for r in batch {
+        let same = previous == Some((r.started_at, r.group.as_str()));
+        nth = if same { nth + 1 } else { 0 };
+        previous = Some((r.started_at, r.group.as_str()));
+        let key = (r.started_at, r.group.clone(), nth);
+        if back.written.has(&key) {
+            continue;
+        }
+        late += u64::from(back.written.last.as_ref().is_some_and(|last| key < *last));
+        handed += 1;
+        if !write(r) {
+            break;
+        }
+    }
+    if back.written.keys.is_empty() {
+        // Nothing was written from the stream: the rows are the batch run's.
+        return handed;
+    }
+    let line = back.line.map_or(String::new(), |l| format!(" line {l}"));
+    let detail = format!(
+        "{}{line} comes {:.1} min before lines read earlier: the {} rebalances written before it were judged \
+         without the lines after it (the whole input may tell some of them otherwise); the rest were rebuilt \
+         from the whole input and written after them, {late} of them out of start order; `--format json` \
+         sorts the whole input first",
+        back.source,
+        back.by_ns as f64 / 60e9,
+        back.written.keys.len(),
+    );
+    diags.add(DiagnosticKind::RowOrder, "rows", "order", detail);
+    handed
 }
