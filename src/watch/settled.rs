@@ -115,8 +115,9 @@ pub fn run(opts: &Options, mut write: impl FnMut(&Rebalance) -> bool) -> Result<
             Message::Flow(flow) => {
                 if let Some(back) = went_back(&flow, engine.newest()) {
                     // Nothing more is written from the stream: the batch
-                    // run writes the rest (the readers stop at their next
-                    // send).
+                    // run writes the rest. The readers read on to their
+                    // inputs' ends, their sends failing (a log reader has
+                    // no stop: a cost of this rare case only).
                     stop.store(true, std::sync::atomic::Ordering::SeqCst);
                     drop(rx);
                     let mut done = in_order_named(read, opts, waiting.written);
@@ -143,7 +144,8 @@ pub fn run(opts: &Options, mut write: impl FnMut(&Rebalance) -> bool) -> Result<
         }
     }
     if !going_on {
-        // The writer failed: the readers stop at their next send.
+        // The writer failed (the run ends with its error): the readers'
+        // sends fail from here on.
         stop.store(true, std::sync::atomic::Ordering::SeqCst);
         drop(rx);
         return Ok(in_order_named(read, opts, waiting.written));
