@@ -391,14 +391,20 @@ impl Engine {
             last.extend(told.map(|(Place(_, nth), (_, record))| Settled { record, nth }));
         }
         // A round still open after a record of its start (the group's
-        // stretches of two protocols) comes after it, as in its group.
-        last.extend(unfinished.into_iter().filter_map(|o| match o {
-            Output::Unfinished(record) => Some(Settled {
-                record,
-                nth: u32::MAX,
-            }),
-            _ => None,
-        }));
+        // stretches of two protocols) comes after it, as in its group; two
+        // open of one start, in their group's order.
+        let mut open_before: BTreeMap<(Timestamp, String), u32> = BTreeMap::new();
+        for o in unfinished {
+            let Output::Unfinished(record) = o else {
+                continue;
+            };
+            let before = open_before
+                .entry((record.started_at, record.group.clone()))
+                .or_default();
+            let nth = u32::MAX / 2 + *before;
+            *before += 1;
+            last.push(Settled { record, nth });
+        }
         last
     }
 
