@@ -544,6 +544,18 @@ impl Planned {
         parts
     }
 
+    /// Whether it is a log file, or a directory of log files alone (at
+    /// least one): read to an end at hand, with no capture.
+    pub fn is_logs_only(&self, opts: &ReadOptions) -> bool {
+        match &self.0 {
+            Unit::File(path, Some(_)) => is_log_file(path, opts),
+            Unit::Directory(_, files, _) => {
+                !files.is_empty() && files.iter().all(|f| is_log_file(f, opts))
+            }
+            _ => false,
+        }
+    }
+
     /// Reads it into `out` (events to `out`'s tap when it has one).
     pub fn read(&self, opts: &ReadOptions, quiet: bool, out: &mut Collected) -> Result<()> {
         read_unit(&self.0, opts, false, quiet, out)

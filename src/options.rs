@@ -86,6 +86,9 @@ pub struct Options {
     pub color: bool,
     /// `-c`: only the number of matching rows.
     pub count: bool,
+    /// `--stream`: `rebalances` of log files written as records settle
+    /// ([`crate::watch::settled`]).
+    pub stream: bool,
     /// `--width` (`Some(0)`: unlimited, also `--wide`); `None`: the
     /// terminal's.
     pub width: Option<u16>,
@@ -108,6 +111,7 @@ impl Options {
             format: Format::Table,
             color: false,
             count: false,
+            stream: false,
             width: None,
             quiet: true,
             inputs: Vec::new(),

@@ -7,7 +7,10 @@
 //! that what `kgtrace::run` writes for `rebalances` in `ndjson` and `csv`
 //! (records leaving the streaming engine as they become final, in start
 //! order) is byte for byte what the batch run renders from its whole
-//! report, with the same count and the same diagnostics.
+//! report, with the same count and the same diagnostics (`--stream`:
+//! asked for, since a group silent in the logs longer than the engine's
+//! windows comes back without its history; without it the batch run
+//! writes every format).
 
 use std::path::{Path, PathBuf};
 
@@ -23,7 +26,9 @@ struct Written {
 }
 
 fn options(inputs: &[PathBuf], format: Format) -> Options {
-    Options::analyse(inputs.to_vec(), View::Rebalances, format)
+    let mut opts = Options::analyse(inputs.to_vec(), View::Rebalances, format);
+    opts.stream = true;
+    opts
 }
 
 /// Through `kgtrace::run`, which writes these records as they settle.
@@ -107,6 +112,21 @@ fn every_fixture_log_written_as_its_records_settle_gives_the_batch_rows_count_an
 }
 
 #[test]
+fn a_directory_of_three_brokers_logs_is_written_as_the_batch_run_lists_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for n in 1..=3 {
+        let name = format!("ak4_java_failover.broker{n}.server.log");
+        std::fs::copy(
+            root().join("fixtures/kafka").join(&name),
+            dir.path().join(&name),
+        )
+        .expect("copy");
+    }
+    let differ = differences(&[dir.path().to_path_buf()]);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+#[test]
 fn three_brokers_logs_given_together_are_written_in_the_batch_order() {
     let brokers: Vec<PathBuf> = (1..=3)
         .map(|n| {
@@ -177,6 +197,7 @@ fn a_log_whose_time_goes_back_after_rows_were_written_still_gets_every_round_and
     );
     let cli = crate::util::run(&[
         "rebalances",
+        "--stream",
         "--format",
         "ndjson",
         &inputs[0].to_string_lossy(),
@@ -232,7 +253,7 @@ fn cli(args: &[&str], name: &str) -> crate::util::Run {
 
 #[test]
 fn a_group_filter_on_a_log_prints_as_ndjson_the_records_the_json_lists() {
-    let args = ["rebalances", "-q", "-g", "^g2$"];
+    let args = ["rebalances", "--stream", "-q", "-g", "^g2$"];
     let streamed = cli(
         &[&args[..], &["--format", "ndjson"]].concat(),
         "ak4_java_max_poll.server.log",
@@ -254,7 +275,7 @@ fn a_group_filter_on_a_log_prints_as_ndjson_the_records_the_json_lists() {
 
 #[test]
 fn a_filter_that_keeps_no_record_of_a_log_warns_and_exits_1_as_the_batch_run_does() {
-    let args = ["rebalances", "-q", "-g", "no-such-group"];
+    let args = ["rebalances", "--stream", "-q", "-g", "no-such-group"];
     let log = "ak4_java_max_poll.server.log";
     let streamed = cli(&[&args[..], &["--format", "ndjson"]].concat(), log);
     let batch = cli(&[&args[..], &["--format", "json"]].concat(), log);
@@ -262,4 +283,13 @@ fn a_filter_that_keeps_no_record_of_a_log_warns_and_exits_1_as_the_batch_run_doe
     assert!(streamed.stdout.is_empty(), "{streamed:#?}");
     assert!(streamed.stderr.contains("warning"), "{streamed:#?}");
     assert_eq!(streamed.stderr, batch.stderr);
+}
+
+#[test]
+fn without_stream_a_log_in_ndjson_is_written_by_the_batch_run() {
+    let log = root().join("fixtures/kafka/ak4_java_max_poll.server.log");
+    let mut opts = options(&[log], Format::Ndjson);
+    assert!(kgtrace::watch::settled::applies(&opts));
+    opts.stream = false;
+    assert!(!kgtrace::watch::settled::applies(&opts));
 }

@@ -59,7 +59,9 @@ pub fn file_len(path: &Path) -> u64 {
 /// written.
 fn written(paths: &[&Path], view: View) -> Work {
     let inputs = paths.iter().map(|p| p.to_path_buf()).collect();
-    let opts = Options::analyse(inputs, view, Format::Ndjson);
+    let mut opts = Options::analyse(inputs, view, Format::Ndjson);
+    // `rebalances` of a log written as records settle is asked for.
+    opts.stream = view == View::Rebalances;
     let render = RenderOptions {
         color: false,
         width: None,
