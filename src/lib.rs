@@ -72,10 +72,11 @@
 //!   [`unmatched`] says which filter left nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads (several files merged in
 //!   time order), the streaming engine (memory bounded by its windows),
-//!   `tail -F` following, Ctrl-C; and [`watch::settled`], `rebalances` of
-//!   log files in `ndjson` or `csv` through the same engine, each record
-//!   written once final and every earlier one is (memory bounded by the
-//!   windows, not the logs):
+//!   `tail -F` following, Ctrl-C; and [`watch::settled`], `rebalances
+//!   --stream` of log files in `ndjson` or `csv` through the same engine,
+//!   each record written once final and every earlier one is (memory
+//!   bounded by the windows, not the logs; asked for, since a group silent
+//!   longer than a window comes back without its history):
 //!
 //! ```text
 //! log files ─ reader threads ─ Tap ─▶ Flow ─ channel ─▶ watch::engine (rebuilt every 15 min of log time) ─ final records ─ in start order ─ render::RebalanceRows ─▶ io::Write
