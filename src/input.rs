@@ -580,7 +580,7 @@ pub const MAX_PARTS: usize = 64;
 /// Whether `path` is a regular file that opens as a log (compressed or
 /// not): not standard input, a FIFO, a directory or a capture; unreadable:
 /// no (its reading says why).
-pub fn is_log_file(path: &Path, opts: &ReadOptions) -> bool {
+fn is_log_file(path: &Path, opts: &ReadOptions) -> bool {
     path.as_os_str() != "-"
         && std::fs::metadata(path).is_ok_and(|m| m.is_file())
         && File::open(path)

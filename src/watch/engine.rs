@@ -392,17 +392,18 @@ impl Engine {
         }
         // A round still open after a record of its start (the group's
         // stretches of two protocols) comes after it, as in its group; two
-        // open of one start, in their group's order.
-        let mut open_before: BTreeMap<(Timestamp, String), u32> = BTreeMap::new();
+        // open of one start, in their group's order (the rounds come group
+        // by group).
+        let (mut group, mut places) = (String::new(), Places::default());
         for o in unfinished {
             let Output::Unfinished(record) = o else {
                 continue;
             };
-            let before = open_before
-                .entry((record.started_at, record.group.clone()))
-                .or_default();
-            let nth = u32::MAX / 2 + *before;
-            *before += 1;
+            if record.group != group {
+                group.clone_from(&record.group);
+                places = Places::default();
+            }
+            let nth = u32::MAX / 2 + places.of(record.started_at).1;
             last.push(Settled { record, nth });
         }
         last
@@ -1107,28 +1108,16 @@ fn rebuild(
 }
 
 /// Hands out each record's [`Place`] as a rebuild gives its group's
-/// records in order.
+/// records in order: how many of that start it gave before.
 #[derive(Default)]
-struct Places {
-    last: Option<Timestamp>,
-    nth: u32,
-    seen: Vec<Timestamp>,
-}
+struct Places(BTreeMap<Timestamp, u32>);
 
 impl Places {
     fn of(&mut self, start: Timestamp) -> Place {
-        if self.last == Some(start) {
-            self.nth += 1;
-        } else if self.seen.contains(&start) {
-            // Records of one start apart in the list (rare): counted over
-            // the whole list.
-            self.nth = self.seen.iter().filter(|s| **s == start).count() as u32;
-        } else {
-            self.nth = 0;
-        }
-        self.seen.push(start);
-        self.last = Some(start);
-        Place(start, self.nth)
+        let before = self.0.entry(start).or_default();
+        let place = Place(start, *before);
+        *before += 1;
+        place
     }
 }
 

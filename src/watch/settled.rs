@@ -1,9 +1,13 @@
 //! `rebalances` of logs, each record written once it is final.
 //!
-//! Takes: the options of a `rebalances` run whose inputs are all log files
-//! ([`applies`]) in a format that writes one record per row. Gives: its records, in the order `rebalances` sorts them (start, then
-//! group), each handed to the writer once no record still to come can sort
-//! before it; then the inputs' accounting and the diagnostics.
+//! Takes: the options of a `rebalances --stream` run whose inputs are log
+//! files or directories of them ([`applies`]) in a format that writes one
+//! record per row. Gives: its records, in the order `rebalances` sorts them
+//! (start, then group), each handed to the writer once no record still to
+//! come can sort before it; then the inputs' accounting and the
+//! diagnostics. Asked for, not the default: a group silent for longer than
+//! the engine's windows comes back to them without its history
+//! ([`applies`]).
 //!
 //! The batch run keeps every event of every group to the end, then every
 //! record, then sorts them: a rebalance-dense gigabyte of `server.log`
@@ -206,14 +210,13 @@ struct InStartOrder {
     waiting: BTreeMap<(Timestamp, String, u32), Rebalance>,
     /// Records handed on so far.
     written: u64,
-    /// The last record handed on, and how many final records came after
-    /// it though they sort before it (none while the engine's bound
-    /// holds: each is written when it comes, and said).
-    last: Option<(Timestamp, String, u32)>,
+    /// How many final records came after a record handed on though they
+    /// sort before it (none while the engine's bound holds: each is written
+    /// when it comes, and said).
     late: u64,
     first_late: Option<(Timestamp, String)>,
-    /// Every record handed on, for a batch run finishing a log that went
-    /// back ([`WentBack`]).
+    /// Every record handed on (the last one whole), for a batch run
+    /// finishing a log that went back ([`WentBack`]).
     done: Written,
 }
 
@@ -221,7 +224,7 @@ impl InStartOrder {
     fn add(&mut self, settled: Vec<Settled>) {
         for s in settled {
             let key = (s.record.started_at, s.record.group.clone(), s.nth);
-            if self.last.as_ref().is_some_and(|last| key < *last) {
+            if self.done.last.as_ref().is_some_and(|last| key < *last) {
                 self.late += 1;
                 self.first_late
                     .get_or_insert((s.record.started_at, s.record.group.clone()));
@@ -252,10 +255,8 @@ impl InStartOrder {
             }
             self.written += 1;
             let (key, record) = entry.remove_entry();
-            self.done.add(&key);
-            let going_on = write(&record);
-            self.last = Some(key);
-            if !going_on {
+            self.done.add(key);
+            if !write(&record) {
                 return false;
             }
         }
@@ -273,9 +274,9 @@ struct Written {
 }
 
 impl Written {
-    fn add(&mut self, key: &(Timestamp, String, u32)) {
-        self.keys.insert(self.hasher.hash_one(key));
-        self.last = Some(key.clone());
+    fn add(&mut self, key: (Timestamp, String, u32)) {
+        self.keys.insert(self.hasher.hash_one(&key));
+        self.last = Some(key);
     }
 
     fn has(&self, key: &(Timestamp, String, u32)) -> bool {
@@ -305,14 +306,13 @@ fn went_back(flow: &Flow, newest: Timestamp) -> Option<WentBack> {
 /// Finishes a run whose log went back ([`WentBack`]): hands on, in the
 /// batch run's order, every record of `batch` (the batch run's records of
 /// the whole input, filtered) not written yet, and says what happened.
-/// Gives how many were handed on.
 pub fn finish_from_batch(
     back: WentBack,
     batch: &[Rebalance],
     diags: &mut Diagnostics,
     mut write: impl FnMut(&Rebalance) -> bool,
-) -> u64 {
-    let (mut handed, mut late) = (0u64, 0u64);
+) {
+    let mut late = 0u64;
     let mut previous: Option<(Timestamp, &str)> = None;
     let mut nth = 0u32;
     for r in batch {
@@ -324,14 +324,13 @@ pub fn finish_from_batch(
             continue;
         }
         late += u64::from(back.written.last.as_ref().is_some_and(|last| key < *last));
-        handed += 1;
         if !write(r) {
             break;
         }
     }
     if back.written.keys.is_empty() {
         // Nothing was written from the stream: the rows are the batch run's.
-        return handed;
+        return;
     }
     let line = back.line.map_or(String::new(), |l| format!(" line {l}"));
     let detail = format!(
@@ -344,5 +343,4 @@ pub fn finish_from_batch(
         back.written.keys.len(),
     );
     diags.add(DiagnosticKind::RowOrder, "rows", "order", detail);
-    handed
 }
