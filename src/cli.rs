@@ -122,7 +122,7 @@ pub struct Common {
     /// Print only the number of matching rows.
     #[arg(short = 'c', long)]
     pub count: bool,
-    /// rebalances of log files in ndjson or csv: write each record once it is final (ten minutes of log time after its round), in memory that follows the last half hour of the logs instead of their length. A group silent in the logs for longer than 15 minutes, or a round still open across such a silence, may be told without its earlier history: without --stream every line is held and the records are exact.
+    /// rebalances of log files in ndjson or csv: write each record once it is final (ten minutes of log time after its round), in memory that follows the last half hour of the logs instead of their length. A group silent in the logs for longer than 15 minutes keeps only what its next rounds are judged from, not its whole history (a member id used again after the silence can be told otherwise): without --stream every line is held and the records are exact.
     #[arg(long)]
     pub stream: bool,
     /// Output format [default: table; for report: markdown].

@@ -76,7 +76,8 @@
 //!   --stream` of log files in `ndjson` or `csv` through the same engine,
 //!   each record written once final and every earlier one is (memory
 //!   bounded by the windows, not the logs; asked for, since a group silent
-//!   longer than a window comes back without its history):
+//!   longer than a window comes back with only what its next rounds are
+//!   judged from):
 //!
 //! ```text
 //! log files ─ reader threads ─ Tap ─▶ Flow ─ channel ─▶ watch::engine (rebuilt every 15 min of log time) ─ final records ─ in start order ─ render::RebalanceRows ─▶ io::Write

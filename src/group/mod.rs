@@ -35,7 +35,7 @@ const STORM_COUNT: usize = 5;
 /// ... within this window (ns). Netdata's guide calls more than two or three
 /// an hour unstable; five in ten minutes is a loop or a rolling restart
 /// without static membership, not bad luck.
-const STORM_WINDOW_NS: i64 = 10 * 60 * 1_000_000_000;
+pub(crate) const STORM_WINDOW_NS: i64 = 10 * 60 * 1_000_000_000;
 /// A round starting this soon after the previous one completed, in a
 /// cooperative group, is KIP-429's follow-up round.
 const FOLLOW_UP_NS: i64 = 5_000_000_000;
@@ -729,6 +729,32 @@ fn mark_storms(rebalances: &mut [Rebalance]) {
         let t = r.started_at.0;
         // Equal starts are all inside or all outside every window.
         let i = starts.partition_point(|&s| s < t);
+        r.storm = stormy.get(i).copied().unwrap_or(false);
+    }
+}
+
+/// Marks the storms of the records starting at or after `from` (in start
+/// order) as [`mark_storms`] marks a whole history, counting `earlier`
+/// besides them: the sorted starts, before `from`, of the unexpected
+/// rounds no longer among the records (the streaming engine's windows
+/// rebuild a group's recent rounds only; the rounds before them are
+/// final, and a storm may span both).
+pub(crate) fn mark_storms_after(
+    rebalances: &mut [Rebalance],
+    earlier: &[Timestamp],
+    from: Timestamp,
+) {
+    let later = |r: &&mut Rebalance| !r.expected && r.started_at >= from;
+    let mut starts: Vec<i64> = earlier
+        .iter()
+        .map(|t| t.0)
+        .filter(|t| *t < from.0)
+        .collect();
+    starts.extend(rebalances.iter_mut().filter(later).map(|r| r.started_at.0));
+    starts.sort_unstable();
+    let stormy = stormy_starts(&starts);
+    for r in rebalances.iter_mut().filter(later) {
+        let i = starts.partition_point(|&s| s < r.started_at.0);
         r.storm = stormy.get(i).copied().unwrap_or(false);
     }
 }

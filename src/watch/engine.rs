@@ -23,10 +23,11 @@
 //!   stage reads it, trimmed as the events are), plus
 //!   the span of the group's last completed round (who was a member, with
 //!   what assignment: what the next round is compared with) and of every
-//!   round that may still be revised, of the round each of their members
-//!   last joined in (the JoinGroup its timeouts come from: at most one
-//!   round per member) and of any round still open; events in between are
-//!   dropped;
+//!   round that may still be revised or is still open, of the round each
+//!   of their members last joined in (the JoinGroup its timeouts come
+//!   from: at most one round per member) ([`kept_spans`]); events in
+//!   between are dropped; the starts of the unexpected rounds of the last
+//!   ten minutes before them (what a storm is counted from);
 //! - the data path: each Fetch folded as it arrives into its client's
 //!   per-partition positions and watermarks (what the stops stage looks
 //!   up, [`ClientFolder`]; the events are not kept), of the last
@@ -173,6 +174,11 @@ struct Window {
     /// Start times of rounds the filter turned away, each counted once in
     /// [`Engine::unmatched`]; trimmed with the events.
     rejected: BTreeSet<Timestamp>,
+    /// The sorted starts of its unexpected rounds (`Rebalance::expected`
+    /// false), as last rebuilt while they could still be told, back to the
+    /// storm window before the earliest round still to tell
+    /// ([`Window::storms`]).
+    unexpected: Vec<Timestamp>,
     /// Its newest event.
     newest: Timestamp,
     /// Events before this time have been through [`Window::thin`], which
@@ -764,7 +770,13 @@ impl Window {
     /// With no `out` (the records are kept as they settle, nothing is
     /// told), a record rebuilt replaces the one held, neither copied nor
     /// rendered to be compared.
-    fn tell(&mut self, rebalances: Vec<Rebalance>, select: Select, out: Option<&mut Vec<Output>>) {
+    fn tell(
+        &mut self,
+        mut rebalances: Vec<Rebalance>,
+        select: Select,
+        out: Option<&mut Vec<Output>>,
+    ) {
+        self.storms(&mut rebalances);
         let telling = out.is_some();
         let mut untold = Vec::new();
         let out = out.unwrap_or(&mut untold);
@@ -827,6 +839,28 @@ impl Window {
                 out.push(Output::Withdrawn(r));
             }
         }
+    }
+
+    /// Marks the storms of the rebuilt records still to tell (from the
+    /// earliest told or `final_before`, whichever is earlier) as the batch
+    /// run marks them over the group's whole history: with the rounds of
+    /// the ten minutes before them that have become final. Those rounds'
+    /// events have left the window (a round still open when its group
+    /// fell silent is told maybe an hour later, and the storm it closed
+    /// was gone from the window: told as no storm), but their starts are
+    /// kept, as rebuilt while they could still be told.
+    fn storms(&mut self, rebalances: &mut [Rebalance]) {
+        let told_from = self.told.keys().next().map(|p| p.0);
+        let from = told_from.map_or(self.final_before, |t| t.min(self.final_before));
+        let back = from.offset_by(-crate::group::STORM_WINDOW_NS);
+        self.unexpected.retain(|s| *s < from && *s >= back);
+        crate::group::mark_storms_after(rebalances, &self.unexpected, from);
+        let rebuilt = rebalances
+            .iter()
+            .filter(|r| !r.expected && r.started_at >= from)
+            .map(|r| r.started_at);
+        self.unexpected.extend(rebuilt);
+        self.unexpected.sort_unstable();
     }
 
     /// Records past their hindsight become final: forgotten, and nothing
@@ -932,7 +966,7 @@ impl Window {
         let told_from = self.told.keys().next().map_or(cut, |p| p.0);
         let keep_from = cut.min(open).min(told_from);
         let kept = &self.kept;
-        let keep = |t: Timestamp| t >= keep_from || kept.iter().any(|(a, b)| t >= *a && t <= *b);
+        let keep = |t: Timestamp| t >= keep_from || within(kept, t);
         let (commits, folded) = last_commits(&self.events, &self.commits, keep_from);
         self.events
             .retain(|e| keep(e.ts) || commit_exchange(e).is_some_and(|x| commits.contains(&x)));
@@ -1033,59 +1067,103 @@ fn last_commits(
     (out, kept)
 }
 
-/// The rounds a window keeps past its retention: the last completed one
-/// (who was a member, with what assignment: what the next round is compared
-/// with), every completed round that may still be revised (started at or
-/// after `final_before`), the completed round before each of these (whose
-/// assignments its members held going in) and, for each member such a
-/// round began with, the latest round that member joined in. That JoinGroup
-/// carries the member's session and rebalance timeouts, by which its later
-/// removal is judged (a member that joined an hour before it went silent is
-/// judged by them as the batch run judges it); a span starts at the
-/// earliest JoinGroup request of its round, which may precede the round's
-/// start. At most two spans per revisable round and one per member.
+/// The rounds a window keeps past its retention, as spans of event time,
+/// sorted and disjoint. A round is still to be told when it is open or may
+/// be revised (it started at or after `final_before`); for each such round
+/// and for the last completed one (who was a member, with what assignment:
+/// what the next round is compared with) the window keeps:
+/// - the round itself (an open one is kept whole by [`Window::trim`]);
+/// - the completed round before it, up to its start (the assignments its
+///   members held going in, `members_before`; the generation it starts
+///   from);
+/// - for each member it began with, the latest round that member joined
+///   in. That JoinGroup carries the member's session and rebalance
+///   timeouts, by which its later removal is judged (a member that joined
+///   an hour before it went silent is judged by them as the batch run
+///   judges it).
+///
+/// (Whether a round is part of a storm is counted from the rounds of the
+/// ten minutes before it: not from their events, from their starts,
+/// [`Window::storms`].)
+///
+/// A span starts at the earliest JoinGroup request of its round, which may
+/// precede the round's start, and ends at its completion or, for a round
+/// superseded, where the next round starts.
 fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timestamp, Timestamp)> {
-    let done: Vec<&Rebalance> = rebalances
-        .iter()
-        .filter(|r| r.status != "in_progress")
-        .collect();
+    let open = |r: &Rebalance| r.status == "in_progress";
+    // A round that never completed (superseded) ends where the next one
+    // begins. Its events after its start (a KIP-848 round's epoch bumps and
+    // target assignments, a classic round's JoinGroups) are what keep it a
+    // round of its own once the events before it are gone: kept only up to
+    // its start, it was merged into the round after it on the next
+    // rebuild, and that round, now starting before `final_before`, was
+    // never told (a KIP-848 round still open when its group fell silent
+    // for longer than the window).
     let span = |r: &Rebalance| {
         let from = r
             .joins
             .iter()
             .map(|j| j.requested_at)
             .fold(r.started_at, Timestamp::min);
-        (from, r.completed_at.unwrap_or(r.started_at))
+        // The records come in start order.
+        let after = rebalances.partition_point(|n| n.started_at <= r.started_at);
+        let next = rebalances.get(after).map(|n| n.started_at);
+        (from, r.completed_at.or(next).unwrap_or(r.started_at))
     };
+    let last_done = rebalances.iter().rposition(|r| !open(r));
+    let to_tell =
+        |i: usize, r: &Rebalance| open(r) || r.started_at >= final_before || Some(i) == last_done;
     let mut spans = Vec::new();
-    let mut add = |s: (Timestamp, Timestamp)| {
-        if !spans.contains(&s) {
-            spans.push(s);
+    // The last completed round before the one looked at.
+    let mut done_before: Option<usize> = None;
+    for (i, r) in rebalances.iter().enumerate() {
+        let before = done_before;
+        if !open(r) {
+            done_before = Some(i);
         }
-    };
-    for (i, r) in done.iter().enumerate() {
-        let last = i + 1 == done.len();
-        if r.started_at < final_before && !last {
+        if !to_tell(i, r) {
             continue;
         }
-        add(span(r));
-        // The round before it: its SyncGroup answers are the assignments
-        // this round's members held before it (`members_before`). Once it
-        // left the window, a revision of this round lost them.
-        if let Some(before) = i.checked_sub(1).map(|b| done[b]) {
-            add(span(before));
+        if !open(r) {
+            spans.push(span(r));
+        }
+        // The completed round before it, and everything since: the lines
+        // after a round and before the next (a generation stabilized, a
+        // member's join) are what the next is told from (its
+        // `previous_generation`, its members).
+        if let Some(b) = before {
+            let (from, to) = span(&rebalances[b]);
+            spans.push((from, to.max(r.started_at)));
         }
         for m in &r.members_before {
-            let joined = done[..=i]
+            let joined = rebalances[..=i]
                 .iter()
-                .rev()
-                .find(|j| j.joins.iter().any(|j| j.member_id == m.member_id));
+                .rposition(|j| j.joins.iter().any(|j| j.member_id == m.member_id));
             if let Some(j) = joined {
-                add(span(j));
+                spans.push(span(&rebalances[j]));
             }
         }
     }
-    spans
+    disjoint(spans)
+}
+
+/// `spans` sorted, those that overlap or touch joined into one.
+fn disjoint(mut spans: Vec<(Timestamp, Timestamp)>) -> Vec<(Timestamp, Timestamp)> {
+    spans.sort_unstable();
+    let mut out: Vec<(Timestamp, Timestamp)> = Vec::with_capacity(spans.len());
+    for (a, b) in spans {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// Whether `t` lies in one of `spans` ([`disjoint`]).
+fn within(spans: &[(Timestamp, Timestamp)], t: Timestamp) -> bool {
+    let i = spans.partition_point(|(a, _)| *a <= t);
+    i > 0 && t <= spans[i - 1].1
 }
 
 /// Group `g`'s records rebuilt from its window `w` alone, with the data
@@ -1344,13 +1422,73 @@ mod tests {
     #[test]
     fn a_revisable_round_keeps_the_round_before_it_whose_assignments_it_began_with() {
         let s = |a: i64, b: i64| (Timestamp(a * SECOND_NS), Timestamp(b * SECOND_NS));
-        let rounds = [round(0, 2), round(10, 12), round(100, 103)];
-        // Only the last round may still be revised.
-        let kept = kept_spans(&rounds, Timestamp(50 * SECOND_NS));
-        assert_eq!(kept, vec![s(100, 103), s(10, 12)]);
-        // All may: each with the one before it, once.
+        let rounds = [round(0, 2), round(1000, 1002), round(3000, 3003)];
+        // Only the last round may still be revised: it, and the round
+        // before it up to its start.
+        let kept = kept_spans(&rounds, Timestamp(2000 * SECOND_NS));
+        assert_eq!(kept, vec![s(1000, 3003)]);
+        // All may: each with the one before it.
         let kept = kept_spans(&rounds, Timestamp(0));
-        assert_eq!(kept, vec![s(0, 2), s(10, 12), s(100, 103)]);
+        assert_eq!(kept, vec![s(0, 3003)]);
+    }
+
+    #[test]
+    fn a_superseded_round_is_kept_up_to_the_start_of_the_round_after_it() {
+        let s = |a: i64, b: i64| (Timestamp(a * SECOND_NS), Timestamp(b * SECOND_NS));
+        // m joined in a round superseded at 200 s; the round at 5000 s,
+        // the one to tell, began with m.
+        let joined = Rebalance {
+            status: "superseded".into(),
+            completed_at: None,
+            joins: vec![crate::report::MemberJoin {
+                member_id: "m".into(),
+                requested_at: Timestamp(100 * SECOND_NS),
+                ..Default::default()
+            }],
+            ..round(100, 0)
+        };
+        let told = Rebalance {
+            members_before: vec![crate::report::MemberSummary {
+                member_id: "m".into(),
+                ..Default::default()
+            }],
+            ..round(5000, 5002)
+        };
+        let rounds = [joined, round(200, 202), told];
+        let kept = kept_spans(&rounds, Timestamp(4000 * SECOND_NS));
+        // Not (100, 100): what followed its start made it a round.
+        assert_eq!(kept, vec![s(100, 5002)]);
+    }
+
+    #[test]
+    fn a_storm_is_counted_with_the_final_rounds_whose_events_left_the_window() {
+        let at = |s: i64| Timestamp(s * SECOND_NS);
+        let mut w = Window::default();
+        // Five unexpected rounds within ten minutes: a storm.
+        let mut rounds: Vec<Rebalance> = (0..5).map(|i| round(100 * i, 100 * i + 2)).collect();
+        w.storms(&mut rounds);
+        assert!(rounds.iter().all(|r| r.storm));
+        // The first four became final and left the window; a fifth round
+        // after them, rebuilt alone, is still one of that storm (and of a
+        // storm of five with the rounds at 100–400 s).
+        w.final_before = at(403);
+        let mut rebuilt = vec![round(500, 502)];
+        w.storms(&mut rebuilt);
+        assert!(rebuilt[0].storm);
+        // Without what was kept of them, it was told as none.
+        let mut alone = vec![round(500, 502)];
+        let mut fresh = Window {
+            final_before: at(403),
+            ..Window::default()
+        };
+        fresh.storms(&mut alone);
+        assert!(!alone[0].storm);
+        // Ten minutes on, the old rounds count no more.
+        w.final_before = at(1101);
+        let mut later = vec![round(1110, 1112)];
+        w.storms(&mut later);
+        assert!(!later[0].storm);
+        assert_eq!(w.unexpected, vec![at(1110)]);
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! record per row. Gives: its records, in the order `rebalances` sorts them
 //! (start, then group), each handed to the writer once no record still to
 //! come can sort before it; then the inputs' accounting and the
-//! diagnostics. Asked for, not the default: a group silent for longer than
-//! the engine's windows comes back to them without its history
-//! ([`applies`]).
+//! diagnostics. Asked for, not the default: the engine's windows carry a
+//! group across a silence longer than them only what its next rounds are
+//! judged from, not its whole history ([`applies`]).
 //!
 //! The batch run keeps every event of every group to the end, then every
 //! record, then sorts them: a rebalance-dense gigabyte of `server.log`
@@ -58,11 +58,12 @@ const EVERY_NS: i64 = super::engine::RETAIN_NS;
 /// 0.28-0.29 s batch, 0.45-0.53 s here).
 ///
 /// Asked for, not chosen: the engine's windows hold 15 minutes of a
-/// group. A group silent longer than that (a stable group logs nothing for
-/// hours) comes back to a window without its history, and a KIP-848 round
-/// still open across the silence is lost (a fixture log repeated an hour
-/// later: 6 records against the batch run's 7). The batch run holds every
-/// line.
+/// group, and across a longer silence (a stable group logs nothing for
+/// hours) only what its next rounds are judged from (the round before
+/// them and what followed it, its members' joins, the starts of a storm's
+/// rounds). A group that comes back with a member id it used before, or
+/// with KIP-848 epochs that went back, can be told otherwise than by the
+/// batch run, which holds every line.
 pub fn applies(opts: &Options) -> bool {
     opts.stream
         && matches!(opts.command, Command::Analyse)
