@@ -147,6 +147,12 @@ pub struct Collected {
     /// machine's shared by the inputs read at once; 0 or 1 reads it in one
     /// pass.
     pub log_cores: usize,
+    /// A log read while this is set ends there, as at its end: a streaming
+    /// run that takes no more events (`rebalances --stream` gone back to
+    /// the batch run, which reads the inputs again, or its output closed)
+    /// stops its readers instead of leaving them to read every file to the
+    /// end on the cores the rest of the run needs.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Collected {
@@ -1005,6 +1011,26 @@ fn note_bomb(bomb: Option<&AtomicBool>, source: &str, out: &mut Collected) {
 
 /// Removes NUL bytes (a copytruncate's or a crash's hole in a log),
 /// counting them.
+/// A reader that ends (reads 0 bytes) once `stop` is set
+/// ([`Collected::stop`]).
+struct UntilStopped<R> {
+    inner: R,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl<R: Read> Read for UntilStopped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            return Ok(0);
+        }
+        self.inner.read(buf)
+    }
+}
+
 struct NulSkipping<R> {
     inner: R,
     skipped: u64,
@@ -1063,7 +1089,11 @@ fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut 
     let read_as = opened.read_as();
     let foreign = logs::foreign_log(&opened.head);
     let bomb = opened.bomb.clone();
-    let mut nuls = NulSkipping::new(opened.reader);
+    let reader = UntilStopped {
+        inner: opened.reader,
+        stop: out.stop.clone(),
+    };
+    let mut nuls = NulSkipping::new(reader);
     let mut events = Vec::new();
     let mut seen = SeenEvents::default();
     let streaming = out.streaming();
@@ -1885,6 +1915,39 @@ mod tests {
             out.diagnostics,
             serde_json::to_string(&out.inputs).unwrap()
         )
+    }
+
+    #[test]
+    fn a_log_streamed_to_a_run_that_stopped_taking_events_is_read_no_further() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.log");
+        let mut text = Vec::new();
+        logs::synth::write_synthetic_log(&mut text, 4 << 20, 5).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let unit = plan(&path, &mut Seen::default()).unwrap();
+        // Events handed on, with the flag set after the first (as a
+        // streaming run sets it when it no longer takes them) or never.
+        let read = |stop_after_first: bool| {
+            let stop = Arc::new(AtomicBool::new(false));
+            let taken = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let (flag, count) = (stop.clone(), taken.clone());
+            let mut out = Collected {
+                tap: Some(Tap(Box::new(move |flow| {
+                    if let Flow::Logged(evs) = flow {
+                        count.fetch_add(evs.len() as u64, Ordering::Relaxed);
+                        flag.store(stop_after_first, Ordering::Relaxed);
+                    }
+                }))),
+                stop: Some(stop),
+                ..Collected::default()
+            };
+            read_unit(&unit, &ReadOptions::default(), false, true, &mut out).unwrap();
+            taken.load(Ordering::Relaxed)
+        };
+        let (all, stopped) = (read(false), read(true));
+        assert!(all > 5_000, "{all}");
+        // The rest of the buffer already read, then nothing.
+        assert!(stopped * 20 < all, "{stopped} of {all}");
     }
 
     #[test]

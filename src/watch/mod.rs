@@ -189,20 +189,20 @@ pub(crate) fn start_readers_at(
         .collect();
     for unit in piped {
         readers += 1;
-        spawn_reader(Reading::Planned(unit), opts, tx.clone(), Pace::Live);
+        spawn_reader(Reading::Planned(unit), opts, tx.clone(), Pace::Live, &stop);
     }
     readers += files.len();
     if files.len() == 1 {
         files
             .into_iter()
-            .for_each(|unit| spawn_reader(Reading::Planned(unit), opts, tx.clone(), pace));
+            .for_each(|unit| spawn_reader(Reading::Planned(unit), opts, tx.clone(), pace, &stop));
     } else if files.len() > 1 {
         let each: Vec<(PathBuf, Receiver<Message>)> = files
             .into_iter()
             .map(|unit| {
                 let (one, from_one) = sync_channel::<Message>(CHANNEL);
                 let path = unit.path().to_path_buf();
-                spawn_reader(Reading::Planned(unit), opts, one, Pace::Live);
+                spawn_reader(Reading::Planned(unit), opts, one, Pace::Live, &stop);
                 (path, from_one)
             })
             .collect();
@@ -216,6 +216,7 @@ pub(crate) fn start_readers_at(
             opts,
             tx.clone(),
             Pace::Live,
+            &stop,
         );
     }
     Ok((rx, readers))
@@ -231,7 +232,14 @@ enum Reading {
 
 /// Reads one input on a thread of its own, sending events as they are
 /// read, then its end.
-fn spawn_reader(reading: Reading, opts: &Options, tx: SyncSender<Message>, pace: Pace) {
+fn spawn_reader(
+    reading: Reading,
+    opts: &Options,
+    tx: SyncSender<Message>,
+    pace: Pace,
+    stop: &Arc<AtomicBool>,
+) {
+    let stop = stop.clone();
     let read = opts.read.clone();
     let quiet = true;
     std::thread::spawn(move || {
@@ -239,7 +247,8 @@ fn spawn_reader(reading: Reading, opts: &Options, tx: SyncSender<Message>, pace:
         let mut gathered: Vec<crate::event::GroupEvent> = Vec::new();
         let mut collected = Collected {
             tap: Some(Tap(Box::new(move |flow| {
-                // The engine gone (a stop) is the end of this reader too.
+                // The engine gone: the sends fail, and the stop flag set
+                // with it ends the log being read (`Collected::stop`).
                 let send = |flow| {
                     let _ = flows.send(Message::Flow(flow));
                 };
@@ -260,6 +269,7 @@ fn spawn_reader(reading: Reading, opts: &Options, tx: SyncSender<Message>, pace:
                     }
                 }
             }))),
+            stop: Some(stop),
             ..Collected::default()
         };
         let result = match reading {
