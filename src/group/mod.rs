@@ -733,12 +733,12 @@ fn mark_storms(rebalances: &mut [Rebalance]) {
     }
 }
 
-/// Marks the storms of the records starting at or after `from` (in start
-/// order) as [`mark_storms`] marks a whole history, counting `earlier`
-/// besides them: the sorted starts, before `from`, of the unexpected
-/// rounds no longer among the records (the streaming engine's windows
-/// rebuild a group's recent rounds only; the rounds before them are
-/// final, and a storm may span both).
+/// Marks the storms of the records starting at or after `from` as
+/// [`mark_storms`] marks a whole history, counting `earlier` besides them:
+/// the starts, before `from`, of the unexpected rounds no longer among the
+/// records (the streaming engine's windows rebuild a group's recent
+/// rounds only; the rounds before them are final, and a storm may span
+/// both).
 pub(crate) fn mark_storms_after(
     rebalances: &mut [Rebalance],
     earlier: &[Timestamp],
