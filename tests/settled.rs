@@ -363,7 +363,7 @@ fn new_member_ids(text: &str, by: usize) -> String {
 /// them, `others` more copies, each under group names of its own (`f{k}`)
 /// and 150 s after the one before: groups that come once, as on a busy
 /// broker, whose lines move the log on. One log in time order.
-fn repeated_after_silence(dir: &Path, copies: &[i64], others: usize) -> PathBuf {
+pub(crate) fn repeated_after_silence(dir: &Path, copies: &[i64], others: usize) -> PathBuf {
     let start = chrono::NaiveDate::from_ymd_opt(2024, 3, 1)
         .and_then(|d| d.and_hms_opt(0, 1, 0))
         .expect("date");

@@ -1026,3 +1026,20 @@ fn two_records_of_one_start_are_not_told_as_revised_at_every_rebuild() {
         unchanged.first()
     );
 }
+
+#[test]
+fn groups_silent_for_longer_than_the_windows_end_with_the_records_rebalances_lists() {
+    // The logs of `settled`'s silence tests (every fixture broker log played
+    // again after half an hour, with rounds open across the silence and a
+    // storm closed by a group's return), through the engine judging after
+    // every flow as `watch` does.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (copies, others) in [(&[0, 35, 70][..], 0), (&[0, 20, 50][..], 34)] {
+        let path = crate::settled::repeated_after_silence(dir.path(), copies, others);
+        let one = std::slice::from_ref(&path);
+        let want = batch_records(one);
+        let got = engine_records(one, Default::default());
+        assert_eq!(got.len(), want.len(), "copies at {copies:?} minutes");
+        assert!(got == want, "{}", first_difference(&got, &want));
+    }
+}
