@@ -1009,8 +1009,6 @@ fn note_bomb(bomb: Option<&AtomicBool>, source: &str, out: &mut Collected) {
     }
 }
 
-/// Removes NUL bytes (a copytruncate's or a crash's hole in a log),
-/// counting them.
 /// A reader that ends (reads 0 bytes) once `stop` is set
 /// ([`Collected::stop`]).
 struct UntilStopped<R> {
@@ -1031,6 +1029,8 @@ impl<R: Read> Read for UntilStopped<R> {
     }
 }
 
+/// Removes NUL bytes (a copytruncate's or a crash's hole in a log),
+/// counting them.
 struct NulSkipping<R> {
     inner: R,
     skipped: u64,

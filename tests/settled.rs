@@ -2,15 +2,16 @@
 //! run (issue 12 item 1).
 //!
 //! Takes: every log of `fixtures/kafka` alone, the failover scenario's
-//! three brokers' logs together, and a generated rebalance-dense log of
-//! about forty minutes (written to a temporary folder). Gives: a check
-//! that what `kgtrace::run` writes for `rebalances` in `ndjson` and `csv`
+//! three brokers' logs together, a generated rebalance-dense log of about
+//! forty minutes, and the fixture broker logs played again after half an
+//! hour of silence (written to a temporary folder). Gives: a check that
+//! what `kgtrace::run` writes for `rebalances` in `ndjson` and `csv`
 //! (records leaving the streaming engine as they become final, in start
 //! order) is byte for byte what the batch run renders from its whole
 //! report, with the same count and the same diagnostics (`--stream`:
-//! asked for, since a group silent in the logs longer than the engine's
-//! windows comes back without its history; without it the batch run
-//! writes every format).
+//! asked for, since across a silence longer than the engine's windows a
+//! group keeps only what its next rounds are judged from; without it the
+//! batch run writes every format).
 
 use std::path::{Path, PathBuf};
 
