@@ -15,7 +15,11 @@
 //! path), a window that holds everything a round's judgment looks at gives
 //! the batch record.
 //!
-//! Memory is bounded by these windows (the constants below):
+//! Memory is bounded by these windows (the constants below; a group whose
+//! members asked for a `max.poll.interval.ms` or `session.timeout.ms` longer
+//! than Kafka's defaults has its own, stretched to three times the longest
+//! for its events, twice for its hindsight, four times for the data path,
+//! up to [`MAX_PATIENCE_NS`]: [`Window::bounds`]):
 //! - per group, the events of the last [`RETAIN_NS`] of event time (less
 //!   the middle of each member's run of plain heartbeats, and of its run
 //!   of plain commits, once they are [`THIN_LAG_NS`] old, as `rebalances`
@@ -70,6 +74,15 @@ pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
 /// partition's stop ends with the first Fetch after the assignment. After
 /// it the record is final.
 pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
+
+/// The longest timeout a group's own requests stretch its window by
+/// ([`Window::patience_ns`], [`Window::bounds`]). Kafka bounds
+/// `session.timeout.ms` by the broker's `group.max.session.timeout.ms` (30
+/// minutes by default) but not `max.poll.interval.ms` (Kafka Streams once
+/// set it to `Integer.MAX_VALUE`): past an hour a group's window stays at
+/// three hours of events, and a judgement that looks further back can
+/// differ from `rebalances`.
+pub const MAX_PATIENCE_NS: i64 = 60 * 60 * SECOND_NS;
 
 /// How old a plain heartbeat or commit is (behind the newest event time)
 /// before [`Window::thin`] folds it. The fold takes events in the time line's
@@ -190,6 +203,11 @@ struct Window {
     /// (it looks a partition's last commit up at any time), and
     /// [`Window::trim`] trims them as it trims the events.
     commits: Vec<(Id, Commit)>,
+    /// The longest `max.poll.interval.ms` or `session.timeout.ms` its
+    /// members asked for (JoinGroup, ConsumerGroupHeartbeat), in
+    /// nanoseconds, at most [`MAX_PATIENCE_NS`]: what stretches its window
+    /// past the engine's ([`Window::bounds`]).
+    patience_ns: i64,
 }
 
 /// Where a capture event is in its window: its time, frame and input (the
@@ -544,6 +562,7 @@ impl Engine {
         w.dirty |= may_change_a_round(&ev);
         w.touched = true;
         w.newest = w.newest.max(ev.ts);
+        w.patience_ns = w.patience_ns.max(patience_of(&ev));
         // Events come almost in order: the place is found from the end.
         let key = order_key(&ev);
         let at = w
@@ -687,8 +706,7 @@ impl Engine {
     /// Drops what no later decision needs (the windows of the module
     /// documentation).
     fn trim(&mut self) {
-        let cut = self.newest.offset_by(-self.bounds.retain_ns);
-        let hindsight = self.bounds.hindsight_ns;
+        let bounds = self.bounds;
         let newest = self.newest;
         let before = self.groups.len();
         let (mut thinned, mut commits) = (0, 0);
@@ -705,8 +723,14 @@ impl Engine {
             self.thin_cut = thin_to;
         }
         let settled = &mut self.settled;
+        // The data path is kept as far back as the longest-reaching group
+        // needs (each group is rebuilt with its own clients' part of it).
+        let mut data_back = bounds.retain_ns;
         self.groups.retain(|_, w| {
-            let gone = w.settle(newest, hindsight);
+            let own = w.bounds(bounds);
+            let cut = newest.offset_by(-own.retain_ns);
+            data_back = data_back.max(w.data_retain_ns(bounds));
+            let gone = w.settle(newest, own.hindsight_ns);
             if let Some(kept) = settled.as_mut() {
                 kept.extend(gone);
             }
@@ -725,7 +749,8 @@ impl Engine {
         // Trimming shifts every list it shortens: done once the cut has moved
         // by a 64th of the window (14 s of 15 min), it costs about what it
         // drops, and the data path holds at most that much more.
-        if cut.0.saturating_sub(self.data_cut.0) >= self.bounds.retain_ns / 64 {
+        let cut = newest.offset_by(-data_back);
+        if cut.0.saturating_sub(self.data_cut.0) >= bounds.retain_ns / 64 {
             self.data.trim(cut);
             self.data_cut = cut;
         }
@@ -746,6 +771,37 @@ impl Engine {
 }
 
 impl Window {
+    /// The engine's `bounds`, stretched to this group's own timeouts (its
+    /// patience `p`, [`Window::patience_ns`]): records may change for `2p`
+    /// after they completed (a JoinGroup parked for up to the rebalance
+    /// timeout is seen only with its answer, and it can change the round
+    /// before it; a member that left on a poll timeout rejoins at its next
+    /// `poll()`, AbstractCoordinator.java `maybeLeaveGroup`), and events
+    /// are kept for `3p` (a record still changing looks back up to `p`
+    /// before its round: a silence of the session timeout, an idleness of
+    /// `max.poll.interval.ms`, `resolve::judge_leave`). With Kafka's
+    /// defaults (5 minutes, 45 seconds) these are the engine's bounds.
+    /// Measured with the engine's bounds cut to a second: every capture
+    /// fixture but a storm's then gives `rebalances`' records; stretched
+    /// less, more differ (`tests/watch.rs`,
+    /// `a_captured_groups_window_stretched_to_its_own_timeouts_...`).
+    fn bounds(&self, engine: Bounds) -> Bounds {
+        Bounds {
+            retain_ns: engine.retain_ns.max(3 * self.patience_ns),
+            hindsight_ns: engine.hindsight_ns.max(2 * self.patience_ns),
+            ..engine
+        }
+    }
+
+    /// How far back the data path must reach for this group: `4p` (see
+    /// [`Window::bounds`]). Round spans do not keep the data path, and a
+    /// partition's last Fetch before its stop comes up to the session
+    /// timeout before the round (a static member that expired), which lasts
+    /// up to the rebalance timeout, and the record may change for `2p` after.
+    fn data_retain_ns(&self, engine: Bounds) -> i64 {
+        engine.retain_ns.max(4 * self.patience_ns)
+    }
+
     /// Moves the events of log `source` by `delta` nanoseconds (its clock
     /// offset changed) and puts the window back in the time line's order.
     fn move_log(&mut self, source: &str, delta: i64) {
@@ -977,6 +1033,29 @@ impl Window {
         });
         self.rejected.retain(|s| keep(*s));
     }
+}
+
+/// The longest timeout `ev` asks the coordinator for, in nanoseconds (0
+/// for an event that asks none), at most [`MAX_PATIENCE_NS`]: a JoinGroup's
+/// `session_timeout_ms` and `rebalance_timeout_ms` (v1+; v0 used the
+/// session timeout for both, GroupCoordinator.scala `handleJoinGroup`), a
+/// ConsumerGroupHeartbeat's `rebalance_timeout_ms` (-1: unchanged; its
+/// session timeout is the broker's `group.consumer.session.timeout.ms`,
+/// not on the wire).
+fn patience_of(ev: &GroupEvent) -> i64 {
+    let ms = match &ev.kind {
+        EventKind::JoinGroupRequest {
+            session_timeout_ms,
+            rebalance_timeout_ms,
+            ..
+        } => (*session_timeout_ms).max(rebalance_timeout_ms.unwrap_or(0)),
+        EventKind::ConsumerGroupHeartbeatRequest {
+            rebalance_timeout_ms,
+            ..
+        } => *rebalance_timeout_ms,
+        _ => 0,
+    };
+    (i64::from(ms.max(0)) * 1_000_000).min(MAX_PATIENCE_NS)
 }
 
 /// An OffsetCommit request's or answer's exchange.
@@ -1489,6 +1568,262 @@ mod tests {
         w.storms(&mut later);
         assert!(!later[0].storm);
         assert_eq!(w.unexpected, vec![at(1110)]);
+    }
+
+    fn asking(kind: EventKind) -> GroupEvent {
+        GroupEvent {
+            ts: Timestamp(0),
+            group: Some("g".into()),
+            member_id: Some("m".into()),
+            group_instance_id: None,
+            generation_id: None,
+            client: Arc::new(ClientRef::default()),
+            kind,
+            evidence: Evidence {
+                source: Arc::from("t.pcap"),
+                at: Location::Frame { frame: 1 },
+            },
+            truncated: false,
+        }
+    }
+
+    fn join(session_ms: i32, rebalance_ms: Option<i32>) -> GroupEvent {
+        asking(EventKind::JoinGroupRequest {
+            exchange: 1,
+            session_timeout_ms: session_ms,
+            rebalance_timeout_ms: rebalance_ms,
+            protocol_type: "consumer".into(),
+            protocols: Vec::new(),
+            reason: None,
+            identity_cut: false,
+        })
+    }
+
+    #[test]
+    fn a_groups_patience_is_the_longest_timeout_its_members_ask_for_up_to_an_hour() {
+        let minutes = |m: i64| m * 60 * SECOND_NS;
+        // JoinGroup v0 has no rebalance timeout: the session timeout is both.
+        assert_eq!(patience_of(&join(30_000, None)), 30 * SECOND_NS);
+        assert_eq!(patience_of(&join(45_000, Some(300_000))), minutes(5));
+        assert_eq!(patience_of(&join(45_000, Some(i32::MAX))), MAX_PATIENCE_NS);
+        assert_eq!(patience_of(&join(-1, Some(-1))), 0);
+        let heartbeat = |rebalance_timeout_ms: i32| {
+            asking(EventKind::ConsumerGroupHeartbeatRequest {
+                exchange: 2,
+                member_epoch: 3,
+                rebalance_timeout_ms,
+                subscribed_topic_names: None,
+                server_assignor: None,
+                owned: None,
+                broker_offers: None,
+            })
+        };
+        // KIP-848: -1 is "unchanged", not a timeout.
+        assert_eq!(patience_of(&heartbeat(-1)), 0);
+        assert_eq!(patience_of(&heartbeat(600_000)), minutes(10));
+        assert_eq!(
+            patience_of(&asking(EventKind::HeartbeatRequest { exchange: 3 })),
+            0
+        );
+    }
+
+    #[test]
+    fn kafkas_default_timeouts_keep_the_engines_windows_and_longer_ones_stretch_them() {
+        let minutes = |m: i64| m * 60 * SECOND_NS;
+        let engine = Bounds::default();
+        let mut w = Window::default();
+        assert_eq!(w.bounds(engine).retain_ns, RETAIN_NS);
+        assert_eq!(w.bounds(engine).hindsight_ns, HINDSIGHT_NS);
+        // max.poll.interval.ms 5 min, session.timeout.ms 45 s.
+        w.patience_ns = patience_of(&join(45_000, Some(300_000)));
+        assert_eq!(w.bounds(engine).retain_ns, RETAIN_NS);
+        assert_eq!(w.bounds(engine).hindsight_ns, HINDSIGHT_NS);
+        assert_eq!(w.data_retain_ns(engine), minutes(20));
+        // max.poll.interval.ms raised to 30 min for slow processing.
+        w.patience_ns = patience_of(&join(45_000, Some(1_800_000)));
+        assert_eq!(w.bounds(engine).retain_ns, minutes(90));
+        assert_eq!(w.bounds(engine).hindsight_ns, minutes(60));
+        assert_eq!(w.data_retain_ns(engine), minutes(120));
+        assert_eq!(w.bounds(engine).thin_lag_ns, THIN_LAG_NS);
+    }
+
+    /// One classic group's traffic as a capture shows it, members `c1`/`m1`,
+    /// `c2`/`m2`, ... each asking for `timeout_ms` as both its session and
+    /// its rebalance timeout.
+    struct Traffic {
+        events: Vec<GroupEvent>,
+        exchange: u64,
+        timeout_ms: i32,
+    }
+
+    impl Traffic {
+        fn push(&mut self, ms: i64, n: u8, generation: Option<i32>, kind: EventKind) {
+            let frame = self.events.len() as u64 + 1;
+            self.events.push(GroupEvent {
+                ts: Timestamp(ms * 1_000_000),
+                group: Some("g1".into()),
+                member_id: Some(format!("m{n}").into()),
+                generation_id: generation,
+                client: Arc::new(ClientRef {
+                    client_id: Some(format!("c{n}")),
+                    address: Some(format!("10.0.0.{n}:40000")),
+                    ..ClientRef::default()
+                }),
+                evidence: Evidence {
+                    source: Arc::from("t.pcap"),
+                    at: Location::Frame { frame },
+                },
+                ..asking(kind)
+            });
+        }
+
+        /// A round of generation `generation` at `ms`: every member's
+        /// JoinGroup (the first one leads), then every SyncGroup.
+        fn round(&mut self, ms: i64, generation: i32, members: &[u8]) {
+            let all: Vec<crate::event::JoinedMember> = members
+                .iter()
+                .map(|n| crate::event::JoinedMember {
+                    member_id: format!("m{n}"),
+                    ..Default::default()
+                })
+                .collect();
+            for (i, n) in members.iter().enumerate() {
+                self.exchange += 1;
+                let exchange = self.exchange;
+                let joining = EventKind::JoinGroupRequest {
+                    exchange,
+                    session_timeout_ms: self.timeout_ms,
+                    rebalance_timeout_ms: Some(self.timeout_ms),
+                    protocol_type: "consumer".into(),
+                    protocols: Vec::new(),
+                    reason: None,
+                    identity_cut: false,
+                };
+                self.push(ms, *n, None, joining);
+                let joined = EventKind::JoinGroupResponse {
+                    exchange,
+                    error: None,
+                    protocol_name: Some("range".into()),
+                    leader: format!("m{}", members[0]),
+                    members: if i == 0 { all.clone() } else { Vec::new() },
+                    parked_ms: Some(100.0),
+                };
+                self.push(ms + 100, *n, Some(generation), joined);
+            }
+            for (i, n) in members.iter().enumerate() {
+                self.exchange += 1;
+                let exchange = self.exchange;
+                let syncing = EventKind::SyncGroupRequest {
+                    exchange,
+                    assignments: Vec::new(),
+                };
+                self.push(ms + 200, *n, Some(generation), syncing);
+                let partitions = if members.len() == 1 {
+                    vec![0, 1]
+                } else {
+                    vec![i as i32]
+                };
+                let synced = EventKind::SyncGroupResponse {
+                    exchange,
+                    error: None,
+                    assignment: vec![crate::event::TopicPartitions {
+                        topic: "orders".into(),
+                        partitions,
+                    }],
+                };
+                self.push(ms + 210, *n, Some(generation), synced);
+            }
+        }
+
+        fn heartbeat(&mut self, ms: i64, n: u8, generation: i32, error: Option<i16>) {
+            self.exchange += 1;
+            let exchange = self.exchange;
+            let beat = EventKind::HeartbeatRequest { exchange };
+            self.push(ms, n, Some(generation), beat);
+            let answer = EventKind::HeartbeatResponse {
+                exchange,
+                error: error.map(crate::event::ErrorCode),
+            };
+            self.push(ms + 1, n, Some(generation), answer);
+        }
+    }
+
+    /// `m1` and `m2` Stable at generation 1; `m2` falls silent at 60 s
+    /// (its process hangs, its connection stays open); the coordinator
+    /// removes it once `timeout_ms` has passed and `m1` forms generation 2
+    /// alone; `m1` goes on beating for `after_s` more seconds.
+    fn silent_member(timeout_ms: i32, after_s: i64) -> Vec<GroupEvent> {
+        let mut t = Traffic {
+            events: Vec::new(),
+            exchange: 0,
+            timeout_ms,
+        };
+        t.round(0, 1, &[1, 2]);
+        let expiry = 60_000 + i64::from(timeout_ms);
+        for ms in (3_000..expiry).step_by(3_000) {
+            t.heartbeat(ms, 1, 1, None);
+            if ms <= 60_000 {
+                t.heartbeat(ms + 500, 2, 1, None);
+            }
+        }
+        // REBALANCE_IN_PROGRESS (GroupCoordinator.scala `handleHeartbeat`).
+        t.heartbeat(expiry + 100, 1, 1, Some(27));
+        t.round(expiry + 200, 2, &[1]);
+        for ms in (expiry + 3_000..expiry + after_s * 1_000).step_by(3_000) {
+            t.heartbeat(ms, 1, 2, None);
+        }
+        t.events
+    }
+
+    /// The records of `events` as the engine settles them with its default
+    /// bounds, judging after every 50 events, and as one window holding
+    /// every event (what `rebalances` rebuilds) gives them.
+    fn settled_and_whole(events: Vec<GroupEvent>) -> (Vec<Rebalance>, Vec<Rebalance>) {
+        // Fed as a capture hands them on (each exchange when it completes),
+        // rebuilt whole in the time line's order, as `rebalances` sorts them.
+        let mut whole = Window {
+            events: events.clone(),
+            ..Window::default()
+        };
+        whole.events.sort_by(|a, b| order_key(a).cmp(&order_key(b)));
+        let batch = rebuild("g1", &whole, &ClientFolder::default(), 0);
+        let mut engine = Engine::new(Filter::default(), Bounds::default());
+        engine.keep_settled();
+        for (i, ev) in events.into_iter().enumerate() {
+            engine.push(ev);
+            if i % 50 == 0 {
+                engine.evaluate(false);
+            }
+        }
+        let mut settled: Vec<Rebalance> = engine
+            .finish_settling()
+            .into_iter()
+            .map(|s| s.record)
+            .collect();
+        settled.sort_by_key(|r| r.started_at);
+        let batch = batch.into_iter().flat_map(|h| h.rebalances).collect();
+        (settled, batch)
+    }
+
+    #[test]
+    fn a_member_silent_for_a_half_hour_session_timeout_is_judged_as_rebalances_judges_it() {
+        // session.timeout.ms 30 min (the broker's default
+        // group.max.session.timeout.ms allows it): the round comes half an
+        // hour after the member's last heartbeat, twice the engine's own
+        // window. Without the group's window stretched to its timeout, the
+        // heartbeat had left it and the silence was counted from the
+        // member's SyncGroup: "no request from c2 for 1859.9 s" against
+        // 1799.6 s.
+        let (settled, batch) = settled_and_whole(silent_member(1_800_000, 1_200));
+        assert_eq!(batch.len(), 2);
+        let last = &batch[1].trigger;
+        assert_eq!(last.kind, "session_timeout", "{last:?}");
+        assert_eq!(last.member_id.as_deref(), Some("m2"));
+        assert_eq!(settled.len(), batch.len());
+        for (s, b) in settled.iter().zip(&batch) {
+            assert_eq!(s.trigger, b.trigger);
+            assert!(same_record(s, b), "{s:#?}\n{b:#?}");
+        }
     }
 
     #[test]
