@@ -1068,9 +1068,10 @@ fn a_captured_groups_window_stretched_to_its_own_timeouts_gives_the_batch_record
     // shorter than the engine's own. With those cut to a second and no
     // stretching, 36 of these 39 captures differed. Stretched less, more
     // differ: events kept for twice the timeout instead of three times, 4;
-    // the data path for three times instead of four, 2; that and hindsight
-    // of once the timeout instead of twice, 7. Logs are left out: their
-    // lines carry no timeout.
+    // the data path for three times (30 s) instead of the hindsight and
+    // both timeouts (36 s), 2; that and hindsight of once the timeout
+    // instead of twice, 7. Logs are left out: their lines carry no
+    // timeout.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut differ = Vec::new();
     let mut compared = 0;

@@ -17,9 +17,10 @@
 //!
 //! Memory is bounded by these windows (the constants below; a group whose
 //! members asked for a `max.poll.interval.ms` or `session.timeout.ms` longer
-//! than Kafka's defaults has its own, stretched to three times the longest
-//! for its events, twice for its hindsight, four times for the data path,
-//! up to [`MAX_PATIENCE_NS`]: [`Window::bounds`]):
+//! than Kafka's defaults has its own, stretched to three times the longer
+//! for its events, twice for its hindsight, and for the data path its
+//! clients fetch that hindsight plus both timeouts, each counted up to
+//! [`MAX_PATIENCE_NS`]: [`Window::bounds`], [`Window::data_retain_ns`]):
 //! - per group, the events of the last [`RETAIN_NS`] of event time (less
 //!   the middle of each member's run of plain heartbeats, and of its run
 //!   of plain commits, once they are [`THIN_LAG_NS`] old, as `rebalances`
@@ -76,7 +77,7 @@ pub const RETAIN_NS: i64 = 15 * 60 * SECOND_NS;
 pub const HINDSIGHT_NS: i64 = 10 * 60 * SECOND_NS;
 
 /// The longest timeout a group's own requests stretch its window by
-/// ([`Window::patience_ns`], [`Window::bounds`]). Kafka bounds
+/// ([`Timeouts`], [`Window::bounds`]). Kafka bounds
 /// `session.timeout.ms` by the broker's `group.max.session.timeout.ms` (30
 /// minutes by default) but not `max.poll.interval.ms` (Kafka Streams once
 /// set it to `Integer.MAX_VALUE`): past an hour a group's window stays at
@@ -203,11 +204,9 @@ struct Window {
     /// (it looks a partition's last commit up at any time), and
     /// [`Window::trim`] trims them as it trims the events.
     commits: Vec<(Id, Commit)>,
-    /// The longest `max.poll.interval.ms` or `session.timeout.ms` its
-    /// members asked for (JoinGroup, ConsumerGroupHeartbeat), in
-    /// nanoseconds, at most [`MAX_PATIENCE_NS`]: what stretches its window
-    /// past the engine's ([`Window::bounds`]).
-    patience_ns: i64,
+    /// The longest timeouts its members asked for: what stretches its
+    /// windows past the engine's ([`Window::bounds`]).
+    timeouts: Timeouts,
 }
 
 /// Where a capture event is in its window: its time, frame and input (the
@@ -562,7 +561,7 @@ impl Engine {
         w.dirty |= may_change_a_round(&ev);
         w.touched = true;
         w.newest = w.newest.max(ev.ts);
-        w.patience_ns = w.patience_ns.max(patience_of(&ev));
+        w.timeouts = w.timeouts.max(Timeouts::of(&ev));
         // Events come almost in order: the place is found from the end.
         let key = order_key(&ev);
         let at = w
@@ -772,7 +771,7 @@ impl Engine {
 
 impl Window {
     /// The engine's `bounds`, stretched to this group's own timeouts (its
-    /// patience `p`, [`Window::patience_ns`]): records may change for `2p`
+    /// patience `p`, the longer of its [`Timeouts`]): records may change for `2p`
     /// after they completed (a JoinGroup parked for up to the rebalance
     /// timeout is seen only with its answer, and it can change the round
     /// before it; a member that left on a poll timeout rejoins at its next
@@ -787,19 +786,25 @@ impl Window {
     /// `a_captured_groups_window_stretched_to_its_own_timeouts_...`).
     fn bounds(&self, engine: Bounds) -> Bounds {
         Bounds {
-            retain_ns: engine.retain_ns.max(3 * self.patience_ns),
-            hindsight_ns: engine.hindsight_ns.max(2 * self.patience_ns),
+            retain_ns: engine.retain_ns.max(3 * self.timeouts.patience_ns()),
+            hindsight_ns: engine.hindsight_ns.max(2 * self.timeouts.patience_ns()),
             ..engine
         }
     }
 
-    /// How far back the data path must reach for this group: `4p` (see
-    /// [`Window::bounds`]). Round spans do not keep the data path, and a
-    /// partition's last Fetch before its stop comes up to the session
-    /// timeout before the round (a static member that expired), which lasts
-    /// up to the rebalance timeout, and the record may change for `2p` after.
+    /// How far back the data path must reach for this group: its `2p` of
+    /// hindsight, a round of up to its rebalance timeout, and the session
+    /// timeout before it (a partition's last Fetch before its stop comes up
+    /// to that long before the round: a static member that expired). Round
+    /// spans keep events, not the data path. With Kafka's defaults, 15
+    /// minutes 45 seconds. With the engine's bounds cut to a second, this
+    /// (36 s for the lab's 10 s and 6 s) gives every lab capture's records,
+    /// three times the longer timeout (30 s) did not (`tests/watch.rs`).
     fn data_retain_ns(&self, engine: Bounds) -> i64 {
-        engine.retain_ns.max(4 * self.patience_ns)
+        let t = self.timeouts;
+        engine
+            .retain_ns
+            .max(2 * t.patience_ns() + t.rebalance_ns + t.session_ns)
     }
 
     /// Moves the events of log `source` by `delta` nanoseconds (its clock
@@ -1035,27 +1040,57 @@ impl Window {
     }
 }
 
-/// The longest timeout `ev` asks the coordinator for, in nanoseconds (0
-/// for an event that asks none), at most [`MAX_PATIENCE_NS`]: a JoinGroup's
-/// `session_timeout_ms` and `rebalance_timeout_ms` (v1+; v0 used the
-/// session timeout for both, GroupCoordinator.scala `handleJoinGroup`), a
-/// ConsumerGroupHeartbeat's `rebalance_timeout_ms` (-1: unchanged; its
-/// session timeout is the broker's `group.consumer.session.timeout.ms`,
-/// not on the wire).
-fn patience_of(ev: &GroupEvent) -> i64 {
-    let ms = match &ev.kind {
-        EventKind::JoinGroupRequest {
-            session_timeout_ms,
-            rebalance_timeout_ms,
-            ..
-        } => (*session_timeout_ms).max(rebalance_timeout_ms.unwrap_or(0)),
-        EventKind::ConsumerGroupHeartbeatRequest {
-            rebalance_timeout_ms,
-            ..
-        } => *rebalance_timeout_ms,
-        _ => 0,
-    };
-    (i64::from(ms.max(0)) * 1_000_000).min(MAX_PATIENCE_NS)
+/// The timeouts a group's members asked the coordinator for, the longest
+/// of each, in nanoseconds, each at most [`MAX_PATIENCE_NS`] (0: none asked).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Timeouts {
+    /// `session.timeout.ms`: how long a member may be silent.
+    session_ns: i64,
+    /// `max.poll.interval.ms`: how long a round waits for a member, and how
+    /// long a member may go without polling.
+    rebalance_ns: i64,
+}
+
+impl Timeouts {
+    /// What `ev` asks for: a JoinGroup's `session_timeout_ms` and
+    /// `rebalance_timeout_ms` (v1+; v0 used the session timeout for both,
+    /// GroupCoordinator.scala `handleJoinGroup`), a ConsumerGroupHeartbeat's
+    /// `rebalance_timeout_ms` (-1: unchanged; its session timeout is the
+    /// broker's `group.consumer.session.timeout.ms`, not on the wire).
+    fn of(ev: &GroupEvent) -> Timeouts {
+        let ns = |ms: i32| (i64::from(ms.max(0)) * 1_000_000).min(MAX_PATIENCE_NS);
+        match &ev.kind {
+            EventKind::JoinGroupRequest {
+                session_timeout_ms,
+                rebalance_timeout_ms,
+                ..
+            } => Timeouts {
+                session_ns: ns(*session_timeout_ms),
+                rebalance_ns: ns(rebalance_timeout_ms.unwrap_or(*session_timeout_ms)),
+            },
+            EventKind::ConsumerGroupHeartbeatRequest {
+                rebalance_timeout_ms,
+                ..
+            } => Timeouts {
+                session_ns: 0,
+                rebalance_ns: ns(*rebalance_timeout_ms),
+            },
+            _ => Timeouts::default(),
+        }
+    }
+
+    /// Each the longer of the two.
+    fn max(self, other: Timeouts) -> Timeouts {
+        Timeouts {
+            session_ns: self.session_ns.max(other.session_ns),
+            rebalance_ns: self.rebalance_ns.max(other.rebalance_ns),
+        }
+    }
+
+    /// The longer of them: what the group's windows are stretched by.
+    fn patience_ns(self) -> i64 {
+        self.session_ns.max(self.rebalance_ns)
+    }
 }
 
 /// An OffsetCommit request's or answer's exchange.
@@ -1600,13 +1635,21 @@ mod tests {
     }
 
     #[test]
-    fn a_groups_patience_is_the_longest_timeout_its_members_ask_for_up_to_an_hour() {
+    fn a_groups_timeouts_are_the_longest_its_members_ask_for_up_to_an_hour() {
         let minutes = |m: i64| m * 60 * SECOND_NS;
+        let of = |ev: GroupEvent| {
+            let t = Timeouts::of(&ev);
+            (t.session_ns, t.rebalance_ns)
+        };
         // JoinGroup v0 has no rebalance timeout: the session timeout is both.
-        assert_eq!(patience_of(&join(30_000, None)), 30 * SECOND_NS);
-        assert_eq!(patience_of(&join(45_000, Some(300_000))), minutes(5));
-        assert_eq!(patience_of(&join(45_000, Some(i32::MAX))), MAX_PATIENCE_NS);
-        assert_eq!(patience_of(&join(-1, Some(-1))), 0);
+        assert_eq!(of(join(30_000, None)), (30 * SECOND_NS, 30 * SECOND_NS));
+        assert_eq!(
+            of(join(45_000, Some(300_000))),
+            (45 * SECOND_NS, minutes(5))
+        );
+        let streams = join(45_000, Some(i32::MAX));
+        assert_eq!(of(streams), (45 * SECOND_NS, MAX_PATIENCE_NS));
+        assert_eq!(of(join(-1, Some(-1))), (0, 0));
         let heartbeat = |rebalance_timeout_ms: i32| {
             asking(EventKind::ConsumerGroupHeartbeatRequest {
                 exchange: 2,
@@ -1619,12 +1662,19 @@ mod tests {
             })
         };
         // KIP-848: -1 is "unchanged", not a timeout.
-        assert_eq!(patience_of(&heartbeat(-1)), 0);
-        assert_eq!(patience_of(&heartbeat(600_000)), minutes(10));
+        assert_eq!(of(heartbeat(-1)), (0, 0));
+        assert_eq!(of(heartbeat(600_000)), (0, minutes(10)));
         assert_eq!(
-            patience_of(&asking(EventKind::HeartbeatRequest { exchange: 3 })),
-            0
+            of(asking(EventKind::HeartbeatRequest { exchange: 3 })),
+            (0, 0)
         );
+        // Each the longest asked for, from different members.
+        let both = Timeouts::of(&join(90_000, Some(60_000))).max(Timeouts::of(&heartbeat(600_000)));
+        assert_eq!(
+            (both.session_ns, both.rebalance_ns),
+            (90 * SECOND_NS, minutes(10))
+        );
+        assert_eq!(both.patience_ns(), minutes(10));
     }
 
     #[test]
@@ -1634,16 +1684,17 @@ mod tests {
         let mut w = Window::default();
         assert_eq!(w.bounds(engine).retain_ns, RETAIN_NS);
         assert_eq!(w.bounds(engine).hindsight_ns, HINDSIGHT_NS);
+        assert_eq!(w.data_retain_ns(engine), RETAIN_NS);
         // max.poll.interval.ms 5 min, session.timeout.ms 45 s.
-        w.patience_ns = patience_of(&join(45_000, Some(300_000)));
+        w.timeouts = Timeouts::of(&join(45_000, Some(300_000)));
         assert_eq!(w.bounds(engine).retain_ns, RETAIN_NS);
         assert_eq!(w.bounds(engine).hindsight_ns, HINDSIGHT_NS);
-        assert_eq!(w.data_retain_ns(engine), minutes(20));
+        assert_eq!(w.data_retain_ns(engine), minutes(15) + 45 * SECOND_NS);
         // max.poll.interval.ms raised to 30 min for slow processing.
-        w.patience_ns = patience_of(&join(45_000, Some(1_800_000)));
+        w.timeouts = Timeouts::of(&join(45_000, Some(1_800_000)));
         assert_eq!(w.bounds(engine).retain_ns, minutes(90));
         assert_eq!(w.bounds(engine).hindsight_ns, minutes(60));
-        assert_eq!(w.data_retain_ns(engine), minutes(120));
+        assert_eq!(w.data_retain_ns(engine), minutes(90) + 45 * SECOND_NS);
         assert_eq!(w.bounds(engine).thin_lag_ns, THIN_LAG_NS);
     }
 
