@@ -679,6 +679,18 @@ impl ClientFolder {
     /// every client's traffic for each was most of its work on a busy
     /// coordinator.
     pub(crate) fn snapshot_for(&self, events: &[GroupEvent], unnamed: usize) -> ClientIndex {
+        let trails = self
+            .clients_of(events)
+            .into_iter()
+            .map(|s| &self.trails[s as usize])
+            .filter(|t| t.used)
+            .cloned();
+        index_of(self.names.clone(), &self.topic_list, trails, unnamed)
+    }
+
+    /// The clients `events` name that have Fetch traffic here, as places in
+    /// the folder, in its order (as the whole index is made).
+    pub(crate) fn clients_of(&self, events: &[GroupEvent]) -> Vec<u32> {
         let mut seen: FastSet<usize> = FastSet::default();
         let mut slots: Vec<u32> = Vec::new();
         for ev in events {
@@ -690,15 +702,9 @@ impl ClientFolder {
                 slots.push(*s);
             }
         }
-        // In the folder's order, as the whole index is made.
         slots.sort_unstable();
         slots.dedup();
-        let trails = slots
-            .into_iter()
-            .map(|s| &self.trails[s as usize])
-            .filter(|t| t.used)
-            .cloned();
-        index_of(self.names.clone(), &self.topic_list, trails, unnamed)
+        slots
     }
 
     /// Topic ids fetched (by a client still indexed) that no Metadata
@@ -716,7 +722,16 @@ impl ClientFolder {
         unnamed.len()
     }
 
-    /// Forgets Fetch traffic older than `cut` (the watch engine's window),
+    /// [`Self::trim_but`] with every client at `cut`.
+    #[cfg(test)]
+    pub(crate) fn trim(&mut self, cut: Timestamp) {
+        self.trim_but(cut, &FastMap::default());
+    }
+
+    /// Forgets Fetch traffic older than `cut` (the watch engine's window; for
+    /// each client of `longer`, a place of [`Self::clients_of`], its own
+    /// earlier cut: the clients of a group whose timeouts make its window
+    /// longer than the engine's),
     /// each client that has none left, and the connections no event holds
     /// any more. Topic names are kept: a Metadata answer names a topic id
     /// for as long as the topic lives.
@@ -726,8 +741,12 @@ impl ClientFolder {
     /// than `cut` are dropped from the front, up to the first newer one (as
     /// the queue of events this replaces dropped them): a call decodes what
     /// it drops and copies the encoded rest once ([`Series::drop_older`]).
-    pub(crate) fn trim(&mut self, cut: Timestamp) {
-        for t in &mut self.trails {
+    pub(crate) fn trim_but(&mut self, cut: Timestamp, longer: &FastMap<u32, Timestamp>) {
+        for (i, t) in self.trails.iter_mut().enumerate() {
+            let cut = u32::try_from(i)
+                .ok()
+                .and_then(|i| longer.get(&i))
+                .map_or(cut, |own| cut.min(*own));
             t.fetches.drop_older(cut);
             t.partitions.retain(|_, pt| {
                 pt.positions.drop_older(cut);
@@ -1042,6 +1061,32 @@ mod folder_tests {
         );
         assert!(!mine.clients.contains_key(&other));
         assert_eq!((mine.unnamed_topic_ids, whole.unnamed_topic_ids), (1, 1));
+    }
+
+    #[test]
+    fn a_client_kept_longer_is_trimmed_at_its_own_cut_and_the_others_at_the_engines() {
+        let (a, b) = (client("a"), client("b"));
+        let events = [
+            fetch(1, &a, 5),
+            fetch(2, &b, 7),
+            fetch(5, &a, 6),
+            fetch(6, &b, 8),
+        ];
+        let mut f = folded(&events);
+        let of_a = f.clients_of(&[group_event(&a)]);
+        assert_eq!(of_a.len(), 1);
+        let longer: FastMap<u32, Timestamp> = of_a.iter().map(|s| (*s, Timestamp(0))).collect();
+        f.trim_but(Timestamp(4), &longer);
+        // a keeps both its Fetches, b only the one after the cut.
+        let kept: Vec<DataEvent> = events
+            .iter()
+            .filter(|d| d.client.client_id.as_deref() == Some("a") || d.ts.0 >= 4)
+            .cloned()
+            .collect();
+        assert_eq!(
+            f.snapshot().in_order(),
+            ClientIndex::build(&kept).in_order()
+        );
     }
 
     #[test]

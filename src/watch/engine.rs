@@ -50,6 +50,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::event::{DataEvent, EventKind, GroupEvent, Id, Location};
+use crate::fast_hash::FastMap;
 use crate::filter::Filter;
 use crate::input::Flow;
 use crate::no_rebalance::Sources;
@@ -722,13 +723,28 @@ impl Engine {
             self.thin_cut = thin_to;
         }
         let settled = &mut self.settled;
-        // The data path is kept as far back as the longest-reaching group
-        // needs (each group is rebuilt with its own clients' part of it).
-        let mut data_back = bounds.retain_ns;
+        // A group whose own timeouts reach further back keeps its own
+        // clients' part of the data path longer (each group is rebuilt with
+        // its own clients' part); everyone else's is trimmed to the
+        // engine's window.
+        // Trimming shifts every list it shortens: done once the cut has moved
+        // by a 64th of the window (14 s of 15 min), it costs about what it
+        // drops, and the data path holds at most that much more.
+        let data_cut = newest.offset_by(-bounds.retain_ns);
+        let trim_data = data_cut.0.saturating_sub(self.data_cut.0) >= bounds.retain_ns / 64;
+        let data = &self.data;
+        let mut longer: FastMap<u32, Timestamp> = FastMap::default();
         self.groups.retain(|_, w| {
             let own = w.bounds(bounds);
             let cut = newest.offset_by(-own.retain_ns);
-            data_back = data_back.max(w.data_retain_ns(bounds));
+            let back = w.data_retain_ns(bounds);
+            if trim_data && back > bounds.retain_ns {
+                let own_cut = newest.offset_by(-back);
+                for client in data.clients_of(&w.events) {
+                    let at = longer.entry(client).or_insert(own_cut);
+                    *at = (*at).min(own_cut);
+                }
+            }
             let gone = w.settle(newest, own.hindsight_ns);
             if let Some(kept) = settled.as_mut() {
                 kept.extend(gone);
@@ -745,13 +761,9 @@ impl Engine {
         self.counts.evicted += (before - self.groups.len()) as u64;
         self.counts.thinned += thinned;
         self.counts.thinned_commits += commits;
-        // Trimming shifts every list it shortens: done once the cut has moved
-        // by a 64th of the window (14 s of 15 min), it costs about what it
-        // drops, and the data path holds at most that much more.
-        let cut = newest.offset_by(-data_back);
-        if cut.0.saturating_sub(self.data_cut.0) >= bounds.retain_ns / 64 {
-            self.data.trim(cut);
-            self.data_cut = cut;
+        if trim_data {
+            self.data.trim_but(data_cut, &longer);
+            self.data_cut = data_cut;
         }
     }
 
