@@ -163,6 +163,32 @@ def k848_join_leave(lab, **opts):
     lab.sleep(6)
 
 
+def k848_recreated(lab, **opts):
+    """KIP-848: g1-c1 and g1-c2 settle, both close (the group is left empty), the group is
+    deleted (DeleteGroups, as `kafka-consumer-groups --delete` sends), and two new members
+    g1-c3 and g1-c4 make a group of the same name again, whose epochs start again.
+    Not among the committed fixtures: truth.py does not start a group's generations again
+    at a deletion (its truth lists the new group's rounds as 3 -> 3); the broker's lines
+    this run wrote are the ones src/group/kafka_tests.rs `recreated_log` states."""
+    bg = prologue(lab)
+    opts["group_protocol"] = "consumer"
+    ids = start_g1(lab, 2, **opts)
+    settle(lab, ids, bg)
+    for cid in ids:
+        lab.signal(cid, "leave", "SIGTERM: consumer.close()")
+    for cid in ids:
+        lab.wait_exit(cid, 20)
+    lab.sleep(3)
+    lab.delete_group("g1")
+    lab.sleep(3)
+    again = ["g1-c3", "g1-c4"]
+    for cid in again:
+        lab.start("g1", cid, **opts, session_ms=SESSION_MS, max_poll_ms=MAX_POLL_MS)
+    mark = lab.actions_last_ts()
+    lab.wait_assigned(again, 30, after_ts=mark)
+    lab.sleep(6)
+
+
 def k848_session_timeout(lab, **opts):
     """KIP-848: g1-c2 is frozen (SIGSTOP) past the broker's 6 s
     group.consumer.session.timeout.ms, is fenced, then resumed and rejoins."""
@@ -320,6 +346,7 @@ AK_SCENARIOS = {
     "ak4_java_processed_twice": (processed_twice, "java4", "lo", k4()),
     "ak4_k848_join_leave": (k848_join_leave, "java4", "lo", k4()),
     "ak4_k848_session_timeout": (k848_session_timeout, "java4", "lo", k4()),
+    "ak4_k848_recreated": (k848_recreated, "java4", "lo", k4()),
     "ak4_java_failover": (failover, "java4", "lo", k4(nodes=3)),
     "ak4_java_upgrade": (upgrade, "java4", "lo", k4()),
     "ak39_ck_join_delay": (join_delay, "ck", "lo", k39()),

@@ -207,6 +207,19 @@ class Lab:
         except Exception:  # noqa: BLE001 (reported by the caller)
             return None
 
+    def delete_group(self, group):
+        """Deletes `group` (the DeleteGroups request `kafka-consumer-groups --delete` sends; the
+        broker refuses a group that still has members)."""
+        from confluent_kafka.admin import AdminClient  # noqa: PLC0415
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "lab-admin"})
+        try:
+            for fut in admin.delete_consumer_groups([group], request_timeout=15).values():
+                fut.result(20)
+            detail = "DeleteGroups"
+        except Exception as e:  # noqa: BLE001 (recorded in the truth)
+            detail = f"DeleteGroups failed: {e}"
+        self.log("delete_group", group, None, detail)
+
     def _create_topic(self, replication=1):
         from confluent_kafka.admin import AdminClient, NewTopic  # noqa: PLC0415
         admin = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "lab-admin"})

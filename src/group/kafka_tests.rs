@@ -1144,3 +1144,155 @@ fn a_member_new_in_the_leaders_assignment_map_is_the_join_that_started_the_round
     assert_eq!(last.trigger.kind, "member_joined", "{last:#?}");
     assert_eq!(last.trigger.member_id.as_deref(), Some(b.as_str()));
 }
+
+/// A KIP-848 group deleted and made again, as Apache Kafka 4.4 logged it
+/// in the lab (`lab/ak_scenarios.py` `k848_recreated`): both members
+/// leave (the last leave bumps the epoch "with metadata hash 0", no target
+/// is computed: nobody to assign to), DeleteGroups removes the group
+/// (GroupCoordinatorShard.java: "The following groups were deleted: g. A
+/// total of N offsets were removed."), and two new members make a group of
+/// the same name whose epochs start again (`getOrMaybeCreateConsumerGroup`).
+fn recreated_log(deleted_line: bool) -> String {
+    let t = |e: i32| {
+        format!("[GroupId g] Computed a new target assignment for epoch {e} with 'uniform' assignor in 0ms.")
+    };
+    let mut lines = vec![
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.0,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash -761.",
+        ),
+        java(0.1, &t(2)),
+        java(
+            0.2,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.2,
+            "[GroupId g] Bumped group epoch to 3 with metadata hash -761.",
+        ),
+        java(1.2, &t(3)),
+        java(9.0, "[GroupId g] Member m2 left the consumer group."),
+        java(
+            9.0,
+            "[GroupId g] Bumped group epoch to 4 with metadata hash -761.",
+        ),
+        java(9.1, "[GroupId g] Member m1 left the consumer group."),
+        java(
+            9.1,
+            "[GroupId g] Bumped group epoch to 5 with metadata hash 0.",
+        ),
+    ];
+    if deleted_line {
+        lines.push("[2024-05-01 10:00:12,300] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] The following groups were deleted: g. A total of 9 offsets were removed. (org.apache.kafka.coordinator.group.GroupCoordinatorShard)\n".into());
+    }
+    lines.extend([
+        java(
+            16.5,
+            "[GroupId g] Member m3 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            16.5,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash -761.",
+        ),
+        java(16.5, &t(2)),
+        java(
+            16.6,
+            "[GroupId g] Member m4 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            16.6,
+            "[GroupId g] Bumped group epoch to 3 with metadata hash -761.",
+        ),
+        java(17.6, &t(3)),
+    ]);
+    lines.concat()
+}
+
+#[test]
+fn a_consumer_group_deleted_and_made_again_has_the_new_groups_rounds_too() {
+    // Before, epochs 2 and 3 of the new group were below the 5 held and
+    // ignored: its rounds were missing and the round of the leaves stayed
+    // open, holding every later line.
+    for deleted_line in [true, false] {
+        let h = history(&recreated_log(deleted_line), "g");
+        let seen: Vec<_> = h
+            .rebalances
+            .iter()
+            .map(|r| {
+                (
+                    gens(r),
+                    r.trigger.kind.as_str(),
+                    r.trigger.member_id.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ((None, Some(2)), "member_joined", Some("m1")),
+                ((Some(2), Some(3)), "member_joined", Some("m2")),
+                ((Some(3), Some(5)), "member_left", Some("m2")),
+                ((None, Some(2)), "member_joined", Some("m3")),
+                ((Some(2), Some(3)), "member_joined", Some("m4")),
+            ],
+            "deleted line {deleted_line}"
+        );
+        // Every member gone: the group was empty, the round over at its bump.
+        let leaves = &h.rebalances[2];
+        assert_eq!(leaves.completed_at, leaves.join_completed_at);
+        assert!(leaves.completed_at.is_some());
+        assert!(
+            leaves
+                .notes
+                .iter()
+                .any(|n| n.contains("every member had left")),
+            "{:?}",
+            leaves.notes
+        );
+    }
+}
+
+#[test]
+fn a_lower_epoch_while_members_remain_is_a_line_out_of_turn_not_a_new_group() {
+    let log = [
+        java(
+            0.0,
+            "[GroupId g] Member m1 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.0,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash -761.",
+        ),
+        java(
+            0.2,
+            "[GroupId g] Member m2 joins the consumer group using the consumer protocol.",
+        ),
+        java(
+            0.2,
+            "[GroupId g] Bumped group epoch to 3 with metadata hash -761.",
+        ),
+        java(9.0, "[GroupId g] Member m2 left the consumer group."),
+        // m1 is still in the group: an older broker's line, not a new group.
+        java(
+            9.5,
+            "[GroupId g] Bumped group epoch to 2 with metadata hash -761.",
+        ),
+    ]
+    .concat();
+    let h = history(&log, "g");
+    let seen: Vec<_> = h.rebalances.iter().map(gens).collect();
+    assert_eq!(seen, vec![(None, Some(2)), (Some(2), Some(3))]);
+}
+
+#[test]
+fn a_deletion_line_naming_two_groups_reaches_both() {
+    let line = "[2024-05-01 10:00:12,300] INFO [GroupCoordinator id=1 topic=__consumer_offsets partition=3] The following groups were deleted: a, b. A total of 2 offsets were removed. (org.apache.kafka.coordinator.group.GroupCoordinatorShard)\n";
+    let evs = events(line);
+    let groups: Vec<_> = evs.iter().map(|e| e.group.as_deref()).collect();
+    assert_eq!(groups, vec![Some("a"), Some("b")]);
+    assert!(evs.iter().all(|e| e.evidence == evs[0].evidence));
+}

@@ -66,6 +66,10 @@ struct Consumer<'a> {
     /// Members whose joins the open round took from the wire, in the order
     /// their requests were sent.
     round_joiners: Vec<String>,
+    /// When every member the inputs showed had left or was fenced, since
+    /// the last bump that found members in the group: the group was empty
+    /// then, and could have been deleted ([`Consumer::is_newer`]).
+    emptied: Option<Timestamp>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -174,6 +178,7 @@ impl<'a> Consumer<'a> {
                 for m in members {
                     self.known.remove(&m.member_id);
                 }
+                self.removed(ev.ts);
                 self.suspect(
                     ev,
                     Kind::MemberLeft,
@@ -186,6 +191,7 @@ impl<'a> Consumer<'a> {
                 if let Some(m) = ev.member_id.as_deref() {
                     self.current.remove(m);
                 }
+                self.removed(ev.ts);
                 self.cite(ev);
             }
             EventKind::Broker(line) => self.on_broker(ev, line),
@@ -239,6 +245,7 @@ impl<'a> Consumer<'a> {
             }
             -1 => {
                 self.known.remove(&member);
+                self.removed(ev.ts);
                 self.suspect(
                     ev,
                     Kind::MemberLeft,
@@ -248,6 +255,7 @@ impl<'a> Consumer<'a> {
             }
             -2 => {
                 self.known.remove(&member);
+                self.removed(ev.ts);
                 self.suspect(
                     ev,
                     Kind::MemberLeft,
@@ -344,6 +352,7 @@ impl<'a> Consumer<'a> {
         let member = ev.member_id.as_deref().unwrap_or_default().to_string();
         if member_epoch < 0 {
             self.current.remove(&member);
+            self.removed(ev.ts);
             self.cite(ev);
             return;
         }
@@ -368,7 +377,7 @@ impl<'a> Consumer<'a> {
                 }
             }
         }
-        if self.epoch.is_none_or(|e| member_epoch > e) {
+        if self.is_newer(ev, member_epoch) {
             self.bump(ev, member_epoch);
         }
         // After the bump: the round's assignment_before is what the member
@@ -412,6 +421,9 @@ impl<'a> Consumer<'a> {
     }
 
     fn bump(&mut self, ev: &'a GroupEvent, epoch: i32) {
+        if !(self.current.is_empty() && self.known.is_empty()) {
+            self.emptied = None;
+        }
         if self.superseded_bump() {
             return self.fold_into_round(ev, epoch);
         }
@@ -539,6 +551,73 @@ impl<'a> Consumer<'a> {
         self.epochs.insert(epoch);
     }
 
+    /// Notes a member gone: with none left that the inputs showed, the
+    /// group is empty.
+    fn removed(&mut self, at: Timestamp) {
+        if self.epoch.is_some() && self.current.is_empty() && self.known.is_empty() {
+            self.emptied.get_or_insert(at);
+        }
+    }
+
+    /// Whether `epoch` moves the group on: above the epoch held, or below
+    /// it in a group that was left empty. A consumer group's epoch only
+    /// grows while the group lives (GroupMetadataManager.java bumps
+    /// `groupEpoch + 1`); an empty group can be deleted (DeleteGroups, or
+    /// its offsets expiring) and a group of the same name made again from
+    /// epoch 0 (`getOrMaybeCreateConsumerGroup`), which Apache Kafka 4.4 did
+    /// in the lab (`lab/ak_scenarios.py` `k848_recreated`: "Bumped group
+    /// epoch to 5", both members gone, then 2 and 3 again). A lower epoch
+    /// while members remain is a line or answer out of turn: ignored.
+    fn is_newer(&mut self, ev: &'a GroupEvent, epoch: i32) -> bool {
+        match self.epoch {
+            None => true,
+            Some(e) if epoch > e => true,
+            Some(e) if self.emptied.is_some() => {
+                self.made_again(ev, format!(
+                    "the group's epochs started again at {epoch} after {e}, with every member gone: it was deleted and made again (a consumer group's epoch only grows while it lives)"
+                ));
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    /// "The following groups were deleted: …" (DeleteGroups; Kafka refuses
+    /// a group with members, `GroupNotEmptyException`).
+    fn deleted(&mut self, ev: &'a GroupEvent) {
+        self.cite(ev);
+        self.made_again(ev, "the group was deleted (DeleteGroups)".into());
+        self.current.clear();
+        self.known.clear();
+        self.state(ev.ts, "Dead");
+    }
+
+    /// Ends the group's life before a new one of the same name: a round
+    /// still open (its members all gone) ends as the group emptied, at its
+    /// bump (ConsumerGroup.java `maybeUpdateGroupState`: no member, state
+    /// EMPTY); causes from before the group emptied are the old group's
+    /// (a capture sees no bump for the last leave: nobody is answered one);
+    /// epochs start again.
+    fn made_again(&mut self, ev: &'a GroupEvent, why: String) {
+        if let Some(at) = self.emptied {
+            self.pending.retain(|(c, _)| c.at > at);
+        }
+        if let Some(r) = self.round.as_mut() {
+            r.cite(ev);
+            if r.completed_at.is_none() && self.emptied.is_some() {
+                r.completed_at = Some(r.join_completed_at.unwrap_or(r.started_at));
+                r.notes.push(format!(
+                    "every member had left, so the group was empty and this rebalance over at its epoch bump; then {why}"
+                ));
+            }
+        }
+        self.close();
+        self.epoch = None;
+        self.targets.clear();
+        self.member_epoch.clear();
+        self.emptied = None;
+    }
+
     fn close(&mut self) {
         if let Some(r) = self.round.take() {
             if let Some(at) = r.completed_at {
@@ -560,14 +639,17 @@ impl<'a> Consumer<'a> {
 
     fn on_broker(&mut self, ev: &'a GroupEvent, line: &BrokerLine) {
         match line {
-            BrokerLine::GroupEpochBumped { epoch } if self.epoch.is_none_or(|e| *epoch > e) => {
+            BrokerLine::GroupEpochBumped { epoch } if self.is_newer(ev, *epoch) => {
                 self.bump(ev, *epoch)
             }
+            BrokerLine::GroupDead => self.deleted(ev),
             // GroupMetadataManager.java: a leave or a fence removes the
             // member and bumps the group epoch without a "Bumped group
             // epoch" line; the target assignment computed for the new epoch
             // shows it.
             BrokerLine::TargetAssignmentComputed { epoch, .. } => {
+                // Computed for the group epoch of the moment: a group made
+                // again shows first in its "Bumped group epoch" line.
                 let newer = self.epoch.is_none_or(|e| *epoch > e);
                 if newer {
                     self.bump(ev, *epoch);
@@ -605,6 +687,7 @@ impl<'a> Consumer<'a> {
                 if let Some(m) = ev.member_id.as_deref() {
                     self.known.remove(m);
                 }
+                self.removed(ev.ts);
                 self.suspect(ev, kind, Confidence::High, detail);
             }
             // KIP-394's first step ("Dynamic member with unknown member id
@@ -634,6 +717,7 @@ impl<'a> Consumer<'a> {
                 if let Some(m) = ev.member_id.as_deref() {
                     self.known.remove(m);
                 }
+                self.removed(ev.ts);
                 self.suspect(
                     ev,
                     Kind::MemberLeft,

@@ -984,3 +984,66 @@ fn members_before_and_after_show_the_assignment_of_their_round_not_a_later_one()
     assert_eq!(held(&r[2].members_before, "m1"), Some(1), "{:#?}", r[2]);
     assert_eq!(held(&r[2].members_after, "m1"), Some(2), "{:#?}", r[2]);
 }
+
+/// A KIP-848 group emptied, deleted and made again, from a capture alone:
+/// both members leave (ConsumerGroupHeartbeat epoch -1, answered -1), and
+/// two new members are answered epochs 2 and 3 again, below the 3 held
+/// (Apache Kafka 4.4 in the lab, `lab/ak_scenarios.py` `k848_recreated`: a
+/// consumer group's epoch only grows while it lives, and a deleted one
+/// starts again). Before, both were taken for answers out of turn and the
+/// new group had no rounds.
+#[test]
+fn kip848_epochs_starting_again_after_every_member_left_are_a_new_group() {
+    let mut s = Script::new();
+    s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1]));
+    s.cgh(0.2, "c2", "m2", 0, 2, Some(&[]));
+    s.cgh(1.2, "c1", "m1", 2, 3, Some(&[0]));
+    s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
+    s.cgh(9.0, "c1", "m1", -1, -1, None);
+    s.cgh(9.0, "c2", "m2", -1, -1, None);
+    s.cgh(16.5, "c3", "m3", 0, 2, Some(&[0, 1]));
+    s.cgh(16.6, "c4", "m4", 0, 2, Some(&[]));
+    s.cgh(17.6, "c3", "m3", 2, 3, Some(&[0]));
+    s.cgh(17.7, "c4", "m4", 2, 3, Some(&[1]));
+    let h = reconstruct(&s.events);
+    let seen: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| {
+            (
+                r.previous_generation,
+                r.generation,
+                r.trigger.client_id.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (None, Some(2), Some("c1".into())),
+            (Some(2), Some(3), Some("c2".into())),
+            (None, Some(2), Some("c3".into())),
+            (Some(2), Some(3), Some("c4".into())),
+        ],
+        "{:#?}",
+        h[0].rebalances
+    );
+    // The new group's first round starts at its first join, not at the
+    // old members' leaves.
+    assert_eq!(h[0].rebalances[2].started_at, secs(16.5));
+}
+
+/// The same answers with a member still in the group: an answer out of turn.
+#[test]
+fn kip848_a_lower_epoch_while_a_member_remains_opens_no_round() {
+    let mut s = Script::new();
+    s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1]));
+    s.cgh(0.2, "c2", "m2", 0, 2, Some(&[]));
+    s.cgh(1.2, "c1", "m1", 2, 3, Some(&[0]));
+    s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
+    s.cgh(9.0, "c2", "m2", -1, -1, None);
+    s.cgh(9.5, "c1", "m1", 3, 2, None);
+    let h = reconstruct(&s.events);
+    let seen: Vec<_> = h[0].rebalances.iter().map(|r| r.generation).collect();
+    assert_eq!(seen, vec![Some(2), Some(3)], "{:#?}", h[0].rebalances);
+}

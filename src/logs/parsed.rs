@@ -46,6 +46,9 @@ pub(crate) struct Parsed {
     pub generation_id: Option<i32>,
     /// A client id the line states (the broker's `MemberMetadata(clientId=…)`).
     pub client_id: Option<String>,
+    /// More groups the line states the same of ("The following groups were
+    /// deleted: a, b"): one event each, after the one of `group`.
+    pub more_groups: Vec<String>,
 }
 
 impl Parsed {
@@ -58,6 +61,7 @@ impl Parsed {
             group_instance_id: None,
             generation_id: None,
             client_id: None,
+            more_groups: Vec::new(),
         }
     }
 

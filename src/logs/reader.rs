@@ -233,11 +233,22 @@ impl<'a> LineReader<'a> {
             Outcome::Known => self.summary.group_lines += 1,
             Outcome::Unknown if !is_membership_line(e, line) => {}
             Outcome::Unknown => self.unknown(no, e, diags),
-            Outcome::Event(p) => {
+            Outcome::Event(mut p) => {
                 self.summary.group_lines += 1;
-                if let Some(ev) = self.event(no, e, *p, diags) {
-                    out.push(ev);
-                }
+                let more = std::mem::take(&mut p.more_groups);
+                let Some(ev) = self.event(no, e, *p, diags) else {
+                    return;
+                };
+                // The same for each further group the line names.
+                let others: Vec<GroupEvent> = more
+                    .iter()
+                    .map(|g| GroupEvent {
+                        group: self.ids.of(Some(g.as_str())),
+                        ..ev.clone()
+                    })
+                    .collect();
+                out.push(ev);
+                out.extend(others);
             }
         }
     }

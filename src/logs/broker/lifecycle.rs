@@ -152,6 +152,25 @@ pub(crate) fn now_empty(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// "The following groups were deleted: a, b. A total of N offsets were
+/// removed." (GroupMetadataManager.scala `cleanupGroupMetadata` 2.0+, the
+/// total from 2.0; GroupCoordinatorShard.java 3.7+, written by Apache Kafka
+/// 4.4 in the lab): a DeleteGroups request removed them. Each group is Dead,
+/// one event each. A group name with ", " in it is split: Kafka's list says
+/// no more.
+pub(crate) fn groups_deleted(msg: &[u8]) -> Option<Parsed> {
+    let re = regex!(
+        r"(?-u)^The following groups were deleted: (.+?)(?:\. A total of \d+ offsets were removed\.?)?$"
+    );
+    let caps = re.captures(msg)?;
+    let list = text(&caps, 1)?;
+    let mut groups = list.split(", ").filter(|g| !g.is_empty()).map(String::from);
+    let first = groups.next()?;
+    let mut p = Parsed::new(broker(BrokerLine::GroupDead)).group(Some(first));
+    p.more_groups = groups.collect();
+    Some(p)
+}
+
 /// "Group G generation N is dead and removed" (0.9–0.10.1.0), "Group G
 /// transitioned to Dead in generation N" (0.10.1.1+), "Group G is dead,
 /// skipping rebalance stage[.]" (2.3+).

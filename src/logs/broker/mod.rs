@@ -103,6 +103,7 @@ const UNTAGGED: &[(&[u8], &[Matcher])] = &[
     (b"BrokerId ", &[lifecycle::other_group_line]),
     (b"Creating simple", &[lifecycle::other_group_line]),
     (b"The following offsets", &[lifecycle::other_group_line]),
+    (b"The following groups", &[lifecycle::groups_deleted]),
     (b"Cannot ", &[lifecycle::other_group_line]),
 ];
 
@@ -212,6 +213,20 @@ mod tests {
             (p.group.as_deref(), p.member_id.as_deref()),
             (Some("g4"), Some("m4"))
         );
+    }
+
+    #[test]
+    fn a_deletion_of_several_groups_is_each_groups_death() {
+        // GroupMetadataManager.scala `cleanupGroupMetadata` (2.0+) and
+        // GroupCoordinatorShard.java (3.7+): the same words.
+        let p =
+            event("The following groups were deleted: g1, g2. A total of 9 offsets were removed.");
+        assert_eq!(p.kind, EventKind::Broker(BrokerLine::GroupDead));
+        assert_eq!(p.group.as_deref(), Some("g1"));
+        assert_eq!(p.more_groups, vec!["g2".to_string()]);
+        // 1.1 named the groups only.
+        let p = event("The following groups were deleted: g3");
+        assert_eq!((p.group.as_deref(), p.more_groups.len()), (Some("g3"), 0));
     }
 
     #[test]
