@@ -167,9 +167,7 @@ def k848_recreated(lab, **opts):
     """KIP-848: g1-c1 and g1-c2 settle, both close (the group is left empty), the group is
     deleted (DeleteGroups, as `kafka-consumer-groups --delete` sends), and two new members
     g1-c3 and g1-c4 make a group of the same name again, whose epochs start again.
-    Not among the committed fixtures: truth.py does not start a group's generations again
-    at a deletion (its truth lists the new group's rounds as 3 -> 3); the broker's lines
-    this run wrote are the ones src/group/kafka_tests.rs `recreated_log` states."""
+    truth.py starts the group's generations again at the deletion (`life_start`)."""
     bg = prologue(lab)
     opts["group_protocol"] = "consumer"
     ids = start_g1(lab, 2, **opts)

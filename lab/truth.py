@@ -179,7 +179,15 @@ def partition_stops(callbacks, actions):
     return sorted(out, key=lambda s: (s["stopped_at"], s["group"], s["partition"]))
 
 
-def kip848_first_joins(joins):
+def life_start(actions, group, ts):
+    """When the life of `group` that `ts` falls in began: the last `delete_group` action of
+    it before `ts` (a deleted group made again starts its generations again), else ""."""
+    starts = [a["ts"] for a in actions
+              if a["action"] == "delete_group" and a.get("group") == group and a["ts"] < ts]
+    return max(starts, default="")
+
+
+def kip848_first_joins(joins, actions=()):
     """Drops a KIP-848 member's first epoch when another member of its group had already
     logged that epoch: Apache Kafka 4.4 computes target assignments asynchronously
     (group.consumer.assignment.interval.ms; GroupMetadataManager.java consumerGroupHeartbeat
@@ -188,9 +196,10 @@ def kip848_first_joins(joins):
     epoch is the first one that includes it."""
     out = []
     for j in sorted(joins, key=lambda j: j["ts"]):
+        born = life_start(actions, j["group"], j["ts"])
         if j.pop("first", False) and any(
                 o["group"] == j["group"] and o["client_id"] != j["client_id"]
-                and o["generation"] == j["generation"] for o in out):
+                and o["generation"] == j["generation"] and o["ts"] > born for o in out):
             continue
         out.append(j)
     return out
@@ -375,6 +384,8 @@ def group_rebalances(group, joins, actions, used, cooperative, sigs, rejoins):
     prev = None
     kept = []  # the clusters that became rebalances
     for c in cluster_joins(joins):
+        if prev is not None and life_start(actions, group, c["first_ts"]) > prev["last_ts"]:
+            prev = None  # the group was deleted since: a new group of the same name
         causes = explain(c, prev, actions, used)
         if all(k == "static_member_replaced" for _, k, _, _ in causes):
             same = same_generation_rejoin(c, prev, actions, used)
@@ -420,7 +431,7 @@ def build(run_dir, client_desc, capture_desc, broker_desc, notes=()):
         sigs.extend(signals(a.get("client"), os.path.join(run_dir, a["client_id"] + ".err"),
                             a["client_id"]))
     sigs.sort(key=lambda x: x["ts"])
-    joins = kip848_first_joins(joins)
+    joins = kip848_first_joins(joins, actions)
     group_of = {cid: a["group"] for cid, a in members.items()}
     cooperative = any("cooperative" in (a.get("detail") or "") for a in members.values())
     used = set()

@@ -202,6 +202,7 @@ kafka_scenarios! {
     ak4_java_upgrade => "ak4_java_upgrade.pcap", ["ak4_java_upgrade.server.log"],
     ak4_k848_join_leave => "ak4_k848_join_leave.pcap", ["ak4_k848_join_leave.server.log"],
     ak4_k848_killed => "ak4_k848_killed.pcap", ["ak4_k848_killed.server.log"],
+    ak4_k848_recreated => "ak4_k848_recreated.pcap", ["ak4_k848_recreated.server.log"],
     ak4_k848_session_timeout => "ak4_k848_session_timeout.pcap", ["ak4_k848_session_timeout.server.log"],
     ak4_k848_slow_revoke => "ak4_k848_slow_revoke.pcap", ["ak4_k848_slow_revoke.server.log"],
     ak4_kp_clean_leave => "ak4_kp_clean_leave.pcap", ["ak4_kp_clean_leave.server.log"],

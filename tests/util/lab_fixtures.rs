@@ -62,6 +62,7 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     "ak4_java_upgrade",
     "ak4_k848_join_leave",
     "ak4_k848_killed",
+    "ak4_k848_recreated",
     "ak4_k848_session_timeout",
     "ak4_k848_slow_revoke",
     "ak4_kp_clean_leave",
