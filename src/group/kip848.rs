@@ -612,9 +612,10 @@ impl<'a> Consumer<'a> {
             }
         }
         self.close();
+        // Members' own epochs stay: the new group's members have ids of
+        // their own (one may have been answered just now).
         self.epoch = None;
         self.targets.clear();
-        self.member_epoch.clear();
         self.emptied = None;
     }
 
