@@ -110,6 +110,12 @@ pub struct Classic {
     /// than per event. The events outlive this state, so an address is
     /// never reused while it is a key here.
     client_keys: FastMap<usize, String>,
+    /// The generation the group had when every member was seen leaving
+    /// (the broker then completes the join with nobody and the group is
+    /// Empty: GroupCoordinator.scala `onCompleteJoin`), until a round
+    /// completes again: a JoinGroup answered with a generation at or below
+    /// it is a group made again ([`Classic::made_again`]).
+    emptied_at: Option<i32>,
 }
 
 /// Clients remembered per group (more are not tracked).
@@ -788,10 +794,17 @@ impl Classic {
             }
         }
         r.cite(ev);
-        if r.generation.is_none() {
+        let first_answer = r.generation.is_none();
+        if first_answer {
             r.generation = Some(generation);
             r.join_completed_at = Some(ev.ts);
         }
+        if first_answer {
+            self.made_again(generation);
+        }
+        let Some(r) = self.round.as_mut() else {
+            return;
+        };
         r.protocol_name = protocol_name.clone().or(r.protocol_name.take());
         // A successful answer always names its member (Kafka assigns the id
         // before answering: GroupCoordinator.doNewMemberJoinGroup); none here
@@ -1157,8 +1170,25 @@ impl Classic {
             // group back to PreparingRebalance: it causes the next round.
             self.close_round();
         }
+        // Everyone: the members of the group this leave and the open
+        // round's earlier leaves name (each LeaveGroup names one member in
+        // clients before KIP-345's batches).
+        let gone: BTreeSet<&str> = self
+            .round
+            .as_ref()
+            .map(|r| {
+                r.removed
+                    .iter()
+                    .filter(|(_, how)| *how == "left")
+                    .map(|(m, _)| m.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
         let everyone_leaves = leavers.iter().all(|(m, _)| self.current.contains(m))
-            && self.current.len() == leavers.len();
+            && self
+                .current
+                .iter()
+                .all(|m| gone.contains(m.as_str()) || leavers.iter().any(|(l, _)| l == m));
         for (member_id, reason) in leavers {
             let client_id = self
                 .book
@@ -1202,9 +1232,33 @@ impl Classic {
                 r.notes
                     .push("every member left: the group became Empty".into());
             }
+            self.emptied_at = self.generation;
             self.close_round();
             self.current.clear();
             self.set_state(ev.ts, "Empty");
+        }
+    }
+
+    /// A JoinGroup answered generation `generation` after the group was
+    /// seen emptied at a generation at or above it: generations only grow
+    /// while a group lives (`initNextGeneration`), so the empty group was
+    /// deleted (DeleteGroups, or its offsets expired) and made again from
+    /// generation 0 (Apache Kafka 4.4 in the lab: "Group g1 with generation
+    /// 2 is now empty", "The following groups were deleted: g1", then
+    /// "old generation 0"). The round starts the new group's history.
+    fn made_again(&mut self, generation: i32) {
+        // The first answer after the group emptied decides: a later one
+        // belongs to the group it made.
+        let Some(before) = self.emptied_at.take().filter(|e| generation <= *e) else {
+            return;
+        };
+        if let Some(r) = self.round.as_mut() {
+            if r.previous_generation == Some(before) {
+                r.previous_generation = None;
+                r.notes.push(format!(
+                    "the group's generations started again at {generation} after every member had left at generation {before}: it was deleted and made again"
+                ));
+            }
         }
     }
 

@@ -1047,3 +1047,46 @@ fn kip848_a_lower_epoch_while_a_member_remains_opens_no_round() {
     let seen: Vec<_> = h[0].rebalances.iter().map(|r| r.generation).collect();
     assert_eq!(seen, vec![Some(2), Some(3)], "{:#?}", h[0].rebalances);
 }
+
+/// Both members of a classic group leave, each with its own LeaveGroup (a
+/// client names only itself before KIP-345's batches): the second leave
+/// empties the group (GroupCoordinator.scala `onCompleteJoin`: "Group G
+/// with generation N is now empty"), which is no rebalance. A member
+/// answered generation 1 afterwards joined a group deleted and made again
+/// (Apache Kafka 4.4 in the lab, `lab/ak_scenarios.py` `classic_recreated`):
+/// a new group's first round, not "2 → 1".
+#[test]
+fn a_classic_group_emptied_by_its_members_leaves_then_made_again_starts_afresh() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.member_id_required(30.0, "c3", "m3");
+    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let seen: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| {
+            (
+                r.previous_generation,
+                r.generation,
+                r.trigger.client_id.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (None, Some(1), Some("c1".into())),
+            (Some(1), Some(2), Some("c2".into())),
+            (None, Some(1), Some("c3".into())),
+        ],
+        "{:#?}",
+        h[0].rebalances
+    );
+    assert!(h[0].rebalances[2]
+        .notes
+        .iter()
+        .any(|n| n.contains("made again")));
+}
