@@ -679,15 +679,31 @@ const SMALL: kgtrace::watch::engine::Bounds = kgtrace::watch::engine::Bounds {
 
 #[test]
 fn the_engine_with_windows_of_seconds_differs_only_where_listed() {
+    let (differ, _) = differences_unlisted(SMALL, DIFFER_WITH_SMALL_WINDOWS, |_| true);
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
+/// The fixtures `pick` takes whose engine records under `bounds` differ
+/// from `rebalances`' and are not `listed`, or agree and are (each with
+/// what differs); and how many fixtures were compared.
+fn differences_unlisted(
+    bounds: kgtrace::watch::engine::Bounds,
+    listed: &[(&str, &str)],
+    pick: impl Fn(&str) -> bool,
+) -> (Vec<String>, usize) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut differ = Vec::new();
+    let (mut differ, mut compared) = (Vec::new(), 0);
     for path in fixtures() {
-        let full = root.join(&path);
         let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !pick(&name) {
+            continue;
+        }
+        compared += 1;
+        let full = root.join(&path);
         let one = std::slice::from_ref(&full);
-        let (got, want) = (engine_records(one, SMALL), batch_records(one));
+        let (got, want) = (engine_records(one, bounds), batch_records(one));
         let same = got == want;
-        let known = DIFFER_WITH_SMALL_WINDOWS.iter().any(|(f, _)| *f == name);
+        let known = listed.iter().any(|(f, _)| *f == name);
         if same == known {
             let what = if same {
                 "agrees".to_string()
@@ -697,7 +713,7 @@ fn the_engine_with_windows_of_seconds_differs_only_where_listed() {
             differ.push(format!("{name}: listed {known}: {what}"));
         }
     }
-    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    (differ, compared)
 }
 
 /// A value cut to a readable length for a failure message.
@@ -1072,29 +1088,9 @@ fn a_captured_groups_window_stretched_to_its_own_timeouts_gives_the_batch_record
     // both timeouts (36 s), 2; that and hindsight of once the timeout
     // instead of twice, 7. Logs are left out: their lines carry no
     // timeout.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut differ = Vec::new();
-    let mut compared = 0;
-    for path in fixtures() {
-        let name = path.file_name().unwrap().to_string_lossy().to_string();
-        if !(name.ends_with(".pcap") || name.ends_with(".pcapng")) {
-            continue;
-        }
-        compared += 1;
-        let full = root.join(&path);
-        let one = std::slice::from_ref(&full);
-        let (got, want) = (engine_records(one, SECOND_FLOORS), batch_records(one));
-        let same = got == want;
-        let known = DIFFER_WITH_SECOND_FLOORS.iter().any(|(f, _)| *f == name);
-        if same == known {
-            let what = if same {
-                "agrees".to_string()
-            } else {
-                first_difference(&got, &want)
-            };
-            differ.push(format!("{name}: listed {known}: {what}"));
-        }
-    }
+    let is_capture = |name: &str| name.ends_with(".pcap") || name.ends_with(".pcapng");
+    let (differ, compared) =
+        differences_unlisted(SECOND_FLOORS, DIFFER_WITH_SECOND_FLOORS, is_capture);
     assert!(compared >= 39, "{compared} captures");
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }

@@ -985,6 +985,34 @@ fn members_before_and_after_show_the_assignment_of_their_round_not_a_later_one()
     assert_eq!(held(&r[2].members_after, "m1"), Some(2), "{:#?}", r[2]);
 }
 
+impl Script {
+    /// KIP-848 members c1/m1 and c2/m2 joined, both reconciled to epoch 3.
+    fn kip848_pair_at_epoch_3() -> Script {
+        let mut s = Script::new();
+        s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1]));
+        s.cgh(0.2, "c2", "m2", 0, 2, Some(&[]));
+        s.cgh(1.2, "c1", "m1", 2, 3, Some(&[0]));
+        s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
+        s
+    }
+}
+
+/// Each record's generations and the client of its trigger.
+fn generations_and_cause(
+    h: &super::GroupHistory,
+) -> Vec<(Option<i32>, Option<i32>, Option<String>)> {
+    h.rebalances
+        .iter()
+        .map(|r| {
+            (
+                r.previous_generation,
+                r.generation,
+                r.trigger.client_id.clone(),
+            )
+        })
+        .collect()
+}
+
 /// A KIP-848 group emptied, deleted and made again, from a capture alone:
 /// both members leave (ConsumerGroupHeartbeat epoch -1, answered -1), and
 /// two new members are answered epochs 2 and 3 again, below the 3 held
@@ -994,11 +1022,7 @@ fn members_before_and_after_show_the_assignment_of_their_round_not_a_later_one()
 /// new group had no rounds.
 #[test]
 fn kip848_epochs_starting_again_after_every_member_left_are_a_new_group() {
-    let mut s = Script::new();
-    s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1]));
-    s.cgh(0.2, "c2", "m2", 0, 2, Some(&[]));
-    s.cgh(1.2, "c1", "m1", 2, 3, Some(&[0]));
-    s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
+    let mut s = Script::kip848_pair_at_epoch_3();
     s.cgh(9.0, "c1", "m1", -1, -1, None);
     s.cgh(9.0, "c2", "m2", -1, -1, None);
     s.cgh(16.5, "c3", "m3", 0, 2, Some(&[0, 1]));
@@ -1006,17 +1030,7 @@ fn kip848_epochs_starting_again_after_every_member_left_are_a_new_group() {
     s.cgh(17.6, "c3", "m3", 2, 3, Some(&[0]));
     s.cgh(17.7, "c4", "m4", 2, 3, Some(&[1]));
     let h = reconstruct(&s.events);
-    let seen: Vec<_> = h[0]
-        .rebalances
-        .iter()
-        .map(|r| {
-            (
-                r.previous_generation,
-                r.generation,
-                r.trigger.client_id.clone(),
-            )
-        })
-        .collect();
+    let seen = generations_and_cause(&h[0]);
     assert_eq!(
         seen,
         vec![
@@ -1036,11 +1050,7 @@ fn kip848_epochs_starting_again_after_every_member_left_are_a_new_group() {
 /// The same answers with a member still in the group: an answer out of turn.
 #[test]
 fn kip848_a_lower_epoch_while_a_member_remains_opens_no_round() {
-    let mut s = Script::new();
-    s.cgh(0.0, "c1", "m1", 0, 2, Some(&[0, 1]));
-    s.cgh(0.2, "c2", "m2", 0, 2, Some(&[]));
-    s.cgh(1.2, "c1", "m1", 2, 3, Some(&[0]));
-    s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
+    let mut s = Script::kip848_pair_at_epoch_3();
     s.cgh(9.0, "c2", "m2", -1, -1, None);
     s.cgh(9.5, "c1", "m1", 3, 2, None);
     let h = reconstruct(&s.events);
@@ -1064,17 +1074,7 @@ fn a_classic_group_emptied_by_its_members_leaves_then_made_again_starts_afresh()
     s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
     s.sync(33.01, "c3", "m3", 1, &[0, 1]);
     let h = reconstruct(&s.events);
-    let seen: Vec<_> = h[0]
-        .rebalances
-        .iter()
-        .map(|r| {
-            (
-                r.previous_generation,
-                r.generation,
-                r.trigger.client_id.clone(),
-            )
-        })
-        .collect();
+    let seen = generations_and_cause(&h[0]);
     assert_eq!(
         seen,
         vec![
