@@ -112,9 +112,9 @@ pub struct Classic {
     client_keys: FastMap<usize, String>,
     /// The generation the group had when every member was seen leaving
     /// (the broker then completes the join with nobody and the group is
-    /// Empty: GroupCoordinator.scala `onCompleteJoin`), until a round
-    /// completes again: a JoinGroup answered with a generation at or below
-    /// it is a group made again ([`Classic::made_again`]).
+    /// Empty: GroupCoordinator.scala `onCompleteJoin`), until the next
+    /// round's first JoinGroup answer: one with a generation at or below it
+    /// is a group made again ([`Classic::made_again`]).
     emptied_at: Option<i32>,
 }
 
@@ -794,12 +794,9 @@ impl Classic {
             }
         }
         r.cite(ev);
-        let first_answer = r.generation.is_none();
-        if first_answer {
+        if r.generation.is_none() {
             r.generation = Some(generation);
             r.join_completed_at = Some(ev.ts);
-        }
-        if first_answer {
             self.made_again(generation);
         }
         let Some(r) = self.round.as_mut() else {

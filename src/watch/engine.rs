@@ -723,15 +723,15 @@ impl Engine {
             self.thin_cut = thin_to;
         }
         let settled = &mut self.settled;
-        // A group whose own timeouts reach further back keeps its own
-        // clients' part of the data path longer (each group is rebuilt with
-        // its own clients' part); everyone else's is trimmed to the
-        // engine's window.
         // Trimming shifts every list it shortens: done once the cut has moved
         // by a 64th of the window (14 s of 15 min), it costs about what it
         // drops, and the data path holds at most that much more.
         let data_cut = newest.offset_by(-bounds.retain_ns);
         let trim_data = data_cut.0.saturating_sub(self.data_cut.0) >= bounds.retain_ns / 64;
+        // A group whose own timeouts reach further back keeps its own
+        // clients' part of the data path longer (each group is rebuilt with
+        // its own clients' part); everyone else's is trimmed to the
+        // engine's window.
         let data = &self.data;
         let mut longer: FastMap<u32, Timestamp> = FastMap::default();
         self.groups.retain(|_, w| {
