@@ -4,8 +4,8 @@
 //!
 //! `cargo run --release --example capture_stats -- FILE... ` (`-` = stdin)
 
+use kgtrace::event::Source;
 use std::io::Read;
-use std::sync::Arc;
 use std::time::Instant;
 
 use kgtrace::capture::read_capture;
@@ -43,7 +43,7 @@ fn main() {
         };
         let mut diags = Diagnostics::default();
         let mut tcp_diags = Diagnostics::default();
-        let mut tcp = Reassembler::new(TcpConfig::default(), Arc::from(path.as_str()));
+        let mut tcp = Reassembler::new(TcpConfig::default(), Source::from(path.as_str()));
         let mut tally = Tally::default();
         let mut count = |e: StreamEvent<'_>| match e {
             StreamEvent::Opened { .. } => tally.opened += 1,

@@ -19,7 +19,16 @@ use crate::time::Timestamp;
 /// A group, member or instance id as an event carries it: shared, not
 /// copied, by every event that names it (issue 12: a coordinator's capture
 /// names the same few thousand ids in millions of events).
-pub type Id = Arc<str>;
+pub type Id = arcstr::ArcStr;
+
+/// A text an event carries (a state's name, a reason, a coordinator's
+/// address): one pointer in the event where a `String` took three words,
+/// so the kinds that carry texts stay within the event's size.
+pub type Text = arcstr::ArcStr;
+
+/// An input's name as its events' evidence carries it: one shared text
+/// per input, a single pointer in each event.
+pub type Source = arcstr::ArcStr;
 
 /// Hands out one shared [`Id`] per distinct text, so the events of one input
 /// hold each group and member id once. Each time it has doubled it forgets
@@ -63,7 +72,7 @@ impl Ids {
         if let Some(id) = self.known.get(text) {
             return id.clone();
         }
-        let id: Id = Arc::from(text);
+        let id: Id = Id::from(text);
         let len = self.known.len();
         if len >= self.cap {
             if self.sweep_in == 0 {
@@ -83,7 +92,8 @@ impl Ids {
 
     /// Forgets the ids no event holds.
     fn sweep(&mut self) {
-        self.known.retain(|id| Arc::strong_count(id) > 1);
+        self.known
+            .retain(|id| Id::strong_count(id).is_none_or(|n| n > 1));
         self.next_sweep = (2 * self.known.len()).max(SWEEP_AT_LEAST);
     }
 
@@ -140,7 +150,7 @@ pub struct ClientRef {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Evidence {
     /// The input file (`-` for stdin).
-    pub source: Arc<str>,
+    pub source: Source,
     /// Frame numbers or line number inside it.
     #[serde(flatten)]
     pub at: Location,
@@ -271,7 +281,7 @@ pub enum EventKind {
         /// Coordinator broker id.
         node_id: i32,
         /// `host:port` of the coordinator.
-        coordinator: String,
+        coordinator: Text,
         /// Error, if any (e.g. COORDINATOR_NOT_AVAILABLE).
         error: Option<ErrorCode>,
     },
@@ -284,11 +294,11 @@ pub enum EventKind {
         /// Member's rebalance timeout (v1+; max.poll.interval.ms).
         rebalance_timeout_ms: Option<i32>,
         /// `consumer`, `connect`, ...
-        protocol_type: String,
+        protocol_type: Text,
         /// Offered protocols (assignors) with subscriptions.
         protocols: Vec<OfferedProtocol>,
         /// KIP-800 reason (v8+).
-        reason: Option<String>,
+        reason: Option<Text>,
         /// The capture cut the request inside its member id or static id
         /// (`group.instance.id`): who joined is not known whole, so the
         /// event's `member_id` or `group_instance_id` being none says
@@ -304,11 +314,11 @@ pub enum EventKind {
         /// Error, if any (MEMBER_ID_REQUIRED is the KIP-394 two-step).
         error: Option<ErrorCode>,
         /// Chosen protocol (assignor).
-        protocol_name: Option<String>,
+        protocol_name: Option<Text>,
         /// The leader's member id.
-        leader: String,
+        leader: Text,
         /// Member list (leader only).
-        members: Vec<JoinedMember>,
+        members: Box<[JoinedMember]>,
         /// Milliseconds the request was parked at the broker (response ts
         /// minus request ts).
         parked_ms: Option<f64>,
@@ -390,9 +400,9 @@ pub enum EventKind {
         /// Links request and response.
         exchange: u64,
         /// State as the broker names it.
-        state: String,
+        state: Text,
         /// Protocol (assignor) in use.
-        protocol: String,
+        protocol: Text,
         /// Members.
         members: Vec<DescribedMember>,
         /// Error, if any.
@@ -403,9 +413,9 @@ pub enum EventKind {
         /// Links request and response.
         exchange: u64,
         /// State, if the version carries it.
-        state: Option<String>,
+        state: Option<Text>,
         /// `consumer`, `connect`, ...
-        protocol_type: String,
+        protocol_type: Text,
     },
     /// KIP-848 ConsumerGroupHeartbeat request.
     ConsumerGroupHeartbeatRequest {
@@ -416,11 +426,11 @@ pub enum EventKind {
         /// Rebalance timeout (-1 = unchanged).
         rebalance_timeout_ms: i32,
         /// New subscription (None = unchanged).
-        subscribed_topic_names: Option<Vec<String>>,
+        subscribed_topic_names: Option<Box<[String]>>,
         /// Server assignor requested.
-        server_assignor: Option<String>,
+        server_assignor: Option<Text>,
         /// Partitions the member owns (None = unchanged).
-        owned: Option<Vec<TopicPartitions>>,
+        owned: Option<Box<[TopicPartitions]>>,
         /// Whether the broker listed ConsumerGroupHeartbeat (API key 68) in
         /// its ApiVersions answer on this connection (`None`: that answer
         /// was not captured). A judgement aid, not printed.
@@ -434,7 +444,7 @@ pub enum EventKind {
         /// Error, if any (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID...).
         error: Option<ErrorCode>,
         /// Error message text.
-        error_message: Option<String>,
+        error_message: Option<Text>,
         /// Member epoch granted.
         member_epoch: i32,
         /// Heartbeat interval the broker asks for.
@@ -489,13 +499,13 @@ pub enum BrokerLine {
     /// (reason: R)".
     PreparingRebalance {
         /// State named in the line.
-        state: String,
+        state: Text,
         /// Generation before.
         old_generation: i32,
         /// The coordinator's reason text, verbatim.
-        reason: Option<String>,
+        reason: Option<Text>,
         /// KIP-800 client reason inside it, if any.
-        client_reason: Option<String>,
+        client_reason: Option<Text>,
     },
     /// "Stabilized group G generation N (...) with K members".
     Stabilized {
@@ -504,9 +514,9 @@ pub enum BrokerLine {
         /// Member count, if the version logs it.
         members: Option<u32>,
         /// Protocol, if logged.
-        protocol: Option<String>,
+        protocol: Option<Text>,
         /// Leader, if logged.
-        leader: Option<String>,
+        leader: Option<Text>,
     },
     /// "Assignment received from leader M for group G for generation N".
     AssignmentReceived {
@@ -611,9 +621,9 @@ pub enum BrokerLine {
     /// member M with instance id I is fenced by existing member C").
     StaticMemberFenced {
         /// The member id currently mapped to the instance id.
-        current_member_id: Option<String>,
+        current_member_id: Option<Text>,
         /// The operation that was fenced (`join-group`, `heartbeat`, ...).
-        operation: Option<String>,
+        operation: Option<Text>,
     },
     /// KIP-848: "Static member M with instance id I temporarily left the
     /// consumer group." (member epoch -2: a restart within the session).
@@ -748,9 +758,9 @@ pub enum ClientLine {
     /// "JoinGroup failed: ...", "SyncGroup failed: ...".
     RequestFailed {
         /// `JoinGroup` or `SyncGroup`.
-        request: String,
+        request: Text,
         /// The error text as logged.
-        error: String,
+        error: Text,
     },
     /// KIP-848 client: "Member M with epoch E transitioned from A to B.".
     MemberStateChanged {
@@ -938,10 +948,11 @@ mod ids_tests {
     fn an_event_stays_small_enough_to_hold_millions() {
         // Every event of a capture is held until the reconstruction (issue
         // 12): 272 bytes before ids were shared and the request log's line
-        // boxed, 216 since. A new field or kind that grows it should be a
-        // decision, not an accident.
-        assert!(std::mem::size_of::<GroupEvent>() <= 216);
-        assert!(std::mem::size_of::<EventKind>() <= 104);
+        // boxed, 216 after, 152 since ids, sources and the kinds' texts are
+        // one pointer each and the largest kinds' lists boxed slices. A new
+        // field or kind that grows it should be a decision, not an accident.
+        assert!(std::mem::size_of::<GroupEvent>() <= 152);
+        assert!(std::mem::size_of::<EventKind>() <= 72);
     }
 
     #[test]
@@ -949,8 +960,8 @@ mod ids_tests {
         let mut ids = Ids::default();
         let a = ids.id("consumer-1-7f3e");
         let b = ids.id("consumer-1-7f3e");
-        assert!(Arc::ptr_eq(&a, &b));
-        assert!(!Arc::ptr_eq(&a, &ids.id("consumer-2-0c1d")));
+        assert!(Id::ptr_eq(&a, &b));
+        assert!(!Id::ptr_eq(&a, &ids.id("consumer-2-0c1d")));
         assert_eq!(ids.of(None), None);
         assert_eq!(ids.of(Some("g1")).as_deref(), Some("g1"));
     }
@@ -963,19 +974,19 @@ mod ids_tests {
         // Full: "dropped" is held by nobody, so it is forgotten to make room.
         let third = ids.id("third");
         assert_eq!(ids.known.len(), 2);
-        assert!(Arc::ptr_eq(&held, &ids.id("held")));
-        assert!(Arc::ptr_eq(&third, &ids.id("third")));
+        assert!(Id::ptr_eq(&held, &ids.id("held")));
+        assert!(Id::ptr_eq(&third, &ids.id("third")));
         // Full of held ids: new ones are handed out, right but unshared,
         // without a sweep each ...
         let fourth = ids.id("fourth");
         assert_eq!(&*fourth, "fourth");
-        assert!(!Arc::ptr_eq(&fourth, &ids.id("fourth")));
+        assert!(!Id::ptr_eq(&fourth, &ids.id("fourth")));
         assert_eq!(ids.known.len(), 2);
         // ... until `cap` of them went by: then ids let go are forgotten.
         drop(third);
         let fifth = ids.id("fifth");
-        assert!(Arc::ptr_eq(&fifth, &ids.id("fifth")));
-        assert!(Arc::ptr_eq(&held, &ids.id("held")));
+        assert!(Id::ptr_eq(&fifth, &ids.id("fifth")));
+        assert!(Id::ptr_eq(&held, &ids.id("held")));
     }
 
     #[test]
@@ -990,8 +1001,8 @@ mod ids_tests {
         let fourth = ids.id("fourth");
         assert_eq!(ids.known.len(), 2);
         assert_eq!(ids.next_sweep, SWEEP_AT_LEAST);
-        assert!(Arc::ptr_eq(&held, &ids.id("held")));
-        assert!(Arc::ptr_eq(&fourth, &ids.id("fourth")));
+        assert!(Id::ptr_eq(&held, &ids.id("held")));
+        assert!(Id::ptr_eq(&fourth, &ids.id("fourth")));
     }
 
     #[test]

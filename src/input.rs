@@ -18,6 +18,7 @@
 //! files. The same file given twice is read once. `--input-type` forces
 //! what an input is read as.
 
+use crate::event::Source;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
@@ -118,7 +119,7 @@ pub struct Collected {
     pub data_beside_window: bool,
     /// Heartbeats folded away by input ([`crate::timeline::Folded`]):
     /// counted in what each input held.
-    pub events_folded: Vec<(Arc<str>, u64)>,
+    pub events_folded: Vec<(Source, u64)>,
     /// Every OffsetCommit, when some were folded away with the heartbeats:
     /// the stops stage reads them here, not in `captured`.
     pub commits: Option<crate::stops::CommitBook>,
@@ -739,7 +740,7 @@ fn read_log_in_parts(
     if out.log_cores < 2 || out.streaming() || len < 2 * split::min_part() {
         return Ok(false);
     }
-    let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+    let source: Source = Source::from(path.to_string_lossy().as_ref());
     let plain_log = |head: &[u8]| {
         Compression::of(head).is_none() && classify(head, opts.input_type) == Kind::Log
     };
@@ -778,7 +779,7 @@ fn read_opened(
     out: &mut Collected,
     top: bool,
 ) -> Result<()> {
-    let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+    let source: Source = Source::from(path.to_string_lossy().as_ref());
     match opened.kind {
         Kind::Unknown if top => Err(unknown_input(path, &opened.head)),
         Kind::Unknown => {
@@ -1085,7 +1086,7 @@ impl<R: Read> Read for NulSkipping<R> {
     }
 }
 
-fn read_log(opened: Opened<'_>, source: Arc<str>, opts: &ReadOptions, out: &mut Collected) {
+fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Collected) {
     let read_as = opened.read_as();
     let foreign = logs::foreign_log(&opened.head);
     let bomb = opened.bomb.clone();
@@ -1141,7 +1142,7 @@ struct LogRead {
 /// when it gave no event), adds its summary and hands its events on.
 fn finish_log(
     read: LogRead,
-    source: &Arc<str>,
+    source: &Source,
     read_as: String,
     foreign: Option<logs::Foreign>,
     out: &mut Collected,
@@ -1280,7 +1281,7 @@ fn read_directory(
     if captures.is_empty() {
         return Ok(());
     }
-    let source: Arc<str> = Arc::from(dir.to_string_lossy().as_ref());
+    let source: Source = Source::from(dir.to_string_lossy().as_ref());
     // A rotation set with no log beside it: its events (all named after
     // the directory) can go in the time line's order as they come.
     if out.events_out.is_some() && out.logged.is_empty() {
@@ -1288,7 +1289,7 @@ fn read_directory(
     }
     let mut run = CaptureRun::new(opts, keep, out, source);
     for (_, path) in &captures {
-        let name: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+        let name: Source = Source::from(path.to_string_lossy().as_ref());
         let opened = match File::open(path).and_then(|f| open_threaded(f, opts.input_type)) {
             Ok(o) => o,
             Err(e) => {
@@ -1484,13 +1485,13 @@ struct CaptureRun {
 #[derive(Default)]
 struct SnapCut {
     /// The first file with cut packets.
-    source: Option<Arc<str>>,
+    source: Option<Source>,
     packets: u64,
     snap_len: Option<u32>,
 }
 
 impl CaptureRun {
-    fn new(opts: &ReadOptions, keep: bool, out: &Collected, source: Arc<str>) -> Self {
+    fn new(opts: &ReadOptions, keep: bool, out: &Collected, source: Source) -> Self {
         let tcp_config = TcpConfig {
             kafka_ports: opts.ports.clone(),
             max_buffered_per_direction: MAX_BUFFERED_PER_DIRECTION,
@@ -1536,7 +1537,7 @@ impl CaptureRun {
     fn feed<R: Read>(
         &mut self,
         reader: R,
-        source: &Arc<str>,
+        source: &Source,
         read_as: String,
         out: &mut Collected,
     ) -> Result<()> {
@@ -1578,7 +1579,7 @@ impl CaptureRun {
     fn read_in_place<R: Read>(
         &mut self,
         reader: R,
-        source: &Arc<str>,
+        source: &Source,
         out: &mut Collected,
     ) -> Result<capture::CaptureSummary> {
         let CaptureRun {
@@ -1609,7 +1610,7 @@ impl CaptureRun {
     fn read_on_threads<R: Read>(
         &mut self,
         reader: R,
-        source: &Arc<str>,
+        source: &Source,
         out: &mut Collected,
     ) -> Result<capture::CaptureSummary> {
         let CaptureRun {
@@ -1764,7 +1765,7 @@ struct Drained {
 }
 
 struct ExchangeSink {
-    source: Arc<str>,
+    source: Source,
     keep: bool,
     /// Whether data-path events are made: not when nothing will fold
     /// them ([`Collected::events_not_kept`]).

@@ -8,8 +8,8 @@
 //! join (a JoinGroup, a ConsumerGroupHeartbeat at epoch 0, a joining log
 //! line) among them.
 
+use crate::event::Source;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use crate::describe::describe;
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
@@ -82,7 +82,7 @@ impl Sources {
 pub fn explain(
     inputs: &mut [InputSummary],
     events: &[GroupEvent],
-    folded: &[(Arc<str>, u64)],
+    folded: &[(Source, u64)],
     histories: &[GroupHistory],
     diags: &mut Diagnostics,
 ) {
@@ -201,7 +201,7 @@ mod tests {
         }
     }
 
-    fn beat(source: &Arc<str>, group: &str, frame: u64) -> GroupEvent {
+    fn beat(source: &Source, group: &str, frame: u64) -> GroupEvent {
         use crate::event::{EventKind, Evidence, Location};
         GroupEvent {
             ts: crate::time::Timestamp(frame as i64),
@@ -209,7 +209,7 @@ mod tests {
             member_id: Some("m".into()),
             group_instance_id: None,
             generation_id: Some(1),
-            client: Arc::default(),
+            client: std::sync::Arc::default(),
             kind: EventKind::HeartbeatRequest { exchange: frame },
             evidence: Evidence {
                 source: source.clone(),
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn an_input_stops_being_counted_once_one_of_its_groups_rebalanced_and_gets_no_warning() {
-        let (a, b): (Arc<str>, Arc<str>) = (Arc::from("a.pcap"), Arc::from("b.pcap"));
+        let (a, b): (Source, Source) = (Source::from("a.pcap"), Source::from("b.pcap"));
         let mut sources = Sources::default();
         let rebalanced = |g: &str| g == "g1";
         sources.add_unless_rebalanced(&beat(&a, "g0", 1), rebalanced);
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn heartbeats_folded_away_count_among_their_inputs_events() {
-        let source: Arc<str> = Arc::from("c.pcap");
+        let source: Source = Source::from("c.pcap");
         let mut inputs = vec![InputSummary {
             path: "c.pcap".into(),
             kind: "capture".into(),

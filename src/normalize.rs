@@ -16,6 +16,7 @@
 //! tell "closed after LeaveGroup" from "vanished without one". Connections
 //! still open when the input ends produce nothing.
 
+use crate::event::Source;
 use std::sync::Arc;
 
 use crate::event::{ClientRef, DataEvent, EventKind, Evidence, GroupEvent, Id, Ids, Location};
@@ -29,7 +30,7 @@ use crate::time::Timestamp;
 /// copied: what is left serves only the data path and the `decode` row.
 pub fn events_from_exchange(
     ex: &mut Exchange,
-    source: &Arc<str>,
+    source: &Source,
     shared: &mut ClientCache,
 ) -> Vec<GroupEvent> {
     let mut events = Vec::new();
@@ -129,7 +130,7 @@ impl ClientCache {
 /// headers, ListOffsets, Metadata topic ids), moved out of it into `out`.
 pub fn data_events_from_exchange(
     ex: &mut Exchange,
-    source: &Arc<str>,
+    source: &Source,
     shared: &mut ClientCache,
     out: &mut Vec<DataEvent>,
 ) {
@@ -171,7 +172,7 @@ pub fn data_events_from_exchange(
 }
 
 /// The `ConnectionClosed` event for a connection that carried group traffic.
-pub fn events_from_close(closed: &ClosedConnection, source: &Arc<str>) -> GroupEvent {
+pub fn events_from_close(closed: &ClosedConnection, source: &Source) -> GroupEvent {
     GroupEvent {
         ts: closed.ts,
         group: closed.group_id.as_deref().map(Id::from),
@@ -221,7 +222,7 @@ fn client_ref(ex: &Exchange) -> ClientRef {
     }
 }
 
-fn evidence(source: &Arc<str>, frame: u64) -> Evidence {
+fn evidence(source: &Source, frame: u64) -> Evidence {
     Evidence {
         source: source.clone(),
         at: Location::Frame { frame },
@@ -234,8 +235,8 @@ mod tests {
     use crate::kafka::testkit::{join_group_v5_frames, list_groups_v4_frames, Sim, BROKER, CLIENT};
     use crate::tcp::Direction::{ToClient, ToServer};
 
-    fn source() -> Arc<str> {
-        Arc::from("test.pcap")
+    fn source() -> Source {
+        crate::event::Source::from("test.pcap")
     }
 
     #[test]

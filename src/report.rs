@@ -408,7 +408,7 @@ pub struct RemovedMember {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct EvidenceLine {
     /// Input file (shared with the event's evidence: a round cites many).
-    pub source: std::sync::Arc<str>,
+    pub source: crate::event::Source,
     /// Frame number (captures).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<u64>,

@@ -10,8 +10,8 @@
 //! `watch` runs as its events flow). The offset applied is reported per log
 //! file.
 
+use crate::event::Source;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 mod clock;
 pub(crate) mod heartbeats;
@@ -29,7 +29,7 @@ pub struct Timeline {
     /// Every event, sorted by (time, captures before logs, source, position).
     pub events: Vec<GroupEvent>,
     /// Per log file: milliseconds added to its times (log + offset = capture).
-    pub clock_offsets: BTreeMap<Arc<str>, f64>,
+    pub clock_offsets: BTreeMap<Source, f64>,
 }
 
 /// Merges capture and log events; lines logs up with captures when both
@@ -79,7 +79,7 @@ fn sort_in_order(events: &mut [GroupEvent]) {
 fn in_order(a: &GroupEvent, b: &GroupEvent) -> std::cmp::Ordering {
     let (ka, kb) = (order_key(a), order_key(b));
     ka.0.cmp(&kb.0).then(ka.1.cmp(&kb.1)).then_with(|| {
-        let same = Arc::ptr_eq(&a.evidence.source, &b.evidence.source);
+        let same = Source::ptr_eq(&a.evidence.source, &b.evidence.source);
         let sources = if same {
             std::cmp::Ordering::Equal
         } else {
@@ -125,7 +125,7 @@ pub fn order_key(ev: &GroupEvent) -> (Timestamp, u8, &str, u64) {
 
 /// Per log file, the offset that lines it up with the captures
 /// ([`ClockLine`], fed as a stream would be: every capture event first).
-fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<Arc<str>, f64> {
+fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<Source, f64> {
     if captured.is_empty() || logged.is_empty() {
         return BTreeMap::new();
     }
@@ -141,7 +141,7 @@ fn estimate_offsets(captured: &[GroupEvent], logged: &[GroupEvent]) -> BTreeMap<
 
 /// A log's clock this far off the capture's is more likely a wrong
 /// `--log-tz` than a drifting clock: said as a diagnostic.
-pub fn warn_far_clocks(offsets: &BTreeMap<Arc<str>, f64>, diags: &mut Diagnostics) {
+pub fn warn_far_clocks(offsets: &BTreeMap<Source, f64>, diags: &mut Diagnostics) {
     for (source, ms) in offsets {
         if ms.abs() >= 300_000.0 {
             diags.add(
@@ -209,7 +209,11 @@ mod tests {
     fn the_order_is_a_stable_sort_by_time_kind_of_input_source_and_position() {
         // Few distinct times, positions and sources, so that every tie
         // occurs; two sources share a name but not its allocation.
-        let sources: [Arc<str>; 3] = [Arc::from("b.pcap"), Arc::from("a.log"), Arc::from("b.pcap")];
+        let sources: [Source; 3] = [
+            Source::from("b.pcap"),
+            Source::from("a.log"),
+            Source::from("b.pcap"),
+        ];
         let mut rng = crate::logs::synth::Rng(7);
         let mut events: Vec<GroupEvent> = (0..2000)
             .map(|i| {

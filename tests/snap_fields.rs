@@ -415,7 +415,7 @@ fn split_index(field: &str) -> (&str, usize, &str) {
 }
 
 fn kind_value(kind: &EventKind, list: &str, i: usize, sub: &str) -> Option<String> {
-    let nonempty = |s: &String| (!s.is_empty()).then(|| s.clone());
+    let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
     match (kind, list, sub) {
         (
             EventKind::JoinGroupRequest {
@@ -438,7 +438,9 @@ fn kind_value(kind: &EventKind, list: &str, i: usize, sub: &str) -> Option<Strin
         (EventKind::JoinGroupRequest { protocols, .. }, "protocol", "name") => {
             protocols.get(i).map(|p| p.name.clone())
         }
-        (EventKind::JoinGroupRequest { reason, .. }, "reason", _) => reason.clone(),
+        (EventKind::JoinGroupRequest { reason, .. }, "reason", _) => {
+            reason.as_ref().map(|r| r.to_string())
+        }
         (EventKind::SyncGroupRequest { assignments, .. }, "assignment", "member_id") => {
             assignments.get(i).map(|a| a.member_id.clone())
         }
@@ -451,7 +453,7 @@ fn kind_value(kind: &EventKind, list: &str, i: usize, sub: &str) -> Option<Strin
             }
         }
         (EventKind::JoinGroupResponse { protocol_name, .. }, "protocol_name", _) => {
-            protocol_name.clone()
+            protocol_name.as_ref().map(|p| p.to_string())
         }
         (EventKind::JoinGroupResponse { leader, .. }, "leader", _) => nonempty(leader),
         (EventKind::JoinGroupResponse { members, .. }, "member", sub) => {

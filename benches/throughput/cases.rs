@@ -8,10 +8,10 @@
 //! `logread` the log reader alone, for attribution. Each stage is driven as
 //! `src/input.rs` drives it.
 
+use kgtrace::event::Source;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::Path;
-use std::sync::Arc;
 
 use kgtrace::capture::read_capture;
 use kgtrace::kafka::{KafkaConfig, KafkaDecoder};
@@ -112,8 +112,8 @@ fn open(path: &Path) -> BufReader<File> {
     BufReader::with_capacity(1 << 20, File::open(path).expect("bench input opens"))
 }
 
-fn source(path: &Path) -> Arc<str> {
-    Arc::from(path.to_string_lossy().as_ref())
+fn source(path: &Path) -> Source {
+    Source::from(path.to_string_lossy().as_ref())
 }
 
 /// pcap reading and TCP reassembly; stream data counted and dropped.

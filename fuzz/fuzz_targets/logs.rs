@@ -7,7 +7,7 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     let _ = kgtrace::logs::read_log(
         data,
-        std::sync::Arc::from("fuzz"),
+        kgtrace::event::Source::from("fuzz"),
         &kgtrace::logs::LogOptions::default(),
         &mut diags,
         &mut out,

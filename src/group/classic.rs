@@ -491,7 +491,7 @@ impl Classic {
             m.rebalance_timeout_ms = *rebalance_timeout_ms;
         }
         if !protocol_type.is_empty() {
-            self.protocol_type = Some(protocol_type.clone());
+            self.protocol_type = Some(protocol_type.to_string());
         }
         self.assignors
             .extend(protocols.iter().map(|p| p.name.clone()));
@@ -716,7 +716,7 @@ impl Classic {
             m.rebalance_timeout_ms = a.rebalance_timeout_ms;
         }
         if let Some(p) = protocol_name {
-            self.assignors.insert(p.clone());
+            self.assignors.insert(p.to_string());
         }
         // A late answer for a round already closed with this generation.
         // also while a newer round waits for its generation, when the
@@ -802,7 +802,10 @@ impl Classic {
         let Some(r) = self.round.as_mut() else {
             return;
         };
-        r.protocol_name = protocol_name.clone().or(r.protocol_name.take());
+        r.protocol_name = protocol_name
+            .as_ref()
+            .map(|p| p.to_string())
+            .or(r.protocol_name.take());
         // A successful answer always names its member (Kafka assigns the id
         // before answering: GroupCoordinator.doNewMemberJoinGroup); none here
         // means a first join whose answer the capture's snaplen cut before
@@ -828,11 +831,11 @@ impl Classic {
                 }
             }
         }
-        self.leader = Some(leader.clone())
+        self.leader = Some(leader.to_string())
             .filter(|l| !l.is_empty())
             .or(self.leader.take());
         if let Some(r) = self.round.as_mut().filter(|_| !leader.is_empty()) {
-            r.leader_after = Some(leader.clone());
+            r.leader_after = Some(leader.to_string());
         }
         self.generation = Some(generation);
         self.generations_seen.insert(generation);
@@ -1136,7 +1139,7 @@ impl Classic {
             return;
         }
         let moved = self.coordinator.as_ref().is_some_and(|c| c != coordinator);
-        let before = self.coordinator.replace(coordinator.clone());
+        let before = self.coordinator.replace(coordinator.to_string());
         if moved && self.round.is_some() {
             let detail = format!(
                 "FindCoordinator now names {coordinator} (was {})",

@@ -46,7 +46,13 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
             members,
             leader,
             ..
-        } => stabilized(g, ev, *generation, *members, leader.clone()),
+        } => stabilized(
+            g,
+            ev,
+            *generation,
+            *members,
+            leader.as_ref().map(|l| l.to_string()),
+        ),
         BrokerLine::AssignmentReceived { generation, .. } => {
             assignment_received(g, ev, *generation)
         }

@@ -7,7 +7,6 @@
 //! rebalances kgtrace must name. Nothing here is copied from a real log.
 
 use std::io::Cursor;
-use std::sync::Arc;
 
 use crate::diagnostic::Diagnostics;
 use crate::event::GroupEvent;
@@ -50,7 +49,7 @@ fn events(text: &str) -> Vec<GroupEvent> {
     let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
     let summary = read_log(
         Cursor::new(text.as_bytes()),
-        Arc::from("server.log"),
+        crate::event::Source::from("server.log"),
         &LogOptions::default(),
         &mut diags,
         &mut out,

@@ -139,7 +139,7 @@ impl<'a> Consumer<'a> {
                 ..
             } => {
                 if let Some(a) = server_assignor {
-                    self.assignors.insert(a.clone());
+                    self.assignors.insert(a.to_string());
                 }
                 self.on_request(ev, *member_epoch, subscribed_topic_names.as_deref());
             }

@@ -1,8 +1,6 @@
 //! Scenario tests: typed event sequences shaped like real clients' traffic,
 //! checked against the rebalances a careful person would name.
 
-use std::sync::Arc;
-
 use crate::event::*;
 use crate::time::Timestamp;
 
@@ -52,7 +50,7 @@ impl Script {
             kind,
             truncated: false,
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame { frame: self.frame },
             },
         });
@@ -145,8 +143,8 @@ impl Script {
                 exchange: x,
                 error: ErrorCode::from_code(79),
                 protocol_name: None,
-                leader: String::new(),
-                members: vec![],
+                leader: Default::default(),
+                members: Box::default(),
                 parked_ms: Some(1.0),
             },
         );
@@ -395,7 +393,7 @@ fn a_capture_starting_mid_rebalance_says_so() {
             error: None,
             protocol_name: Some("range".into()),
             leader: "m1".into(),
-            members: vec![],
+            members: Box::default(),
             parked_ms: None,
         },
     );
@@ -427,7 +425,7 @@ fn log_event(
         kind: EventKind::Broker(kind),
         truncated: false,
         evidence: Evidence {
-            source: Arc::from("server.log"),
+            source: crate::event::Source::from("server.log"),
             at: Location::Line { line },
         },
     }
@@ -538,9 +536,9 @@ fn a_kip848_join_bumps_the_epoch() {
             exchange: 1,
             member_epoch: 0,
             rebalance_timeout_ms: 300_000,
-            subscribed_topic_names: Some(vec!["orders".into()]),
+            subscribed_topic_names: Some(vec!["orders".into()].into()),
             server_assignor: Some("uniform".into()),
-            owned: Some(vec![]),
+            owned: Some(Box::default()),
             broker_offers: None,
         },
     );
@@ -792,7 +790,7 @@ fn a_join_cut_inside_its_member_id_opens_no_round_as_a_new_member_would() {
             exchange: x,
             session_timeout_ms: 10_000,
             rebalance_timeout_ms: Some(20_000),
-            protocol_type: String::new(),
+            protocol_type: Default::default(),
             protocols: vec![],
             reason: None,
             identity_cut: true,
@@ -830,7 +828,7 @@ impl Script {
                 exchange: x,
                 member_epoch: sent_epoch,
                 rebalance_timeout_ms: 300_000,
-                subscribed_topic_names: (sent_epoch == 0).then(|| vec!["t".into()]),
+                subscribed_topic_names: (sent_epoch == 0).then(|| vec!["t".into()].into()),
                 server_assignor: None,
                 owned: None,
                 broker_offers: None,

@@ -25,9 +25,9 @@
 //! the caller opened, by positional reads ([`Stretch`]): a log renamed by
 //! its rotation between two opens would have given two files.
 
+use crate::event::Source;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::sync::Arc;
 
 use super::{log_options, LogRead, NulSkipping, SeenEvents, LOG_BUFFER};
 use crate::diagnostic::Diagnostics;
@@ -74,7 +74,7 @@ pub(super) fn read_in_parts(
     file: &File,
     len: u64,
     cores: usize,
-    source: &Arc<str>,
+    source: &Source,
     opts: &ReadOptions,
     bar: &Bar,
 ) -> Option<LogRead> {
@@ -99,7 +99,7 @@ pub(super) fn read_in_parts(
 fn read_cut(
     file: &File,
     starts: &[u64],
-    source: &Arc<str>,
+    source: &Source,
     opts: &ReadOptions,
     bar: &Bar,
 ) -> Option<LogRead> {
@@ -174,7 +174,7 @@ fn read_part(
     start: u64,
     take: Option<u64>,
     first: bool,
-    source: &Arc<str>,
+    source: &Source,
     opts: &ReadOptions,
     bar: &Bar,
 ) -> Part {
@@ -376,7 +376,7 @@ INFO [GroupCoordinator 1]: Stabilized group g-notime generation 4 (__consumer_of
 
     /// [`in_parts`] of a file already open (named `path` when opened).
     fn in_parts_of(file: &File, path: &Path, starts: &[u64]) -> Option<Collected> {
-        let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+        let source: Source = Source::from(path.to_string_lossy().as_ref());
         let bar = Bar::new(None, "", true);
         let read = read_cut(file, starts, &source, &ReadOptions::default(), &bar)?;
         let mut out = Collected::default();

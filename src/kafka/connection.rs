@@ -7,6 +7,7 @@
 //! Kafka clients number per connection), plus diagnostics. The decoding is
 //! in [`super::decode`]; this file is the bookkeeping.
 
+use crate::event::Source;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -69,13 +70,13 @@ pub(crate) struct Connection {
     last: Attribution,
     /// Responses seen without their request.
     unmatched: u32,
-    source: Arc<str>,
+    source: Source,
     fetch_memory: FetchMemory,
 }
 
 impl Connection {
     /// A connection between `ends`; `in_sync` when its start was captured.
-    pub(crate) fn new(ends: Ends, in_sync: bool, max_frame_len: usize, source: Arc<str>) -> Self {
+    pub(crate) fn new(ends: Ends, in_sync: bool, max_frame_len: usize, source: Source) -> Self {
         Connection {
             ends,
             label: Arc::from(format!("{} -> {}", ends.client, ends.server)),

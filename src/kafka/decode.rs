@@ -21,7 +21,7 @@ use kafka_protocol::protocol::{Decodable, StrBytes};
 
 use crate::event::{
     DataKind, EventKind, Id, LeavingMember, MemberAssignment, OfferedProtocol, PartitionOffset,
-    TopicPartitions, MAX_OFFSETS,
+    Text, TopicPartitions, MAX_OFFSETS,
 };
 
 use super::apis::{self, key};
@@ -88,6 +88,16 @@ pub(crate) fn text(s: &StrBytes) -> String {
 
 pub(crate) fn opt_text(s: &Option<StrBytes>) -> Option<String> {
     s.as_ref().map(text)
+}
+
+/// [`text`] as an event's [`Text`] (built once, not through a `String`).
+pub(crate) fn shared_text(s: &StrBytes) -> Text {
+    Text::from(s.as_str())
+}
+
+/// [`opt_text`] as an event's [`Text`].
+pub(crate) fn opt_shared_text(s: &Option<StrBytes>) -> Option<Text> {
+    s.as_ref().map(shared_text)
 }
 
 /// A topic's name, or its id (KIP-848 OffsetCommit v10+, Fetch v13+) when
@@ -209,9 +219,13 @@ fn join_group(r: JoinGroupRequest, v: i16, exchange: u64, b: &Budget) -> Decoded
         exchange,
         session_timeout_ms: r.session_timeout_ms,
         rebalance_timeout_ms: (v >= 1).then_some(r.rebalance_timeout_ms),
-        protocol_type: text(&r.protocol_type),
+        protocol_type: shared_text(&r.protocol_type),
         protocols,
-        reason: if v >= 8 { opt_text(&r.reason) } else { None },
+        reason: if v >= 8 {
+            opt_shared_text(&r.reason)
+        } else {
+            None
+        },
         identity_cut: false,
     };
     Decoded {
@@ -421,7 +435,7 @@ fn consumer_group_heartbeat(
                 .map(|t| text(&t.0))
                 .collect()
         }),
-        server_assignor: opt_text(&r.server_assignor),
+        server_assignor: opt_shared_text(&r.server_assignor),
         owned,
         broker_offers: None,
     };

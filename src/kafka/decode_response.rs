@@ -25,7 +25,8 @@ use crate::event::{
 use super::apis::{self, key};
 use super::consumer_protocol::{self, entry_cost, Budget, MAX_KEPT_PER_MESSAGE};
 use super::decode::{
-    decode, member, opt_text, text, topic_name, Decoded, OfferedApis, MAX_OFFERED,
+    decode, member, opt_shared_text, opt_text, shared_text, text, topic_name, Decoded, OfferedApis,
+    MAX_OFFERED,
 };
 
 /// Decodes a response frame body of a group API. `Err` carries why.
@@ -173,8 +174,8 @@ fn join_group(r: JoinGroupResponse, v: i16, exchange: u64, b: &Budget) -> Decode
     let kind = EventKind::JoinGroupResponse {
         exchange,
         error: ErrorCode::from_code(r.error_code),
-        protocol_name: opt_text(&r.protocol_name).filter(|p| !p.is_empty()),
-        leader: text(&r.leader),
+        protocol_name: opt_shared_text(&r.protocol_name).filter(|p| !p.is_empty()),
+        leader: shared_text(&r.leader),
         members,
         parked_ms: None,
     };
@@ -342,7 +343,7 @@ fn find_coordinator(r: FindCoordinatorResponse, v: i16, exchange: u64) -> Decode
         |code: i16, node_id: i32, host: String, port: i32| EventKind::FindCoordinatorResponse {
             exchange,
             node_id,
-            coordinator: format!("{host}:{port}"),
+            coordinator: format!("{host}:{port}").into(),
             error: ErrorCode::from_code(code),
         };
     if v < 4 {
@@ -389,8 +390,8 @@ fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64, b: &Budget)
                 .collect();
             let kind = EventKind::GroupDescribed {
                 exchange,
-                state: text(&g.group_state),
-                protocol: text(&g.protocol_data),
+                state: shared_text(&g.group_state),
+                protocol: shared_text(&g.protocol_data),
                 members,
                 error: ErrorCode::from_code(g.error_code),
             };
@@ -416,11 +417,11 @@ fn list_groups(r: ListGroupsResponse, v: i16, exchange: u64, b: &Budget) -> Deco
         .keep(&r.groups, |g| entry_cost(g.group_id.len()))
         .iter()
         .map(|g| {
-            let state = (v >= 4).then(|| text(&g.group_state));
+            let state = (v >= 4).then(|| shared_text(&g.group_state));
             let kind = EventKind::GroupListed {
                 exchange,
                 state,
-                protocol_type: text(&g.protocol_type),
+                protocol_type: shared_text(&g.protocol_type),
             };
             (text(&g.group_id.0), kind)
         })
@@ -449,7 +450,7 @@ fn consumer_group_heartbeat(
     let kind = EventKind::ConsumerGroupHeartbeatResponse {
         exchange,
         error: ErrorCode::from_code(r.error_code),
-        error_message: opt_text(&r.error_message),
+        error_message: opt_shared_text(&r.error_message),
         member_epoch: r.member_epoch,
         heartbeat_interval_ms: r.heartbeat_interval_ms,
         assignment,
@@ -488,8 +489,8 @@ fn consumer_group_describe(r: ConsumerGroupDescribeResponse, exchange: u64, b: &
                 .collect();
             let kind = EventKind::GroupDescribed {
                 exchange,
-                state: text(&g.group_state),
-                protocol: text(&g.assignor_name),
+                state: shared_text(&g.group_state),
+                protocol: shared_text(&g.assignor_name),
                 members,
                 error: ErrorCode::from_code(g.error_code),
             };

@@ -50,7 +50,7 @@ mod partial;
 mod resync;
 mod rules;
 
-use std::sync::Arc;
+use crate::event::Source;
 
 pub use apis::api_name;
 pub(crate) use consumer_protocol::MAX_KEPT_PER_MESSAGE;
@@ -105,7 +105,7 @@ enum Conn {
 /// Turns stream events into exchanges.
 pub struct KafkaDecoder {
     config: KafkaConfig,
-    source: Arc<str>,
+    source: Source,
     conns: FastMap<u64, Conn>,
     exchange_ids: u64,
     closed: Vec<ClosedConnection>,
@@ -128,7 +128,7 @@ pub const MAX_KEPT_PER_RUN: usize = 128 << 20;
 
 impl KafkaDecoder {
     /// A decoder for one input named `source` (used in diagnostics).
-    pub fn new(config: KafkaConfig, source: Arc<str>) -> Self {
+    pub fn new(config: KafkaConfig, source: Source) -> Self {
         KafkaDecoder {
             config,
             source,

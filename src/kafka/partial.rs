@@ -21,7 +21,7 @@
 //! prefix, and lists grow one whole entry at a time.
 
 use crate::event::{
-    ErrorCode, EventKind, JoinedMember, LeavingMember, MemberAssignment, OfferedProtocol,
+    ErrorCode, EventKind, JoinedMember, LeavingMember, MemberAssignment, OfferedProtocol, Text,
 };
 
 use super::apis::{self, key};
@@ -194,7 +194,7 @@ fn join_group_request(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> Op
         exchange: e,
         session_timeout_ms,
         rebalance_timeout_ms,
-        protocol_type: String::new(),
+        protocol_type: Text::default(),
         protocols: Vec::new(),
         reason: None,
         identity_cut: true,
@@ -236,7 +236,7 @@ fn join_group_request(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> Op
         ..
     } = &mut kind
     {
-        *t = protocol_type;
+        *t = protocol_type.into();
         *p = protocols;
     }
     d.kind = Some(kind);
@@ -418,20 +418,22 @@ fn join_group_response(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> O
     // The generation makes the answer an event: the member it answers is
     // the request's (a rejoin names it) until the prefix names it, and an
     // unread leader stays empty, which the reconstructor reads as unknown.
-    let kind =
-        |protocol_name: Option<String>, leader: &str, members| EventKind::JoinGroupResponse {
-            exchange: e,
-            error: ErrorCode::from_code(code),
-            protocol_name,
-            leader: leader.to_string(),
-            members,
-            parked_ms: None,
-        };
-    d.kind = Some(kind(None, "", Vec::new()));
-    let protocol_name = c.nullable_string()?.filter(|p| !p.is_empty());
-    d.kind = Some(kind(protocol_name.clone(), "", Vec::new()));
+    let kind = |protocol_name: Option<Text>, leader: &str, members| EventKind::JoinGroupResponse {
+        exchange: e,
+        error: ErrorCode::from_code(code),
+        protocol_name,
+        leader: leader.into(),
+        members,
+        parked_ms: None,
+    };
+    d.kind = Some(kind(None, "", Box::default()));
+    let protocol_name: Option<Text> = c
+        .nullable_string()?
+        .filter(|p| !p.is_empty())
+        .map(Text::from);
+    d.kind = Some(kind(protocol_name.clone(), "", Box::default()));
     let leader = c.string()?;
-    d.kind = Some(kind(protocol_name.clone(), &leader, Vec::new()));
+    d.kind = Some(kind(protocol_name.clone(), &leader, Box::default()));
     if v >= 9 {
         c.take(1)?; // skip_assignment
     }
@@ -450,7 +452,7 @@ fn join_group_response(c: &mut Cursor<'_>, v: i16, e: u64, d: &mut Decoded) -> O
             topics: Vec::new(),
         })
     });
-    d.kind = Some(kind(protocol_name, &leader, members));
+    d.kind = Some(kind(protocol_name, &leader, members.into()));
     Some(())
 }
 

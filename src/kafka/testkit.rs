@@ -6,7 +6,6 @@
 //! connections, gaps and closes and collects exchanges and diagnostics.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use bytes::BytesMut;
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
@@ -110,7 +109,7 @@ impl Sim {
     }
 
     pub(crate) fn with(config: KafkaConfig) -> Sim {
-        let dec = KafkaDecoder::new(config, Arc::from("test.pcap"));
+        let dec = KafkaDecoder::new(config, crate::event::Source::from("test.pcap"));
         Sim {
             dec,
             diags: Diagnostics::default(),

@@ -1206,7 +1206,7 @@ fn answers_batched_find_coordinator_keys_one_group_at_a_time() {
         let ex = sim.only();
         let events = crate::normalize::events_from_exchange(
             &mut ex.clone(),
-            &std::sync::Arc::from("t"),
+            &crate::event::Source::from("t"),
             &mut Default::default(),
         );
         let groups: Vec<Option<&str>> = events.iter().map(|e| e.group.as_deref()).collect();

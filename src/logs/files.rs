@@ -7,10 +7,10 @@
 //! one summed [`LogSummary`]. flate2's `MultiGzDecoder` is used because
 //! `GzDecoder` stops after the first member of a concatenated `.gz`.
 
+use crate::event::Source;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use flate2::read::MultiGzDecoder;
 
@@ -32,7 +32,7 @@ pub fn read_log_path(
         let stdin = io::stdin().lock();
         return read_log(
             BufReader::with_capacity(BUFFER, stdin),
-            Arc::from("-"),
+            Source::from("-"),
             opts,
             diags,
             out,
@@ -68,7 +68,7 @@ fn read_file(
         .fill_buf()
         .map_err(|e| read_error(path, e))?
         .starts_with(&[0x1f, 0x8b]);
-    let source: Arc<str> = Arc::from(path.to_string_lossy().as_ref());
+    let source: Source = Source::from(path.to_string_lossy().as_ref());
     if gzip {
         let unzipped = BufReader::with_capacity(BUFFER, MultiGzDecoder::new(reader));
         read_log(unzipped, source, opts, diags, out)

@@ -26,9 +26,9 @@ mod reader;
 mod request_log;
 pub mod synth;
 
+use crate::event::Source;
 use std::io::{self, BufRead};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -103,7 +103,7 @@ pub fn looks_like_log(first_bytes: &[u8]) -> bool {
 /// far are kept and the cut is a [`DiagnosticKind::TruncatedLog`].
 pub fn read_log<R: BufRead>(
     reader: R,
-    source: Arc<str>,
+    source: Source,
     opts: &LogOptions,
     diags: &mut Diagnostics,
     out: &mut Vec<GroupEvent>,
@@ -117,7 +117,7 @@ pub fn read_log<R: BufRead>(
 /// read.
 pub fn read_log_streaming<R: BufRead>(
     reader: R,
-    source: Arc<str>,
+    source: Source,
     opts: &LogOptions,
     diags: &mut Diagnostics,
     out: &mut Vec<GroupEvent>,
@@ -152,7 +152,7 @@ pub struct PartEnd {
 /// diagnostics' line numbers ([`shift_line_at`]) by the lines before it.
 pub fn read_log_part<R: BufRead>(
     reader: R,
-    source: Arc<str>,
+    source: Source,
     opts: &LogOptions,
     first: bool,
     diags: &mut Diagnostics,
@@ -313,7 +313,7 @@ mod tests {
         let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
         let summary = read_log(
             Cursor::new(&text),
-            Arc::from("synth"),
+            crate::event::Source::from("synth"),
             &LogOptions::default(),
             &mut diags,
             &mut out,
@@ -375,7 +375,7 @@ mod tests {
             };
             read_log(
                 Cursor::new(&bytes),
-                Arc::from("x"),
+                crate::event::Source::from("x"),
                 &opts,
                 &mut diags,
                 &mut out,
@@ -388,7 +388,7 @@ mod tests {
     /// (how `read_log` read before `skip_quiet_lines`).
     fn read_line_by_line(text: &[u8]) -> (Vec<GroupEvent>, LogSummary, String) {
         let opts = LogOptions::default();
-        let mut lines = reader::LineReader::new(Arc::from("x"), &opts.zone);
+        let mut lines = reader::LineReader::new(crate::event::Source::from("x"), &opts.zone);
         let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
         for (i, raw) in text.split_inclusive(|&b| b == b'\n').enumerate() {
             lines.summary.bytes += raw.len() as u64;
@@ -402,7 +402,14 @@ mod tests {
         let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
         let reader = io::BufReader::with_capacity(capacity, Cursor::new(text));
         let opts = LogOptions::default();
-        let summary = read_log(reader, Arc::from("x"), &opts, &mut diags, &mut out).unwrap();
+        let summary = read_log(
+            reader,
+            crate::event::Source::from("x"),
+            &opts,
+            &mut diags,
+            &mut out,
+        )
+        .unwrap();
         (out, summary, format!("{diags:?}"))
     }
 

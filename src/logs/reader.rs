@@ -12,6 +12,7 @@
 //! search over a whole buffer so that runs of such lines are skipped
 //! without being copied or split one by one.
 
+use crate::event::Source;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
@@ -65,7 +66,7 @@ pub(crate) fn opens_entry(line: &[u8]) -> bool {
 
 /// Reads the lines of one input.
 pub(crate) struct LineReader<'a> {
-    source: Arc<str>,
+    source: Source,
     zone: &'a LogZone,
     clock: ZoneClock<'a>,
     pub(crate) summary: LogSummary,
@@ -90,7 +91,7 @@ pub(crate) struct LineReader<'a> {
 
 impl<'a> LineReader<'a> {
     /// A reader for one input named `source`.
-    pub(crate) fn new(source: Arc<str>, zone: &'a LogZone) -> LineReader<'a> {
+    pub(crate) fn new(source: Source, zone: &'a LogZone) -> LineReader<'a> {
         LineReader {
             source,
             zone,
@@ -421,7 +422,7 @@ mod tests {
         let (mut diags, mut out) = (Diagnostics::default(), Vec::new());
         let summary = read_log(
             Cursor::new(text.as_bytes()),
-            Arc::from("t.log"),
+            crate::event::Source::from("t.log"),
             &opts,
             &mut diags,
             &mut out,

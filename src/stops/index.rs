@@ -323,7 +323,7 @@ impl GroupIndex {
                     ..
                 } => {
                     if let Some(gen) = ev.generation_id {
-                        g.protocols.insert(gen, p.clone());
+                        g.protocols.insert(gen, p.to_string());
                     }
                 }
                 EventKind::JoinGroupRequest { .. }
@@ -945,7 +945,7 @@ mod folder_tests {
             client: client.clone(),
             kind,
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame { frame: ts as u64 },
             },
         }
@@ -1035,7 +1035,7 @@ mod folder_tests {
             client: client.clone(),
             kind: EventKind::HeartbeatRequest { exchange: 1 },
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame { frame: 1 },
             },
             truncated: false,

@@ -23,7 +23,7 @@ fn client(c: &str) -> ClientRef {
 
 fn evidence(frame: u64) -> Evidence {
     Evidence {
-        source: Arc::from("t.pcap"),
+        source: crate::event::Source::from("t.pcap"),
         at: Location::Frame { frame },
     }
 }
@@ -103,7 +103,7 @@ impl Script {
             EventKind::JoinGroupResponse {
                 exchange: x,
                 error: None,
-                protocol_name: Some(protocol),
+                protocol_name: Some(protocol.into()),
                 leader: "A".into(),
                 members,
                 parked_ms: None,
@@ -312,9 +312,9 @@ impl Script {
                 exchange: x,
                 member_epoch: epoch,
                 rebalance_timeout_ms: 5_000,
-                subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
+                subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()].into()),
                 server_assignor: None,
-                owned: owned.map(tps),
+                owned: owned.map(|o| tps(o).into()),
                 broker_offers: None,
             },
         );

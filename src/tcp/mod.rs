@@ -22,9 +22,9 @@
 //! - Memory: out-of-order bytes per direction are capped, and so are the
 //!   number of connections (the least recently active one is evicted).
 
+use crate::event::Source;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use crate::capture::Segment;
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
@@ -228,7 +228,7 @@ type Tuple = (SocketAddr, SocketAddr);
 pub struct Reassembler {
     config: TcpConfig,
     limits: Limits,
-    source: Arc<str>,
+    source: Source,
     conns: FastMap<Tuple, Connection>,
     /// Next expected (client, server) sequence numbers of closed 4-tuples.
     closed: FastMap<Tuple, (ConnectionKey, [Option<u32>; 2])>,
@@ -253,7 +253,7 @@ fn table_key(a: SocketAddr, b: SocketAddr) -> Tuple {
 
 impl Reassembler {
     /// A reassembler for the capture named `source` (used in diagnostics).
-    pub fn new(config: TcpConfig, source: Arc<str>) -> Self {
+    pub fn new(config: TcpConfig, source: Source) -> Self {
         let limits = Limits {
             max_buffered: config.max_buffered_per_direction,
             max_pending_segments: MAX_PENDING_SEGMENTS,
@@ -625,7 +625,7 @@ mod tests {
     /// Runs packets (frames numbered from 1) through a reassembler and
     /// checks that every event of a connection follows its Opened.
     fn run_with(packets: &[SynthPacket], config: TcpConfig) -> (Vec<Ev>, Diagnostics) {
-        let mut r = Reassembler::new(config, Arc::from("t.pcap"));
+        let mut r = Reassembler::new(config, crate::event::Source::from("t.pcap"));
         let mut diags = Diagnostics::default();
         let mut events = Vec::new();
         for (i, p) in packets.iter().enumerate() {
@@ -1001,7 +1001,7 @@ mod tests {
                 max_connections: 2,
                 ..TcpConfig::default()
             },
-            Arc::from("t"),
+            crate::event::Source::from("t"),
         );
         let mut diags = Diagnostics::default();
         for (i, p) in packets.iter().enumerate() {
@@ -1024,7 +1024,7 @@ mod tests {
         c.write_to(&mut w).unwrap();
         let file = w.into_inner();
         let mut diags = Diagnostics::default();
-        let mut r = Reassembler::new(TcpConfig::default(), Arc::from("t.pcap"));
+        let mut r = Reassembler::new(TcpConfig::default(), crate::event::Source::from("t.pcap"));
         let mut events = Vec::new();
         crate::capture::read_capture(&file[..], "t.pcap", &mut diags, |s| {
             r.push(&s, &mut Diagnostics::default(), &mut |e| {
@@ -1054,7 +1054,7 @@ mod tests {
         c.write_to(&mut w).unwrap();
         let file = w.into_inner();
         let mut diags = Diagnostics::default();
-        let mut r = Reassembler::new(TcpConfig::default(), Arc::from("t.pcap"));
+        let mut r = Reassembler::new(TcpConfig::default(), crate::event::Source::from("t.pcap"));
         let mut events = Vec::new();
         let mut snapped = 0;
         let mut d_tcp = Diagnostics::default();
@@ -1109,7 +1109,7 @@ mod tests {
             .chain(busy.packets())
             .cloned()
             .collect();
-        let mut r = Reassembler::new(TcpConfig::default(), Arc::from("t"));
+        let mut r = Reassembler::new(TcpConfig::default(), crate::event::Source::from("t"));
         let mut diags = Diagnostics::default();
         let mut events = Vec::new();
         for (i, p) in packets.iter().enumerate() {

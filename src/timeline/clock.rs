@@ -27,8 +27,8 @@
 //! they arrive: where the captures see the same generations, their first
 //! answers can differ.)
 
+use crate::event::Source;
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Id};
 use crate::fast_hash::FastMap;
@@ -67,7 +67,7 @@ pub struct ClockLine {
     /// Keys of `first_answers`, oldest first (to forget the oldest).
     wire_order: VecDeque<Key>,
     /// Per log file.
-    logs: BTreeMap<Arc<str>, LogClock>,
+    logs: BTreeMap<Source, LogClock>,
 }
 
 /// One log's pairs.
@@ -181,7 +181,7 @@ impl ClockLine {
     }
 
     /// Every estimated offset, by log file.
-    pub fn offsets(&self) -> BTreeMap<Arc<str>, f64> {
+    pub fn offsets(&self) -> BTreeMap<Source, f64> {
         self.logs
             .iter()
             .filter_map(|(s, l)| Some((s.clone(), l.offset?)))
@@ -259,7 +259,7 @@ pub(super) mod tests {
             kind,
             truncated: false,
             evidence: Evidence {
-                source: Arc::from(source),
+                source: crate::event::Source::from(source),
                 at,
             },
         }
@@ -271,8 +271,8 @@ pub(super) mod tests {
             exchange: 1,
             error: None,
             protocol_name: None,
-            leader: String::new(),
-            members: vec![],
+            leader: Default::default(),
+            members: Box::default(),
             parked_ms: None,
         };
         ev(

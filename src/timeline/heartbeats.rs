@@ -52,6 +52,7 @@
 //! `watch`, whose capture events come in the order their exchanges
 //! complete, folds only what is half a minute old.
 
+use crate::event::Source;
 use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
@@ -65,7 +66,7 @@ pub struct Folded {
     pub events: Vec<GroupEvent>,
     /// Heartbeat requests and answers dropped, by input (their counts
     /// still belong in what each input held).
-    pub dropped: Vec<(Arc<str>, u64)>,
+    pub dropped: Vec<(Source, u64)>,
 }
 
 /// Folds events one at a time ([`HeartbeatFold::push`]).
@@ -79,7 +80,7 @@ pub struct HeartbeatFold {
     next: u64,
     /// Open runs by group; each holds its newest exchange back.
     runs: FastMap<Id, Runs<(u64, GroupEvent)>>,
-    dropped: FastMap<Arc<str>, u64>,
+    dropped: FastMap<Source, u64>,
     /// Whether `kept` is still in the order given.
     in_order: bool,
 }
@@ -108,7 +109,7 @@ impl<H> Default for Runs<H> {
 pub(crate) struct Run<H> {
     generation: i32,
     client: Arc<ClientRef>,
-    source: Arc<str>,
+    source: Source,
     group_instance_id: Option<Id>,
     last: Option<Held<H>>,
 }
@@ -283,7 +284,7 @@ impl HeartbeatFold {
             // detection makes cheap).
             kept = in_places(kept, std::mem::take(&mut self.places));
         }
-        let mut dropped: Vec<(Arc<str>, u64)> = self.dropped.into_iter().collect();
+        let mut dropped: Vec<(Source, u64)> = self.dropped.into_iter().collect();
         dropped.sort();
         Folded {
             events: kept,
@@ -366,7 +367,7 @@ impl<H> Run<H> {
     fn continues(&self, ev: &GroupEvent) -> bool {
         ev.generation_id == Some(self.generation)
             && Arc::ptr_eq(&ev.client, &self.client)
-            && Arc::ptr_eq(&ev.evidence.source, &self.source)
+            && Source::ptr_eq(&ev.evidence.source, &self.source)
             && ev.group_instance_id == self.group_instance_id
     }
 }
@@ -438,7 +439,7 @@ mod tests {
     /// Builds events of group `g` on one connection, a frame each.
     struct Wire {
         client: Arc<ClientRef>,
-        source: Arc<str>,
+        source: Source,
         frame: u64,
     }
 
@@ -446,7 +447,7 @@ mod tests {
         fn new() -> Wire {
             Wire {
                 client: Arc::new(ClientRef::default()),
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 frame: 0,
             }
         }
@@ -548,7 +549,7 @@ mod tests {
         assert_eq!(frames, (1..=n as u64).collect::<Vec<u64>>());
     }
 
-    fn frames_kept(events: Vec<GroupEvent>) -> (Vec<u64>, Vec<(Arc<str>, u64)>) {
+    fn frames_kept(events: Vec<GroupEvent>) -> (Vec<u64>, Vec<(Source, u64)>) {
         let mut fold = HeartbeatFold::new();
         events.into_iter().for_each(|ev| fold.push(ev));
         let folded = fold.finish();
@@ -569,7 +570,7 @@ mod tests {
         let events = w.beats("a", 5);
         let (kept, dropped) = frames_kept(events);
         assert_eq!(kept, [1, 2, 9, 10]);
-        assert_eq!(dropped, [(Arc::from("t.pcap"), 6)]);
+        assert_eq!(dropped, [(crate::event::Source::from("t.pcap"), 6)]);
     }
 
     #[test]
@@ -601,7 +602,7 @@ mod tests {
         // request, 17, is the one answered ILLEGAL_GENERATION (18), which
         // ends both runs: both are kept, 7-8, 11-12 and 15-16 are not.
         assert_eq!(kept, [1, 2, 3, 4, 13, 14, 17, 18]);
-        assert_eq!(dropped, [(Arc::from("t.pcap"), 10)]);
+        assert_eq!(dropped, [(crate::event::Source::from("t.pcap"), 10)]);
     }
 
     #[test]

@@ -46,8 +46,8 @@
 //! Connections live in the readers (`tcp`, `kafka`), which already evict
 //! closed and idle ones.
 
+use crate::event::Source;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use crate::event::{DataEvent, EventKind, GroupEvent, Id, Location};
 use crate::fast_hash::FastMap;
@@ -218,11 +218,9 @@ struct Spot(Timestamp, u64, usize);
 impl Spot {
     fn of(ev: &GroupEvent) -> Option<Spot> {
         match ev.evidence.at {
-            Location::Frame { frame } => Some(Spot(
-                ev.ts,
-                frame,
-                Arc::as_ptr(&ev.evidence.source) as *const u8 as usize,
-            )),
+            Location::Frame { frame } => {
+                Some(Spot(ev.ts, frame, ev.evidence.source.as_ptr() as usize))
+            }
             Location::Line { .. } => None,
         }
     }
@@ -280,7 +278,7 @@ pub struct Engine {
     /// `rebalances` lines it up ([`ClockLine`]).
     clock: ClockLine,
     /// Per log: its times as logged and what its lines were moved by.
-    logs: BTreeMap<Arc<str>, LogTimes>,
+    logs: BTreeMap<Source, LogTimes>,
     /// The newest event time seen on any input.
     newest: Timestamp,
     /// What was told.
@@ -769,7 +767,7 @@ impl Engine {
 
     /// Each log's clock offset as lined up so far (milliseconds: log +
     /// offset = capture).
-    pub fn clock_offsets(&self) -> BTreeMap<Arc<str>, f64> {
+    pub fn clock_offsets(&self) -> BTreeMap<Source, f64> {
         self.clock.offsets()
     }
 
@@ -1409,7 +1407,7 @@ mod tests {
                 }],
             },
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame {
                     frame: second as u64,
                 },
@@ -1437,7 +1435,7 @@ mod tests {
             client: Arc::new(ClientRef::default()),
             kind,
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame { frame: exchange },
             },
             truncated: false,
@@ -1627,7 +1625,7 @@ mod tests {
             client: Arc::new(ClientRef::default()),
             kind,
             evidence: Evidence {
-                source: Arc::from("t.pcap"),
+                source: crate::event::Source::from("t.pcap"),
                 at: Location::Frame { frame: 1 },
             },
             truncated: false,
@@ -1733,7 +1731,7 @@ mod tests {
                     ..ClientRef::default()
                 }),
                 evidence: Evidence {
-                    source: Arc::from("t.pcap"),
+                    source: crate::event::Source::from("t.pcap"),
                     at: Location::Frame { frame },
                 },
                 ..asking(kind)
@@ -1767,8 +1765,12 @@ mod tests {
                     exchange,
                     error: None,
                     protocol_name: Some("range".into()),
-                    leader: format!("m{}", members[0]),
-                    members: if i == 0 { all.clone() } else { Vec::new() },
+                    leader: format!("m{}", members[0]).into(),
+                    members: if i == 0 {
+                        all.clone().into()
+                    } else {
+                        Box::default()
+                    },
                     parked_ms: Some(100.0),
                 };
                 self.push(ms + 100, *n, Some(generation), joined);

@@ -25,9 +25,9 @@
 //!   each log's clock offset lined up with a capture (`clock_offsets_ms`,
 //!   only when there is one).
 
+use crate::event::Source;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::Arc;
 
 use crate::render::escape_line;
 use crate::report::Rebalance;
@@ -61,7 +61,7 @@ pub fn write_all(told: &[Output], style: Style, out: &mut dyn Write) -> io::Resu
 /// lined up with a capture (as `rebalances` gives it per input).
 pub fn write_summary(
     c: &Counts,
-    clock_offsets: &BTreeMap<Arc<str>, f64>,
+    clock_offsets: &BTreeMap<Source, f64>,
     stopped: bool,
     style: Style,
     out: &mut dyn Write,

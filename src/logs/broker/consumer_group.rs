@@ -6,7 +6,7 @@
 //! Takes: the message after its tag. Gives: a [`Parsed`] event (the caller
 //! fills the group from the tag), or `None`.
 
-use crate::event::{BrokerLine, EventKind};
+use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{member, number, regex, text, Parsed};
 
 fn broker(line: BrokerLine) -> EventKind {
@@ -195,7 +195,7 @@ pub(crate) fn static_conflict(msg: &[u8]) -> Option<Parsed> {
     ));
     let c = re.captures(msg)?;
     let line = BrokerLine::StaticMemberFenced {
-        current_member_id: text(&c, 3),
+        current_member_id: text(&c, 3).map(Text::from),
         operation: None,
     };
     Some(

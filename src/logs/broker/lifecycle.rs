@@ -6,7 +6,7 @@
 //! Takes: a coordinator message with its prefix removed. Gives: a [`Parsed`]
 //! event, or `None` when the wording is not one of these.
 
-use crate::event::{BrokerLine, EventKind};
+use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
     compile_named, first_named, list_items, member, number, regex, text, NamedPatterns, Parsed,
 };
@@ -44,10 +44,10 @@ pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
     let client_reason = reason.as_deref().and_then(client_reason);
     let (member_id, instance) = reason.as_deref().map(reason_subject).unwrap_or_default();
     let line = BrokerLine::PreparingRebalance {
-        state: state.map_or_else(|| "PreparingRebalance".to_string(), lossy),
+        state: state.map_or_else(|| Text::from("PreparingRebalance"), |s| lossy(s).into()),
         old_generation,
-        reason,
-        client_reason,
+        reason: reason.map(Text::from),
+        client_reason: client_reason.map(Text::from),
     };
     Some(
         Parsed::new(broker(line))

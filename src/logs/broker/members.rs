@@ -8,7 +8,7 @@
 
 use std::sync::LazyLock;
 
-use crate::event::{BrokerLine, EventKind};
+use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
     compile_named, first_named, member, number, regex, text, NamedPatterns, Parsed,
 };
@@ -290,8 +290,8 @@ pub(crate) fn static_fenced(msg: &[u8]) -> Option<Parsed> {
     ));
     let caps = new.captures(msg).or_else(|| old.captures(msg))?;
     let line = BrokerLine::StaticMemberFenced {
-        current_member_id: text(&caps, 3),
-        operation: text(&caps, 4),
+        current_member_id: text(&caps, 3).map(Text::from),
+        operation: text(&caps, 4).map(Text::from),
     };
     Some(
         Parsed::new(broker(line))

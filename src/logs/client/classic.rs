@@ -289,8 +289,8 @@ pub(crate) fn request_failed(msg: &[u8]) -> Option<Parsed> {
         "JoinGroup"
     };
     let line = ClientLine::RequestFailed {
-        request: request.to_string(),
-        error: text(&c, 3)?,
+        request: request.into(),
+        error: text(&c, 3)?.into(),
     };
     Some(Parsed::new(client(line)).group(text(&c, 2)))
 }
