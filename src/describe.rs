@@ -204,6 +204,16 @@ fn describe_wire(kind: &EventKind) -> Described {
                 state.as_deref().unwrap_or("?")
             ),
         ),
+        K::GroupDeleted { error, .. } => d(
+            "DeleteGroups response",
+            "state",
+            err(error),
+            if error.is_none() {
+                "group deleted".to_string()
+            } else {
+                "group not deleted".to_string()
+            },
+        ),
         K::ConsumerGroupHeartbeatRequest {
             member_epoch,
             subscribed_topic_names,

@@ -417,6 +417,15 @@ pub enum EventKind {
         /// `consumer`, `connect`, ...
         protocol_type: Text,
     },
+    /// DeleteGroups answer for one group (an admin's `kafka-consumer-groups
+    /// --delete`): without error, the group and its offsets are gone, and a
+    /// group of the same name starts again from generation or epoch 0.
+    GroupDeleted {
+        /// Links request and response.
+        exchange: u64,
+        /// Error, if any (GROUP_NOT_EMPTY: it still has members).
+        error: Option<ErrorCode>,
+    },
     /// KIP-848 ConsumerGroupHeartbeat request.
     ConsumerGroupHeartbeatRequest {
         /// Links request and response.
@@ -483,6 +492,7 @@ impl EventKind {
             | EventKind::OffsetFetch { exchange, .. }
             | EventKind::GroupDescribed { exchange, .. }
             | EventKind::GroupListed { exchange, .. }
+            | EventKind::GroupDeleted { exchange, .. }
             | EventKind::ConsumerGroupHeartbeatRequest { exchange, .. }
             | EventKind::ConsumerGroupHeartbeatResponse { exchange, .. } => Some(exchange),
             _ => None,

@@ -116,6 +116,9 @@ pub struct Classic {
     /// round's first JoinGroup answer: one with a generation at or below it
     /// is a group made again ([`Classic::made_again`]).
     emptied_at: Option<i32>,
+    /// A DeleteGroups answer deleted the group, as [`super::deletion`]
+    /// words it, until the next round's first JoinGroup answer notes it.
+    deleted: Option<String>,
 }
 
 /// Clients remembered per group (more are not tracked).
@@ -198,6 +201,7 @@ impl Classic {
             EventKind::FindCoordinatorResponse { .. } => self.on_find_coordinator(ev),
             EventKind::ConnectionClosed { .. } => self.note_activity(ev, ActivityKind::Close),
             EventKind::GroupDescribed { .. } => self.on_described(ev),
+            EventKind::GroupDeleted { error: None, .. } => self.on_deleted(ev),
             EventKind::Broker(line) => self.on_broker(ev, line),
             EventKind::Client(line) => self.on_client(ev, line),
             _ => {}
@@ -798,6 +802,11 @@ impl Classic {
             r.generation = Some(generation);
             r.join_completed_at = Some(ev.ts);
             self.made_again(generation);
+            if let (Some(why), Some(r)) = (self.deleted.take(), self.round.as_mut()) {
+                r.notes.push(format!(
+                    "{why}: this is the new group's first rebalance, from generation 0"
+                ));
+            }
         }
         let Some(r) = self.round.as_mut() else {
             return;
@@ -1260,6 +1269,28 @@ impl Classic {
                 ));
             }
         }
+    }
+
+    /// A DeleteGroups answer without error: Kafka deletes only a group
+    /// without members (GROUP_NOT_EMPTY otherwise; GroupMetadataManager
+    /// `deleteGroups`), and one of the same name is made again at
+    /// generation 0 (`GroupCoordinator.handleJoinGroup` on an unknown
+    /// group). The history goes on as the broker's deletion line leaves it
+    /// (`classic_log`, `GroupDead`). With members the inputs still show,
+    /// the answer is out of turn (a log's and a capture's clocks apart):
+    /// only cited.
+    fn on_deleted(&mut self, ev: &GroupEvent) {
+        if let Some(r) = self.round.as_mut() {
+            r.cite(ev);
+        }
+        if !self.current.is_empty() {
+            return;
+        }
+        self.close_round();
+        self.generation = None;
+        self.emptied_at = None;
+        self.deleted = Some(super::deletion(ev));
+        self.set_state(ev.ts, "Dead");
     }
 
     fn on_described(&mut self, ev: &GroupEvent) {

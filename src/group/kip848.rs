@@ -70,6 +70,9 @@ struct Consumer<'a> {
     /// the last bump that found members in the group: the group was empty
     /// then, and could have been deleted ([`Consumer::is_newer`]).
     emptied: Option<Timestamp>,
+    /// The group was deleted, as [`super::deletion`] words it, until the
+    /// new group's first bump notes it.
+    deleted: Option<String>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -160,6 +163,8 @@ impl<'a> Consumer<'a> {
             EventKind::ConnectionClosed { .. } => {
                 self.activity.push(activity(ev, ActivityKind::Close))
             }
+            EventKind::GroupDeleted { error: None, .. } => self.deleted(ev),
+            EventKind::GroupDeleted { .. } => self.cite(ev),
             EventKind::JoinGroupRequest { .. } => self.on_classic_join(ev),
             EventKind::JoinGroupResponse { error: None, .. } => {
                 // `classicGroupJoinToConsumerGroup` answers with the
@@ -458,6 +463,11 @@ impl<'a> Consumer<'a> {
             }
         }
         absorb(&mut r, pending);
+        if let Some(why) = self.deleted.take().filter(|_| self.epoch.is_none()) {
+            r.notes.push(format!(
+                "{why}: this is the new group's first rebalance, from epoch 0"
+            ));
+        }
         r.generation = Some(epoch);
         r.join_completed_at = Some(ev.ts);
         r.cite(ev);
@@ -582,11 +592,18 @@ impl<'a> Consumer<'a> {
         }
     }
 
-    /// "The following groups were deleted: …" (DeleteGroups; Kafka refuses
-    /// a group with members, `GroupNotEmptyException`).
+    /// "The following groups were deleted: …", or a DeleteGroups answer
+    /// without error. Kafka refuses a group with members
+    /// (`GroupNotEmptyException`): with members the inputs still show (a
+    /// log's and a capture's clocks a little apart, the same deletion seen
+    /// in both), the deletion is out of turn and only cited.
     fn deleted(&mut self, ev: &'a GroupEvent) {
         self.cite(ev);
-        self.made_again(ev, "the group was deleted (DeleteGroups)".into());
+        if !(self.current.is_empty() && self.known.is_empty()) {
+            return;
+        }
+        self.made_again(ev, super::deletion(ev));
+        self.deleted = Some(super::deletion(ev));
         self.current.clear();
         self.known.clear();
         self.state(ev.ts, "Dead");

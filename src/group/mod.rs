@@ -211,6 +211,22 @@ fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
 /// One group's history, stretch by stretch when it changed protocol
 /// ([`migration`]): each stretch starts from what the one before handed
 /// over (generation = group epoch, members).
+/// How a group's deletion was seen, for the notes around it: a
+/// DeleteGroups answer names the admin client that asked and when; the
+/// broker's "The following groups were deleted" line names no one.
+pub(super) fn deletion(ev: &GroupEvent) -> String {
+    match (&ev.kind, ev.client.client_id.as_deref()) {
+        (EventKind::GroupDeleted { .. }, Some(client)) => format!(
+            "the group was deleted (DeleteGroups from client {client}, answered at {})",
+            ev.ts
+        ),
+        (EventKind::GroupDeleted { .. }, None) => {
+            format!("the group was deleted (DeleteGroups answered at {})", ev.ts)
+        }
+        _ => "the group was deleted (DeleteGroups)".into(),
+    }
+}
+
 fn reconstruct_group(group: &str, evs: &[&GroupEvent]) -> GroupHistory {
     let mut parts = Vec::new();
     let mut handover: Option<migration::Handover> = None;

@@ -309,11 +309,13 @@ impl Round {
     }
 
     /// True when the round formed the group from nothing: no members before,
-    /// and the group was Empty (or unseen, at generation 0 or unknown).
+    /// and the group was Empty, or Dead (deleted: the next JoinGroup makes a
+    /// new group, Empty, GroupCoordinator.scala `handleJoinGroup` through
+    /// `getOrMaybeCreateGroup`), or unseen, at generation 0 or unknown.
     pub fn forms_group(&self) -> bool {
         self.members_before.is_empty()
             && match self.state_before.as_str() {
-                "Empty" => true,
+                "Empty" | "Dead" => true,
                 "Unknown" | "" => self.previous_generation.is_none_or(|g| g == 0),
                 _ => false,
             }

@@ -219,6 +219,19 @@ impl Script {
         );
     }
 
+    /// An admin client's DeleteGroups answered for g1 (`error`: refused).
+    fn deleted(&mut self, at: f64, error: Option<i16>) {
+        let x = self.next_exchange();
+        let kind = EventKind::GroupDeleted {
+            exchange: x,
+            error: error.and_then(ErrorCode::from_code),
+        };
+        self.push(at, "admin", "", None, kind);
+        if let Some(ev) = self.events.last_mut() {
+            ev.member_id = None;
+        }
+    }
+
     fn close(&mut self, at: f64, client: &str, member: &str) {
         self.push(
             at,
@@ -1087,4 +1100,83 @@ fn a_classic_group_emptied_by_its_members_leaves_then_made_again_starts_afresh()
         .notes
         .iter()
         .any(|n| n.contains("made again")));
+}
+
+/// The same group, its deletion seen on the wire: an admin client's
+/// DeleteGroups answered without error after both members left (Apache
+/// Kafka 4.4 in the lab, `classic_recreated`: the capture holds the
+/// request and its answer). The new group's first round says who deleted
+/// it, and is a group forming like any other (the group was Dead: the next
+/// JoinGroup makes a new, Empty one).
+#[test]
+fn a_classic_group_deleted_on_the_wire_names_the_admin_in_the_new_groups_first_round() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.deleted(25.0, None);
+    s.member_id_required(30.0, "c3", "m3");
+    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let seen = generations_and_cause(&h[0]);
+    assert_eq!(seen[2], (None, Some(1), Some("c3".into())), "{seen:?}");
+    let new = &h[0].rebalances[2];
+    assert!(
+        new.notes
+            .iter()
+            .any(|n| n.contains("deleted (DeleteGroups from client admin")),
+        "{:#?}",
+        new.notes
+    );
+    assert!(new.expected, "{new:#?}");
+    assert!(h[0].summary.states.iter().any(|s| s.state == "Dead"));
+}
+
+/// A DeleteGroups answer while the inputs still show members is out of
+/// turn (Kafka answers GROUP_NOT_EMPTY to a group with members), and a
+/// refused one changes nothing: the group's generations go on.
+#[test]
+fn a_deletion_refused_or_out_of_turn_leaves_the_group_as_it_was() {
+    for error in [None, Some(68)] {
+        let mut s = Script::two_members_joined();
+        s.deleted(15.0, error);
+        s.leave(20.0, "c2", "m2", None);
+        s.join(20.5, 21.0, "c1", "m1", "m1", 3, "m1", &["m1"]);
+        s.sync(21.01, "c1", "m1", 3, &[0, 1]);
+        let h = reconstruct(&s.events);
+        let seen: Vec<_> = h[0]
+            .rebalances
+            .iter()
+            .map(|r| (r.previous_generation, r.generation))
+            .collect();
+        assert_eq!(
+            seen.last(),
+            Some(&(Some(2), Some(3))),
+            "{error:?}: {seen:?}"
+        );
+        assert!(!h[0].summary.states.iter().any(|s| s.state == "Dead"));
+    }
+}
+
+/// A KIP-848 group deleted on the wire once both members left: the new
+/// group's first round names the admin client that deleted it.
+#[test]
+fn kip848_a_deletion_on_the_wire_is_named_in_the_new_groups_first_round() {
+    let mut s = Script::kip848_pair_at_epoch_3();
+    s.cgh(9.0, "c1", "m1", -1, -1, None);
+    s.cgh(9.0, "c2", "m2", -1, -1, None);
+    s.deleted(12.0, None);
+    s.cgh(16.5, "c3", "m3", 0, 2, Some(&[0, 1]));
+    s.cgh(16.6, "c4", "m4", 0, 2, Some(&[]));
+    let h = reconstruct(&s.events);
+    let seen = generations_and_cause(&h[0]);
+    assert_eq!(seen[2], (None, Some(2), Some("c3".into())), "{seen:?}");
+    assert!(
+        h[0].rebalances[2]
+            .notes
+            .iter()
+            .any(|n| n.contains("DeleteGroups from client admin")),
+        "{:#?}",
+        h[0].rebalances[2].notes
+    );
 }

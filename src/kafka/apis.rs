@@ -43,6 +43,7 @@ pub(crate) mod key {
     pub const DESCRIBE_GROUPS: i16 = 15;
     pub const LIST_GROUPS: i16 = 16;
     pub const API_VERSIONS: i16 = 18;
+    pub const DELETE_GROUPS: i16 = 42;
     pub const CONSUMER_GROUP_HEARTBEAT: i16 = 68;
     pub const CONSUMER_GROUP_DESCRIBE: i16 = 69;
 }
@@ -105,6 +106,7 @@ pub(crate) fn is_group_api(api_key: i16) -> bool {
             | DESCRIBE_GROUPS
             | LIST_GROUPS
             | API_VERSIONS
+            | DELETE_GROUPS
             | CONSUMER_GROUP_HEARTBEAT
             | CONSUMER_GROUP_DESCRIBE
     )

@@ -14,8 +14,9 @@
 use bytes::Bytes;
 use kafka_protocol::messages::{
     ApiVersionsRequest, ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest,
-    DescribeGroupsRequest, FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest,
-    LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, RequestHeader, SyncGroupRequest,
+    DeleteGroupsRequest, DescribeGroupsRequest, FindCoordinatorRequest, HeartbeatRequest,
+    JoinGroupRequest, LeaveGroupRequest, OffsetCommitRequest, OffsetFetchRequest, RequestHeader,
+    SyncGroupRequest,
 };
 use kafka_protocol::protocol::{Decodable, StrBytes};
 
@@ -171,6 +172,15 @@ fn request_body(
             let r: DescribeGroupsRequest = decode(&mut buf, v)?;
             Decoded {
                 group_id: r.groups.first().map(|g| text(&g.0)),
+                ..Decoded::default()
+            }
+        }
+        // An admin's request to delete groups (`kafka-consumer-groups
+        // --delete`): its answer says, group by group, whether it was.
+        key::DELETE_GROUPS => {
+            let r: DeleteGroupsRequest = decode(&mut buf, v)?;
+            Decoded {
+                group_id: r.groups_names.first().map(|g| text(&g.0)),
                 ..Decoded::default()
             }
         }

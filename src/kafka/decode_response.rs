@@ -11,9 +11,9 @@
 use bytes::Bytes;
 use kafka_protocol::messages::{
     ApiVersionsResponse, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
-    DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, ListGroupsResponse, OffsetCommitResponse, OffsetFetchResponse,
-    ResponseHeader, SyncGroupResponse,
+    DeleteGroupsResponse, DescribeGroupsResponse, FindCoordinatorResponse, HeartbeatResponse,
+    JoinGroupResponse, LeaveGroupResponse, ListGroupsResponse, OffsetCommitResponse,
+    OffsetFetchResponse, ResponseHeader, SyncGroupResponse,
 };
 use kafka_protocol::protocol::Decodable;
 
@@ -111,6 +111,7 @@ fn body_within(
         key::FIND_COORDINATOR => find_coordinator(decode(buf, v)?, v, e),
         key::DESCRIBE_GROUPS => describe_groups(decode(buf, v)?, v, e, b),
         key::LIST_GROUPS => list_groups(decode(buf, v)?, v, e, b),
+        key::DELETE_GROUPS => delete_groups(decode(buf, v)?, e, b),
         key::CONSUMER_GROUP_HEARTBEAT => consumer_group_heartbeat(decode(buf, v)?, e, b),
         key::CONSUMER_GROUP_DESCRIBE => consumer_group_describe(decode(buf, v)?, e, b),
         key::API_VERSIONS => {
@@ -399,6 +400,24 @@ fn describe_groups(r: DescribeGroupsResponse, v: i16, exchange: u64, b: &Budget)
         })
         .collect();
     many(groups, first_error(r.groups.iter().map(|g| g.error_code)))
+}
+
+/// DeleteGroups: one event per group answered, deleted or refused
+/// (GROUP_NOT_EMPTY while it has members, GroupCoordinator
+/// `handleDeleteGroups` / GroupMetadataManager `deleteGroups`).
+fn delete_groups(r: DeleteGroupsResponse, exchange: u64, b: &Budget) -> Decoded {
+    let groups = b
+        .keep(&r.results, |g| entry_cost(g.group_id.len()))
+        .iter()
+        .map(|g| {
+            let kind = EventKind::GroupDeleted {
+                exchange,
+                error: ErrorCode::from_code(g.error_code),
+            };
+            (text(&g.group_id.0), kind)
+        })
+        .collect();
+    many(groups, first_error(r.results.iter().map(|g| g.error_code)))
 }
 
 /// A response about several groups: the first is the exchange's event.

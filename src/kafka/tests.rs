@@ -322,6 +322,23 @@ fn describe_groups(v: i16) -> Case {
     }
 }
 
+fn delete_groups(v: i16) -> Case {
+    let req = DeleteGroupsRequest::default().with_groups_names(vec![gid()]);
+    let resp = DeleteGroupsResponse::default().with_results(vec![
+        delete_groups_response::DeletableGroupResult::default().with_group_id(gid()),
+    ]);
+    Case {
+        api_key: key::DELETE_GROUPS,
+        version: v,
+        request: request(key::DELETE_GROUPS, v, 95, "admin", &req),
+        response: response(key::DELETE_GROUPS, v, 95, &resp),
+        group: Some("g"),
+        member: None,
+        generation: None,
+        error: Some(0),
+    }
+}
+
 fn list_groups(v: i16) -> Case {
     let resp = ListGroupsResponse::default().with_groups(vec![
         list_groups_response::ListedGroup::default()
@@ -432,7 +449,7 @@ type Builder = (fn(i16) -> Case, std::ops::RangeInclusive<i16>);
 /// Every version of every decoded API the crate can encode.
 fn all_cases() -> Vec<Case> {
     let mut cases = Vec::new();
-    let builders: [Builder; 12] = [
+    let builders: [Builder; 13] = [
         (join_group, 0..=9),
         (sync_group, 0..=5),
         (heartbeat, 0..=4),
@@ -442,6 +459,7 @@ fn all_cases() -> Vec<Case> {
         (find_coordinator, 0..=6),
         (describe_groups, 0..=6),
         (list_groups, 0..=5),
+        (delete_groups, 0..=2),
         (consumer_group_heartbeat, 0..=1),
         (consumer_group_describe, 0..=1),
         (api_versions, 0..=4),
@@ -483,6 +501,7 @@ fn decodes_every_version_of_every_group_api_and_pairs_it() {
             Some(
                 if case.api_key == key::DESCRIBE_GROUPS
                     || case.api_key == key::LIST_GROUPS
+                    || case.api_key == key::DELETE_GROUPS
                     || case.api_key == key::CONSUMER_GROUP_DESCRIBE
                 {
                     "admin"
