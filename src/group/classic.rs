@@ -119,6 +119,8 @@ pub struct Classic {
     /// A DeleteGroups answer deleted the group, as [`super::deletion`]
     /// words it, until the next round's first JoinGroup answer notes it.
     deleted: Option<String>,
+    /// When a deletion was last applied ([`super::SAME_DELETION_NS`]).
+    deleted_at: Option<Timestamp>,
 }
 
 /// Clients remembered per group (more are not tracked).
@@ -1276,17 +1278,22 @@ impl Classic {
     /// `deleteGroups`), and one of the same name is made again at
     /// generation 0 (`GroupCoordinator.handleJoinGroup` on an unknown
     /// group). The history goes on as the broker's deletion line leaves it
-    /// (`classic_log`, `GroupDead`). With members the inputs still show,
-    /// the answer is out of turn (a log's and a capture's clocks apart):
-    /// only cited.
+    /// (`classic_log`, `GroupDead`). Members the inputs still show had
+    /// gone unseen; but the same deletion seen a second time after new
+    /// members joined is only cited ([`super::SAME_DELETION_NS`]).
     fn on_deleted(&mut self, ev: &GroupEvent) {
         if let Some(r) = self.round.as_mut() {
             r.cite(ev);
         }
-        if !self.current.is_empty() {
+        let again = self
+            .deleted_at
+            .is_some_and(|t| ev.ts.0.saturating_sub(t.0) < super::SAME_DELETION_NS);
+        if again && !self.current.is_empty() {
             return;
         }
+        self.deleted_at = Some(ev.ts);
         self.close_round();
+        self.current.clear();
         self.generation = None;
         self.emptied_at = None;
         self.deleted = Some(super::deletion(ev));

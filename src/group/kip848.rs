@@ -73,6 +73,8 @@ struct Consumer<'a> {
     /// The group was deleted, as [`super::deletion`] words it, until the
     /// new group's first bump notes it.
     deleted: Option<String>,
+    /// When a deletion was last applied ([`super::SAME_DELETION_NS`]).
+    deleted_at: Option<Timestamp>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -593,15 +595,21 @@ impl<'a> Consumer<'a> {
     }
 
     /// "The following groups were deleted: …", or a DeleteGroups answer
-    /// without error. Kafka refuses a group with members
-    /// (`GroupNotEmptyException`): with members the inputs still show (a
-    /// log's and a capture's clocks a little apart, the same deletion seen
-    /// in both), the deletion is out of turn and only cited.
+    /// without error. Kafka deletes only a group without members
+    /// (`GroupNotEmptyException` otherwise), so members the inputs still
+    /// show had gone unseen (a log rotated, a capture started late) and
+    /// the group ends here; but the same deletion seen a second time (the
+    /// broker's line and the answer) after new members joined is only
+    /// cited.
     fn deleted(&mut self, ev: &'a GroupEvent) {
         self.cite(ev);
-        if !(self.current.is_empty() && self.known.is_empty()) {
+        let again = self
+            .deleted_at
+            .is_some_and(|t| ev.ts.0.saturating_sub(t.0) < super::SAME_DELETION_NS);
+        if again && !(self.current.is_empty() && self.known.is_empty()) {
             return;
         }
+        self.deleted_at = Some(ev.ts);
         self.made_again(ev, super::deletion(ev));
         self.deleted = Some(super::deletion(ev));
         self.current.clear();

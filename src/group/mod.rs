@@ -208,9 +208,12 @@ fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
     h.summary.notes.insert(0, text);
 }
 
-/// One group's history, stretch by stretch when it changed protocol
-/// ([`migration`]): each stretch starts from what the one before handed
-/// over (generation = group epoch, members).
+/// A second deletion of a group this soon after one already applied is
+/// the same deletion seen again (the broker's line and the DeleteGroups
+/// answer, a log's clock and a capture's lined up only so closely): it
+/// must not end the group its new members made meanwhile.
+pub(super) const SAME_DELETION_NS: i64 = 5_000_000_000;
+
 /// How a group's deletion was seen, for the notes around it: a
 /// DeleteGroups answer names the admin client that asked and when; the
 /// broker's "The following groups were deleted" line names no one.
@@ -227,6 +230,9 @@ pub(super) fn deletion(ev: &GroupEvent) -> String {
     }
 }
 
+/// One group's history, stretch by stretch when it changed protocol
+/// ([`migration`]): each stretch starts from what the one before handed
+/// over (generation = group epoch, members).
 fn reconstruct_group(group: &str, evs: &[&GroupEvent]) -> GroupHistory {
     let mut parts = Vec::new();
     let mut handover: Option<migration::Handover> = None;
