@@ -165,12 +165,9 @@ def k848_join_leave(lab, **opts):
 
 def classic_recreated(lab, **opts):
     """The classic protocol's k848_recreated: g1-c1 and g1-c2 settle and close, the empty
-    group is deleted, and g1-c3 and g1-c4 make it again from generation 0.
-    Not a committed fixture yet: its partitions stop from the leaves to the new group's
-    assignment and are read again from the start (the deletion removed the offsets), which
-    the lab's stop checks expect and kgtrace's stops stage does not carry across a classic
-    group emptied and made again; its generation 1 also comes twice, which those checks key
-    rounds by."""
+    group is deleted, and g1-c3 and g1-c4 make it again from generation 0. Its partitions
+    stop from the leaves to the new group's assignment and are read again from the start
+    (the deletion removed the committed offsets)."""
     opts["group_protocol"] = "classic"
     k848_recreated(lab, **opts)
 

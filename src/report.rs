@@ -302,6 +302,12 @@ pub struct Rebalance {
     pub protocol: String,
     /// Generation before (null when the group was not seen before).
     pub previous_generation: Option<i32>,
+    /// This is the first rebalance of a group made again after it was
+    /// deleted: the generation the old group had (not written: the notes
+    /// say it). The stops stage hands the old group's partitions over from
+    /// that generation's owners.
+    #[serde(skip)]
+    pub made_again_from: Option<i32>,
     /// Generation it produced (null if it never got one).
     pub generation: Option<i32>,
     /// First evidence.

@@ -195,6 +195,7 @@ kafka_scenarios! {
     ak4_java_killed => "ak4_java_killed.pcap", ["ak4_java_killed.server.log"],
     ak4_java_max_poll => "ak4_java_max_poll.pcap", ["ak4_java_max_poll.server.log"],
     ak4_java_processed_twice => "ak4_java_processed_twice.pcap", ["ak4_java_processed_twice.server.log"],
+    ak4_java_recreated => "ak4_java_recreated.pcap", ["ak4_java_recreated.server.log"],
     ak4_java_session_timeout => "ak4_java_session_timeout.pcap", ["ak4_java_session_timeout.server.log"],
     ak4_java_session_timeout_s128 => "ak4_java_session_timeout_s128.pcap", ["ak4_java_session_timeout_s128.server.log"],
     ak4_java_session_timeout_s200 => "ak4_java_session_timeout_s200.pcap", ["ak4_java_session_timeout_s200.server.log"],

@@ -117,8 +117,9 @@ pub struct Classic {
     /// is a group made again ([`Classic::made_again`]).
     emptied_at: Option<i32>,
     /// A DeleteGroups answer deleted the group, as [`super::deletion`]
-    /// words it, until the next round's first JoinGroup answer notes it.
-    deleted: Option<String>,
+    /// words it, and the generation it had, until the next round's first
+    /// JoinGroup answer notes it.
+    deleted: Option<(String, Option<i32>)>,
     /// When a deletion was last applied ([`super::SAME_DELETION_NS`]).
     deleted_at: Option<Timestamp>,
 }
@@ -804,7 +805,8 @@ impl Classic {
             r.generation = Some(generation);
             r.join_completed_at = Some(ev.ts);
             self.made_again(generation);
-            if let (Some(why), Some(r)) = (self.deleted.take(), self.round.as_mut()) {
+            if let (Some((why, before)), Some(r)) = (self.deleted.take(), self.round.as_mut()) {
+                r.made_again_from = before;
                 r.notes.push(format!(
                     "{why}: this is the new group's first rebalance, from generation 0"
                 ));
@@ -1266,6 +1268,7 @@ impl Classic {
         if let Some(r) = self.round.as_mut() {
             if r.previous_generation == Some(before) {
                 r.previous_generation = None;
+                r.made_again_from = Some(before);
                 r.notes.push(format!(
                     "the group's generations started again at {generation} after every member had left at generation {before}: it was deleted and made again"
                 ));
@@ -1294,9 +1297,9 @@ impl Classic {
         self.deleted_at = Some(ev.ts);
         self.close_round();
         self.current.clear();
-        self.generation = None;
-        self.emptied_at = None;
-        self.deleted = Some(super::deletion(ev));
+        let generation = self.generation.take();
+        let before = self.emptied_at.take().or(generation);
+        self.deleted = Some((super::deletion(ev), before));
         self.set_state(ev.ts, "Dead");
     }
 

@@ -156,6 +156,9 @@ pub struct Round {
     pub started_at: Timestamp,
     /// Generation before.
     pub previous_generation: Option<i32>,
+    /// The first round of a group deleted and made again: the generation
+    /// the old group had ([`Rebalance::made_again_from`]).
+    pub made_again_from: Option<i32>,
     /// Members when it began.
     pub members_before: Vec<String>,
     /// Assignments when it began, per member.
@@ -472,6 +475,7 @@ pub fn skeleton(group: &str, protocol: &str, r: &mut Round) -> Rebalance {
         group: group.to_string(),
         protocol: protocol.to_string(),
         previous_generation: r.previous_generation,
+        made_again_from: r.made_again_from,
         generation: r.generation,
         started_at: r.started_at,
         join_completed_at: r.join_completed_at,

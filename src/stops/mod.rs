@@ -34,6 +34,14 @@
 //!   `CommitFailedException` (`ConsumerCoordinator.OffsetCommitResponseHandler`):
 //!   its offsets are lost and the new owner starts from the last commit
 //!   that succeeded.
+//! - A classic group deleted once its members left (DeleteGroups; Kafka
+//!   deletes only an empty group, GroupMetadataManager `deleteGroups`, and
+//!   its committed offsets with it) and made again: the new group's first
+//!   rebalance takes the old group's partitions from the owners of its last
+//!   generation, stopped when they left, and the new owner resumes where
+//!   `auto.offset.reset` put it (its OffsetFetch answered -1), so what the
+//!   old owners had read is read again (Apache Kafka 4.4 in the lab:
+//!   `fixtures/kafka/ak4_java_recreated`).
 //!
 //! - The old owner's position is its last Fetch `fetch_offset`: the Java
 //!   consumer fetches a partition again only once poll() returned what was

@@ -45,14 +45,27 @@ pub(crate) struct Round<'a> {
 /// partition)` pairs already reported by an earlier cooperative round (its
 /// revocation resumed in that generation's assignment).
 pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec<PartitionStop> {
-    let (Some(gen), Some(prev)) = (c.r.generation, c.r.previous_generation) else {
+    let Some(gen) = c.r.generation else {
         return Vec::new();
+    };
+    // A group deleted and made again hands the old group's partitions to
+    // the new one's members: they stopped when the old owners left (Kafka
+    // deletes only an empty group) and resume where auto.offset.reset puts
+    // the new owner, the committed offsets having gone with the group
+    // (GroupMetadataManager `deleteGroups` removes them).
+    // (A broker's log names the new group's "old generation 0": the old
+    // group's owners are still the ones that stopped.)
+    let (prev, made_again) = match (c.r.made_again_from, c.r.previous_generation) {
+        (Some(old), _) => (old, true),
+        (None, Some(prev)) => (prev, false),
+        (None, None) => return Vec::new(),
     };
     let start = c.r.started_at;
     let new = c
         .idx
         .owners_between(gen, start, c.next_start.unwrap_or(Timestamp(i64::MAX)));
     let (old, emptied) = previous_owners(c, prev);
+    let emptied = emptied || made_again;
     if new.is_empty() && !c.idx.assigned.contains_key(&gen) {
         return Vec::new();
     }
@@ -86,10 +99,17 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
                 to = Some(a);
             }
         }
-        out.push(one(c, p, from, to, cooperative, emptied));
+        let mut stop = one(c, p, from, to, cooperative, emptied);
+        if made_again {
+            stop.notes.push(DELETED_BETWEEN.into());
+        }
+        out.push(stop);
     }
     out
 }
+
+/// The note on each stop handed over a group's deletion.
+const DELETED_BETWEEN: &str = "the group was deleted between the old owner and the new, and its committed offsets with it: the new owner started where auto.offset.reset put it";
 
 /// Whether `from`, a cooperative member of the round, still holds what it
 /// had: it got no successful SyncGroup answer in generation `gen` (and was
@@ -298,7 +318,17 @@ fn why_stopped(
         }
     }
     if let (Some((ts, _)), true) = (leave, how == Some("left") || emptied) {
-        return (if emptied { "unassigned" } else { "owner_left" }, *ts);
+        // A group emptied leaves its partitions unassigned; one deleted and
+        // made again hands them to its new members: their owners left.
+        let unassigned = emptied && r.made_again_from.is_none();
+        return (
+            if unassigned {
+                "unassigned"
+            } else {
+                "owner_left"
+            },
+            *ts,
+        );
     }
     if matches!(
         how,

@@ -55,6 +55,7 @@ pub const KAFKA_FIXTURES: &[&str] = &[
     "ak4_java_killed",
     "ak4_java_max_poll",
     "ak4_java_processed_twice",
+    "ak4_java_recreated",
     "ak4_java_session_timeout",
     "ak4_java_session_timeout_s128",
     "ak4_java_session_timeout_s200",
