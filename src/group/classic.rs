@@ -120,8 +120,11 @@ pub struct Classic {
     /// words it, and the generation it had, until the next round's first
     /// JoinGroup answer notes it.
     deleted: Option<(String, Option<i32>)>,
-    /// When a deletion was last applied ([`super::SAME_DELETION_NS`]).
+    /// When a deletion or Dead line was last applied
+    /// ([`super::SAME_DELETION_NS`]).
     deleted_at: Option<Timestamp>,
+    /// The generation the group had when it was last Dead.
+    dead_before: Option<i32>,
 }
 
 /// Clients remembered per group (more are not tracked).
@@ -406,6 +409,14 @@ impl Classic {
             }
         }
         r.state_before = self.state.to_string();
+        // The first round after a deletion is the new group's, however it
+        // opens (a JoinGroup, or the broker's line before the answers).
+        if let Some((why, before)) = self.deleted.take() {
+            r.made_again_from = before;
+            r.notes.push(format!(
+                "{why}: this is the new group's first rebalance, from generation 0"
+            ));
+        }
         r.members_before = self.current.iter().cloned().collect();
         r.client_silences = self.client_silences();
         r.leader_before.clone_from(&self.leader);
@@ -805,12 +816,6 @@ impl Classic {
             r.generation = Some(generation);
             r.join_completed_at = Some(ev.ts);
             self.made_again(generation);
-            if let (Some((why, before)), Some(r)) = (self.deleted.take(), self.round.as_mut()) {
-                r.made_again_from = before;
-                r.notes.push(format!(
-                    "{why}: this is the new group's first rebalance, from generation 0"
-                ));
-            }
         }
         let Some(r) = self.round.as_mut() else {
             return;
@@ -1280,27 +1285,63 @@ impl Classic {
     /// without members (GROUP_NOT_EMPTY otherwise; GroupMetadataManager
     /// `deleteGroups`), and one of the same name is made again at
     /// generation 0 (`GroupCoordinator.handleJoinGroup` on an unknown
-    /// group). The history goes on as the broker's deletion line leaves it
-    /// (`classic_log`, `GroupDead`). Members the inputs still show had
-    /// gone unseen; but the same deletion seen a second time after new
-    /// members joined is only cited ([`super::SAME_DELETION_NS`]).
+    /// group). Members the inputs still show had gone unseen, and a round
+    /// still open was over with the group empty. The same deletion seen
+    /// again within [`super::SAME_DELETION_NS`] (the broker's line beside
+    /// the answer, clocks lined up only so closely) ends nothing more: it
+    /// only names who deleted, if the new group's first round has not
+    /// taken the words yet.
     fn on_deleted(&mut self, ev: &GroupEvent) {
         if let Some(r) = self.round.as_mut() {
             r.cite(ev);
         }
-        let again = self
-            .deleted_at
-            .is_some_and(|t| ev.ts.0.saturating_sub(t.0) < super::SAME_DELETION_NS);
-        if again && !self.current.is_empty() {
+        if self.deleted_recently(ev.ts) {
+            let why = super::deletion(ev);
+            match (self.deleted.as_mut(), self.round.as_mut()) {
+                (Some((words, _)), _) => *words = why,
+                (None, Some(r)) if r.made_again_from.is_none() && r.generation.is_none() => {
+                    r.made_again_from = self.dead_before;
+                    r.notes.push(format!(
+                        "{why}: this is the new group's first rebalance, from generation 0"
+                    ));
+                }
+                // The broker's line came first: no round since.
+                (None, None) if self.state == "Dead" => {
+                    self.deleted = Some((why, self.dead_before));
+                }
+                _ => {}
+            }
             return;
         }
-        self.deleted_at = Some(ev.ts);
+        let why = super::deletion(ev);
+        if let Some(r) = self.round.as_mut().filter(|r| r.completed_at.is_none()) {
+            r.completed_at = Some(r.join_completed_at.unwrap_or(r.started_at));
+            r.emptied = true;
+            r.notes.push(format!(
+                "every member had left (not all seen leaving), so the group was empty and this rebalance over; then {why}"
+            ));
+        }
+        self.dead(ev.ts);
+        self.deleted = Some((why, self.dead_before));
+    }
+
+    /// Whether a deletion (or the broker's Dead line) was applied less than
+    /// [`super::SAME_DELETION_NS`] before `at`.
+    pub(super) fn deleted_recently(&self, at: Timestamp) -> bool {
+        self.deleted_at
+            .is_some_and(|t| at.0.saturating_sub(t.0) < super::SAME_DELETION_NS)
+    }
+
+    /// The group is Dead at `at` (deleted, or the broker's "transitioned to
+    /// Dead"): its history goes on from generation 0, its last generation
+    /// kept for the new group's first round ([`Classic::dead_before`]).
+    pub(super) fn dead(&mut self, at: Timestamp) {
         self.close_round();
         self.current.clear();
         let generation = self.generation.take();
-        let before = self.emptied_at.take().or(generation);
-        self.deleted = Some((super::deletion(ev), before));
-        self.set_state(ev.ts, "Dead");
+        self.dead_before = self.emptied_at.take().or(generation);
+        self.deleted_at = Some(at);
+        self.set_state(at, "Dead");
     }
 
     fn on_described(&mut self, ev: &GroupEvent) {

@@ -160,11 +160,14 @@ pub fn on_broker(g: &mut Classic, ev: &GroupEvent, line: &BrokerLine) {
         BrokerLine::GroupEmpty => emptied(g, ev),
         BrokerLine::GroupDead => {
             cite_if_open(g, ev);
-            g.close_round();
+            // The same deletion as a DeleteGroups answer just read (clocks
+            // apart): the new group's round, if one opened, stays.
+            if g.deleted_recently(ev.ts) {
+                return;
+            }
             // GroupMetadataManager: a Dead group is removed; a group of the
             // same name is created again at generation 0.
-            g.generation = None;
-            g.set_state(ev.ts, "Dead");
+            g.dead(ev.ts);
         }
         BrokerLine::CoordinatorLoaded { .. } | BrokerLine::CoordinatorUnloaded { .. } => {
             if let Some(b) = &ev.client.broker {

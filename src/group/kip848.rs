@@ -75,6 +75,9 @@ struct Consumer<'a> {
     deleted: Option<String>,
     /// When a deletion was last applied ([`super::SAME_DELETION_NS`]).
     deleted_at: Option<Timestamp>,
+    /// The epoch the group had when it ended, until the new group's first
+    /// bump takes it ([`crate::report::Rebalance::made_again_from`]).
+    made_again_from: Option<i32>,
 }
 
 /// Rebuilds a KIP-848 group's history; `handover` is the classic group it
@@ -465,6 +468,9 @@ impl<'a> Consumer<'a> {
             }
         }
         absorb(&mut r, pending);
+        if self.epoch.is_none() {
+            r.made_again_from = self.made_again_from.take();
+        }
         if let Some(why) = self.deleted.take().filter(|_| self.epoch.is_none()) {
             r.notes.push(format!(
                 "{why}: this is the new group's first rebalance, from epoch 0"
@@ -637,6 +643,7 @@ impl<'a> Consumer<'a> {
             }
         }
         self.close();
+        self.made_again_from = self.epoch.or(self.made_again_from);
         // Members' own epochs stay: the new group's members have ids of
         // their own (one may have been answered just now).
         self.epoch = None;

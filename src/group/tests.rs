@@ -1225,3 +1225,106 @@ fn kip848_a_confirmed_deletion_ends_the_group_though_its_leaves_were_unseen() {
         "{seen:?}"
     );
 }
+
+/// The same deletion seen twice, with no member in between (two captures
+/// of one exchange, or the broker's line and the answer): the new group's
+/// first round still hands over from the old group's generation, once.
+#[test]
+fn a_deletion_seen_twice_carries_the_old_generation_once() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.deleted(25.0, None);
+    s.deleted(25.2, None);
+    s.member_id_required(30.0, "c3", "m3");
+    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    let h = reconstruct(&s.events);
+    let new = &h[0].rebalances[2];
+    assert_eq!(
+        (new.previous_generation, new.made_again_from),
+        (None, Some(2)),
+        "{new:#?}"
+    );
+    let notes = new.notes.iter().filter(|n| n.contains("deleted")).count();
+    assert_eq!(notes, 1, "{:#?}", new.notes);
+}
+
+/// A repeat of the deletion inside the new group's first round (between
+/// its JoinGroup answer and SyncGroup) ends nothing: the round completes
+/// and the group's next round is 1 -> 2.
+#[test]
+fn a_repeated_deletion_inside_the_new_groups_first_round_ends_nothing() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.deleted(25.0, None);
+    s.member_id_required(26.0, "c3", "m3");
+    s.join(26.01, 27.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+    s.deleted(27.2, None);
+    s.sync(27.5, "c3", "m3", 1, &[0, 1]);
+    s.member_id_required(40.0, "c4", "m4");
+    s.join(40.01, 41.0, "c4", "m4", "m4", 2, "m3", &[]);
+    s.join(40.02, 41.0, "c3", "m3", "m3", 2, "m3", &["m3", "m4"]);
+    let h = reconstruct(&s.events);
+    let seen: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation, r.made_again_from))
+        .collect();
+    assert_eq!(
+        seen[2..],
+        [(None, Some(1), Some(2)), (Some(1), Some(2), None)],
+        "{:#?}",
+        h[0].rebalances
+    );
+}
+
+/// The broker's deletion line read just before the DeleteGroups answer
+/// (a log's clock a little ahead): one deletion, named by the answer, and
+/// the old generation carried to the new group's first round.
+#[test]
+fn the_brokers_dead_line_then_the_answer_are_one_deletion_named_by_the_answer() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.push(
+        24.9,
+        "broker",
+        "",
+        None,
+        EventKind::Broker(BrokerLine::GroupDead),
+    );
+    s.deleted(25.0, None);
+    s.member_id_required(30.0, "c3", "m3");
+    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+    let h = reconstruct(&s.events);
+    let new = &h[0].rebalances[2];
+    assert_eq!(new.made_again_from, Some(2), "{new:#?}");
+    assert!(
+        new.notes.iter().any(|n| n.contains("from client admin")),
+        "{:#?}",
+        new.notes
+    );
+}
+
+/// A round still open when the deletion is answered was over with the
+/// group empty (Kafka deletes only an empty group): it does not stay open
+/// as a rebalance still in progress; like every round that only emptied
+/// the group (`is_empty_departure`) it is no rebalance of anyone.
+#[test]
+fn a_round_open_at_a_deletion_does_not_stay_in_progress() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c2", "m2", None);
+    // c1 rejoins and is never answered (it left unseen).
+    s.join(20.5, 20.6, "c1", "m1", "m1", 3, "m1", &["m1"]);
+    s.events.pop();
+    s.deleted(25.0, None);
+    let h = reconstruct(&s.events);
+    let open: Vec<_> = h[0]
+        .rebalances
+        .iter()
+        .filter(|r| r.completed_at.is_none())
+        .collect();
+    assert!(open.is_empty(), "{open:#?}");
+}

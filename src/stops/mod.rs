@@ -268,7 +268,11 @@ fn costs(
         });
         for mv in by_round.remove(&i).unwrap_or_default() {
             partitions.retain(|p| p.partition != mv.partition);
-            partitions.push(partition::moved(&kip, mv));
+            let mut stop = partition::moved(&kip, mv);
+            if r.made_again_from.is_some() {
+                stop.notes.push(partition::DELETED_BETWEEN.into());
+            }
+            partitions.push(stop);
         }
         // Longest first; still stopped counts as longest.
         partitions.sort_by(|a, b| {

@@ -109,7 +109,7 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
 }
 
 /// The note on each stop handed over a group's deletion.
-const DELETED_BETWEEN: &str = "the group was deleted between the old owner and the new, and its committed offsets with it: the new owner started where auto.offset.reset put it";
+pub(crate) const DELETED_BETWEEN: &str = "the group was deleted between the old owner and the new, and its committed offsets with it: the new owner started where auto.offset.reset put it";
 
 /// Whether `from`, a cooperative member of the round, still holds what it
 /// had: it got no successful SyncGroup answer in generation `gen` (and was
