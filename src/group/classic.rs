@@ -208,6 +208,12 @@ impl Classic {
             EventKind::ConnectionClosed { .. } => self.note_activity(ev, ActivityKind::Close),
             EventKind::GroupDescribed { .. } => self.on_described(ev),
             EventKind::GroupDeleted { error: None, .. } => self.on_deleted(ev),
+            // Refused (GROUP_NOT_EMPTY): evidence for a round open, no more.
+            EventKind::GroupDeleted { .. } => {
+                if let Some(r) = self.round.as_mut() {
+                    r.cite(ev);
+                }
+            }
             EventKind::Broker(line) => self.on_broker(ev, line),
             EventKind::Client(line) => self.on_client(ev, line),
             _ => {}
