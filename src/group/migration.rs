@@ -234,8 +234,19 @@ pub fn join(group: &str, parts: Vec<(Protocol, GroupHistory)>) -> GroupHistory {
             .summary
             .first_seen
             .map_or_else(|| "?".to_string(), |t| t.to_string());
-        conversions += 1;
-        if conversions <= MAX_CONVERSION_NOTES {
+        let made_again = out.summary.state == "Dead";
+        conversions += usize::from(!made_again);
+        if made_again {
+            // Deleted, then made again under the other protocol: no
+            // conversion (GroupMetadataManager converts only a live group).
+            out.summary.notes.push(format!(
+                "{at}: the group had been deleted; a group of the same name was made again with the {} protocol (not a conversion: nothing was handed over)",
+                match p {
+                    Protocol::Consumer => "consumer",
+                    Protocol::Classic => "classic",
+                }
+            ));
+        } else if conversions <= MAX_CONVERSION_NOTES {
             out.summary
                 .notes
                 .push(conversion_note(protocol, p, &at, out.summary.generation));

@@ -245,9 +245,11 @@ fn reconstruct_group(group: &str, evs: &[&GroupEvent]) -> GroupHistory {
             migration::Protocol::Classic => reconstruct_classic(group, part, handover.as_ref()),
         };
         // Only a stretch followed by another hands over (nearly every group
-        // has one stretch: its member ids are not gathered for nothing).
+        // has one stretch: its member ids are not gathered for nothing);
+        // a group deleted at the end of its stretch hands nothing over: the
+        // next stretch is a new group made with the other protocol.
         if i < last {
-            handover = Some(migration::handover(&h, part));
+            handover = (h.summary.state != "Dead").then(|| migration::handover(&h, part));
         }
         parts.push((protocol, h));
     }

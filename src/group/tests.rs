@@ -1328,3 +1328,27 @@ fn a_round_open_at_a_deletion_does_not_stay_in_progress() {
         .collect();
     assert!(open.is_empty(), "{open:#?}");
 }
+
+/// A classic group emptied and deleted, then made again by consumers of
+/// the KIP-848 protocol: a new group, not an online conversion (the broker
+/// converts only a live group, GroupMetadataManager
+/// `convertToConsumerGroup`): no generation is handed over as an epoch.
+#[test]
+fn a_classic_group_deleted_then_made_by_consumer_protocol_members_is_no_conversion() {
+    let mut s = Script::two_members_joined();
+    s.leave(20.0, "c1", "m1", None);
+    s.leave(20.1, "c2", "m2", None);
+    s.deleted(25.0, None);
+    s.cgh(30.0, "c3", "m3", 0, 1, Some(&[0, 1]));
+    let h = reconstruct(&s.events);
+    let notes = &h[0].summary.notes;
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("made again with the consumer protocol")),
+        "{notes:#?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("converted")), "{notes:#?}");
+    let last = h[0].rebalances.last().expect("the new group's round");
+    assert_eq!(last.previous_generation, None, "{last:#?}");
+}
