@@ -1334,8 +1334,7 @@ impl Classic {
     /// Whether a deletion (or the broker's Dead line) was applied less than
     /// [`super::SAME_DELETION_NS`] before `at`.
     pub(super) fn deleted_recently(&self, at: Timestamp) -> bool {
-        self.deleted_at
-            .is_some_and(|t| at.0.saturating_sub(t.0) < super::SAME_DELETION_NS)
+        super::same_deletion(self.deleted_at, at)
     }
 
     /// The group is Dead at `at` (deleted, or the broker's "transitioned to

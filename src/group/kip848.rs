@@ -609,9 +609,7 @@ impl<'a> Consumer<'a> {
     /// cited.
     fn deleted(&mut self, ev: &'a GroupEvent) {
         self.cite(ev);
-        let again = self
-            .deleted_at
-            .is_some_and(|t| ev.ts.0.saturating_sub(t.0) < super::SAME_DELETION_NS);
+        let again = super::same_deletion(self.deleted_at, ev.ts);
         if again && !(self.current.is_empty() && self.known.is_empty()) {
             return;
         }

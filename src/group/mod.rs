@@ -212,7 +212,13 @@ fn say_refused(h: &mut GroupHistory, (at, text): (Timestamp, String)) {
 /// the same deletion seen again (the broker's line and the DeleteGroups
 /// answer, a log's clock and a capture's lined up only so closely): it
 /// must not end the group its new members made meanwhile.
-pub(super) const SAME_DELETION_NS: i64 = 5_000_000_000;
+const SAME_DELETION_NS: i64 = 5_000_000_000;
+
+/// Whether a deletion at `at` is the one applied at `last`, seen again
+/// ([`SAME_DELETION_NS`]).
+pub(super) fn same_deletion(last: Option<Timestamp>, at: Timestamp) -> bool {
+    last.is_some_and(|t| at.0.saturating_sub(t.0) < SAME_DELETION_NS)
+}
 
 /// How a group's deletion was seen, for the notes around it: a
 /// DeleteGroups answer names the admin client that asked and when; the

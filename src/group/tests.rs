@@ -1006,6 +1006,32 @@ impl Script {
         s.cgh(1.3, "c2", "m2", 2, 3, Some(&[1]));
         s
     }
+
+    /// [`Script::kip848_pair_at_epoch_3`], then both members leave at 9 s
+    /// (epoch -1, answered -1): the group is empty.
+    fn kip848_pair_left() -> Script {
+        let mut s = Script::kip848_pair_at_epoch_3();
+        s.cgh(9.0, "c1", "m1", -1, -1, None);
+        s.cgh(9.0, "c2", "m2", -1, -1, None);
+        s
+    }
+
+    /// [`Script::two_members_joined`], then both leave at 20 s, each with
+    /// its own LeaveGroup: the group is empty at generation 2.
+    fn two_members_left() -> Script {
+        let mut s = Script::two_members_joined();
+        s.leave(20.0, "c1", "m1", None);
+        s.leave(20.1, "c2", "m2", None);
+        s
+    }
+
+    /// c3/m3 joins alone at `at` (KIP-394's two steps), answered generation
+    /// 1 three seconds later, and syncs both partitions.
+    fn c3_alone_at(&mut self, at: f64) {
+        self.member_id_required(at, "c3", "m3");
+        self.join(at + 0.01, at + 3.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
+        self.sync(at + 3.01, "c3", "m3", 1, &[0, 1]);
+    }
 }
 
 /// Each record's generations and the client of its trigger.
@@ -1033,9 +1059,7 @@ fn generations_and_cause(
 /// new group had no rounds.
 #[test]
 fn kip848_epochs_starting_again_after_every_member_left_are_a_new_group() {
-    let mut s = Script::kip848_pair_at_epoch_3();
-    s.cgh(9.0, "c1", "m1", -1, -1, None);
-    s.cgh(9.0, "c2", "m2", -1, -1, None);
+    let mut s = Script::kip848_pair_left();
     s.cgh(16.5, "c3", "m3", 0, 2, Some(&[0, 1]));
     s.cgh(16.6, "c4", "m4", 0, 2, Some(&[]));
     s.cgh(17.6, "c3", "m3", 2, 3, Some(&[0]));
@@ -1078,12 +1102,8 @@ fn kip848_a_lower_epoch_while_a_member_remains_opens_no_round() {
 /// a new group's first round, not "2 → 1".
 #[test]
 fn a_classic_group_emptied_by_its_members_leaves_then_made_again_starts_afresh() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
-    s.member_id_required(30.0, "c3", "m3");
-    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
-    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    let mut s = Script::two_members_left();
+    s.c3_alone_at(30.0);
     let h = reconstruct(&s.events);
     let seen = generations_and_cause(&h[0]);
     assert_eq!(
@@ -1110,13 +1130,9 @@ fn a_classic_group_emptied_by_its_members_leaves_then_made_again_starts_afresh()
 /// JoinGroup makes a new, Empty one).
 #[test]
 fn a_classic_group_deleted_on_the_wire_names_the_admin_in_the_new_groups_first_round() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
+    let mut s = Script::two_members_left();
     s.deleted(25.0, None);
-    s.member_id_required(30.0, "c3", "m3");
-    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
-    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    s.c3_alone_at(30.0);
     let h = reconstruct(&s.events);
     let seen = generations_and_cause(&h[0]);
     assert_eq!(seen[2], (None, Some(1), Some("c3".into())), "{seen:?}");
@@ -1190,9 +1206,7 @@ fn a_confirmed_deletion_ends_the_group_once_and_a_repeat_after_new_joins_is_igno
 /// group's first round names the admin client that deleted it.
 #[test]
 fn kip848_a_deletion_on_the_wire_is_named_in_the_new_groups_first_round() {
-    let mut s = Script::kip848_pair_at_epoch_3();
-    s.cgh(9.0, "c1", "m1", -1, -1, None);
-    s.cgh(9.0, "c2", "m2", -1, -1, None);
+    let mut s = Script::kip848_pair_left();
     s.deleted(12.0, None);
     s.cgh(16.5, "c3", "m3", 0, 2, Some(&[0, 1]));
     s.cgh(16.6, "c4", "m4", 0, 2, Some(&[]));
@@ -1231,14 +1245,10 @@ fn kip848_a_confirmed_deletion_ends_the_group_though_its_leaves_were_unseen() {
 /// first round still hands over from the old group's generation, once.
 #[test]
 fn a_deletion_seen_twice_carries_the_old_generation_once() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
+    let mut s = Script::two_members_left();
     s.deleted(25.0, None);
     s.deleted(25.2, None);
-    s.member_id_required(30.0, "c3", "m3");
-    s.join(30.01, 33.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
-    s.sync(33.01, "c3", "m3", 1, &[0, 1]);
+    s.c3_alone_at(30.0);
     let h = reconstruct(&s.events);
     let new = &h[0].rebalances[2];
     assert_eq!(
@@ -1255,9 +1265,7 @@ fn a_deletion_seen_twice_carries_the_old_generation_once() {
 /// and the group's next round is 1 -> 2.
 #[test]
 fn a_repeated_deletion_inside_the_new_groups_first_round_ends_nothing() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
+    let mut s = Script::two_members_left();
     s.deleted(25.0, None);
     s.member_id_required(26.0, "c3", "m3");
     s.join(26.01, 27.0, "c3", "m3", "m3", 1, "m3", &["m3"]);
@@ -1285,9 +1293,7 @@ fn a_repeated_deletion_inside_the_new_groups_first_round_ends_nothing() {
 /// the old generation carried to the new group's first round.
 #[test]
 fn the_brokers_dead_line_then_the_answer_are_one_deletion_named_by_the_answer() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
+    let mut s = Script::two_members_left();
     s.push(
         24.9,
         "broker",
@@ -1335,9 +1341,7 @@ fn a_round_open_at_a_deletion_does_not_stay_in_progress() {
 /// `convertToConsumerGroup`): no generation is handed over as an epoch.
 #[test]
 fn a_classic_group_deleted_then_made_by_consumer_protocol_members_is_no_conversion() {
-    let mut s = Script::two_members_joined();
-    s.leave(20.0, "c1", "m1", None);
-    s.leave(20.1, "c2", "m2", None);
+    let mut s = Script::two_members_left();
     s.deleted(25.0, None);
     s.cgh(30.0, "c3", "m3", 0, 1, Some(&[0, 1]));
     let h = reconstruct(&s.events);

@@ -268,11 +268,13 @@ fn costs(
         });
         for mv in by_round.remove(&i).unwrap_or_default() {
             partitions.retain(|p| p.partition != mv.partition);
-            let mut stop = partition::moved(&kip, mv);
-            if r.made_again_from.is_some() {
-                stop.notes.push(partition::DELETED_BETWEEN.into());
+            partitions.push(partition::moved(&kip, mv));
+        }
+        // Each stop handed over a deletion, classic or KIP-848, says so.
+        if r.made_again_from.is_some() {
+            for p in &mut partitions {
+                p.notes.push(partition::DELETED_BETWEEN.into());
             }
-            partitions.push(stop);
         }
         // Longest first; still stopped counts as longest.
         partitions.sort_by(|a, b| {

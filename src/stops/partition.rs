@@ -99,11 +99,7 @@ pub(crate) fn stops(c: &Round<'_>, carried: &mut BTreeSet<(i32, String)>) -> Vec
                 to = Some(a);
             }
         }
-        let mut stop = one(c, p, from, to, cooperative, emptied);
-        if made_again {
-            stop.notes.push(DELETED_BETWEEN.into());
-        }
-        out.push(stop);
+        out.push(one(c, p, from, to, cooperative, emptied));
     }
     out
 }
