@@ -18,6 +18,7 @@ use crate::event::{
 use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
+use super::commits::{CommitList, Topics};
 use super::series::Series;
 
 /// A client as seen on the wire: `client_id` and host (no port).
@@ -43,9 +44,8 @@ pub(crate) struct Assigned {
 
 /// One OffsetCommit request and its answer's per-partition errors.
 ///
-/// Held for every commit of a run (a busy coordinator's members commit
-/// every few seconds), so in exact-sized slices: 48 bytes and the offsets
-/// (a vector and a hash map in their place took nearly twice that).
+/// Held packed until a group's index is built ([`CommitList`]), then for
+/// one group at a time, in exact-sized slices.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Commit {
     pub ts: Timestamp,
@@ -88,8 +88,8 @@ impl CommitBook {
                 EventKind::OffsetCommitRequest {
                     exchange, offsets, ..
                 } => {
-                    let offsets = std::mem::take(offsets).into_boxed_slice();
                     commits.request(ev.ts, ev.member_id.as_ref(), *exchange, offsets);
+                    *offsets = Vec::new();
                 }
                 _ => commits.see(ev),
             }
@@ -123,11 +123,12 @@ pub(crate) enum CommitsFrom {
     EventsAnd(GroupCommits),
 }
 
-/// One group's commits by member, each member's in time order, and the
-/// requests still waiting for their answer.
+/// One group's commits by member, each member's in time order (packed:
+/// [`CommitList`]), and the requests still waiting for their answer.
 #[derive(Debug, Default)]
 pub(crate) struct GroupCommits {
-    members: FastMap<Id, Vec<Commit>>,
+    members: FastMap<Id, CommitList>,
+    topics: Topics,
     pending: FastMap<u64, (Id, usize)>,
 }
 
@@ -136,7 +137,11 @@ impl GroupCommits {
     pub(crate) fn of(commits: impl IntoIterator<Item = (Id, Commit)>) -> GroupCommits {
         let mut g = GroupCommits::default();
         for (m, c) in commits {
-            g.members.entry(m).or_default().push(c);
+            let list = g.members.entry(m).or_default();
+            list.push(c.ts, &c.offsets, &mut g.topics);
+            if c.answered {
+                list.answer(list.len() - 1, c.error, c.errors);
+            }
         }
         g
     }
@@ -144,9 +149,18 @@ impl GroupCommits {
     /// Every commit noted, each member's in time order, and the requests
     /// never answered.
     pub(crate) fn commits(self) -> impl Iterator<Item = (Id, Commit)> {
-        self.members
-            .into_iter()
+        self.lists()
             .flat_map(|(m, list)| list.into_iter().map(move |c| (m.clone(), c)))
+    }
+
+    /// Each member's commits, in time order.
+    fn lists(self) -> impl Iterator<Item = (Id, Vec<Commit>)> {
+        let GroupCommits {
+            members, topics, ..
+        } = self;
+        members
+            .into_iter()
+            .map(move |(m, list)| (m, list.commits(&topics)))
     }
 
     /// A request of `member` (none: a simple consumer's, not noted) with
@@ -156,15 +170,11 @@ impl GroupCommits {
         ts: Timestamp,
         member: Option<&Id>,
         exchange: u64,
-        offsets: Box<[PartitionOffset]>,
+        offsets: &[PartitionOffset],
     ) {
         if let Some(m) = member {
             let list = self.members.entry(m.clone()).or_default();
-            list.push(Commit {
-                ts,
-                offsets,
-                ..Commit::default()
-            });
+            list.push(ts, offsets, &mut self.topics);
             self.pending.insert(exchange, (m.clone(), list.len() - 1));
         }
     }
@@ -176,12 +186,7 @@ impl GroupCommits {
         match &ev.kind {
             EventKind::OffsetCommitRequest {
                 exchange, offsets, ..
-            } => self.request(
-                ev.ts,
-                ev.member_id.as_ref(),
-                *exchange,
-                offsets.as_slice().into(),
-            ),
+            } => self.request(ev.ts, ev.member_id.as_ref(), *exchange, offsets),
             EventKind::OffsetCommitResponse {
                 exchange,
                 error,
@@ -190,13 +195,12 @@ impl GroupCommits {
                 let Some((m, i)) = self.pending.remove(exchange) else {
                     return;
                 };
-                if let Some(c) = self.members.get_mut(&m).and_then(|l| l.get_mut(i)) {
-                    c.answered = true;
-                    c.error = *error;
-                    c.errors = partitions
+                if let Some(list) = self.members.get_mut(&m) {
+                    let errors = partitions
                         .iter()
                         .map(|p| (format!("{}-{}", p.topic, p.partition), p.error))
                         .collect();
+                    list.answer(i, *error, errors);
                 }
             }
             _ => {}
@@ -354,21 +358,22 @@ impl GroupIndex {
                 _ => {}
             }
         }
-        let commits = match commits {
-            CommitsFrom::Events => seen,
-            CommitsFrom::Book(book) => book,
+        let commits: FastMap<Id, Vec<Commit>> = match commits {
+            CommitsFrom::Events => seen.lists().collect(),
+            CommitsFrom::Book(book) => book.lists().collect(),
             CommitsFrom::EventsAnd(book) => {
-                for (m, list) in book.members {
-                    let mine = seen.members.entry(m).or_default();
+                let mut lists: FastMap<Id, Vec<Commit>> = seen.lists().collect();
+                for (m, list) in book.lists() {
+                    let mine = lists.entry(m).or_default();
                     mine.extend(list);
                     // Stable: a commit of the book and one of the events at
                     // the same nanosecond keep the events' first.
                     mine.sort_by_key(|c| c.ts);
                 }
-                seen
+                lists
             }
         };
-        for (m, list) in commits.members {
+        for (m, list) in commits {
             g.members.entry(m).or_default().commits = list;
         }
         g

@@ -58,6 +58,7 @@
 //! the partitions are unknown: the stop is the group's, from the round's
 //! start to its "Assignment received" / "Stabilized", with a note.
 
+mod commits;
 mod index;
 mod inferred;
 mod kip848;

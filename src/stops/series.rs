@@ -268,7 +268,7 @@ impl std::fmt::Debug for Series {
 
 /// Whether [`put_delta_ts`] can write `dt` (a jump of more than about 73
 /// years starts a block instead).
-fn fits_delta_ts(dt: i64) -> bool {
+pub(super) fn fits_delta_ts(dt: i64) -> bool {
     dt.unsigned_abs() < 1 << 61
 }
 
@@ -293,7 +293,7 @@ fn grow_by_a_quarter<T>(v: &mut Vec<T>, more: usize) {
 
 /// A time delta. Whole microseconds (a pcap's resolution; log times are
 /// whole milliseconds) take a flag bit and about 10 fewer bits of varint.
-fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
+pub(super) fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
     if dt % 1000 == 0 {
         put_varint(out, (zigzag(dt / 1000) << 1) | 1);
     } else {
@@ -301,7 +301,7 @@ fn put_delta_ts(out: &mut Vec<u8>, dt: i64) {
     }
 }
 
-fn take_delta_ts(bytes: &[u8], at: &mut usize) -> Option<i64> {
+pub(super) fn take_delta_ts(bytes: &[u8], at: &mut usize) -> Option<i64> {
     let raw = take_varint(bytes, at)?;
     let d = unzigzag(raw >> 1);
     Some(if raw & 1 == 1 {
@@ -312,15 +312,15 @@ fn take_delta_ts(bytes: &[u8], at: &mut usize) -> Option<i64> {
 }
 
 /// Small magnitudes to small numbers, either sign.
-fn zigzag(v: i64) -> u64 {
+pub(super) fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
-fn unzigzag(u: u64) -> i64 {
+pub(super) fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut u: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut u: u64) {
     while u >= 0x80 {
         out.push((u as u8) | 0x80);
         u >>= 7;
@@ -328,7 +328,7 @@ fn put_varint(out: &mut Vec<u8>, mut u: u64) {
     out.push(u as u8);
 }
 
-fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+pub(super) fn take_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let mut u = 0u64;
     let mut shift = 0;
     loop {
