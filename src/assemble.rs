@@ -121,7 +121,7 @@ pub fn assemble(
     } else {
         rebalances.retain(|r| filter.rebalance(r, first));
     }
-    let end = timeline.events.last().map(|e| e.ts);
+    let end = timeline.last_ts();
     report.input_end = end;
     report.worst_stop = crate::stops::worst_stop(&rebalances, &without, end);
     report.stops_without_rebalance = without;
@@ -138,14 +138,14 @@ pub fn assemble(
         report.groups = groups;
     }
     let (no_rows, events) = match &rows_read {
-        ViewRows::Exchanges(rows) => (rows.is_empty(), timeline.events.len() as u64),
+        ViewRows::Exchanges(rows) => (rows.is_empty(), timeline.len() as u64),
         ViewRows::Written {
             tally,
             events_not_kept,
             ..
         } => (
             tally.total() == 0,
-            events_not_kept.unwrap_or(timeline.events.len() as u64),
+            events_not_kept.unwrap_or(timeline.len() as u64),
         ),
     };
     if view == View::Decode && no_rows && events > 0 {
@@ -240,7 +240,7 @@ fn noun(view: View) -> (&'static str, &'static str) {
 }
 
 fn first_time(timeline: &Timeline, exchanges: &[ExchangeRow]) -> Option<Timestamp> {
-    let a = timeline.events.first().map(|e| e.ts);
+    let a = timeline.first_ts();
     let b = exchanges.iter().map(|x| x.ts).min();
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),

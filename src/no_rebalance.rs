@@ -40,6 +40,18 @@ pub struct Sources {
 }
 
 impl Sources {
+    /// Adds what `other` counted.
+    pub fn merge(&mut self, other: Sources) {
+        for (source, f) in other.found {
+            let mine = self.found.entry(source).or_default();
+            mine.events += f.events;
+            mine.joins += f.joins;
+            mine.groups.extend(f.groups);
+            mine.kinds.extend(f.kinds);
+            mine.rebalanced |= f.rebalanced;
+        }
+    }
+
     /// Counts one event under its input.
     pub fn add(&mut self, ev: &GroupEvent) {
         self.add_unless_rebalanced(ev, |_| false);
@@ -106,6 +118,40 @@ pub fn explain(
         .iter()
         .filter(|ev| !told.contains(&&*ev.evidence.source))
         .for_each(|ev| sources.add(ev));
+    warn_folded(inputs, sources, folded, |g| rebalanced.contains(g), diags);
+}
+
+/// [`explain`], from counts made group by group as the groups were rebuilt
+/// (their events let go since): `sources` counted the events naming no
+/// group and those of every group that did not rebalance; `told` are the
+/// inputs that gave an event of one that did (no warning for them).
+pub fn explain_counted(
+    inputs: &mut [InputSummary],
+    mut sources: Sources,
+    told: &BTreeSet<Source>,
+    folded: &[(Source, u64)],
+    histories: &[GroupHistory],
+    diags: &mut Diagnostics,
+) {
+    let rebalanced: BTreeSet<&str> = histories
+        .iter()
+        .filter(|h| !h.rebalances.is_empty())
+        .map(|h| h.summary.group.as_str())
+        .collect();
+    sources
+        .found
+        .retain(|source, _| !told.contains(source.as_str()));
+    warn_folded(inputs, sources, folded, |g| rebalanced.contains(g), diags);
+}
+
+/// [`warn`], the events `folded` out of each input counted in.
+fn warn_folded(
+    inputs: &mut [InputSummary],
+    mut sources: Sources,
+    folded: &[(Source, u64)],
+    rebalanced: impl Fn(&str) -> bool,
+    diags: &mut Diagnostics,
+) {
     for (source, n) in folded {
         if let Some(f) = sources.found.get_mut(&**source) {
             // Heartbeats of runs whose ends were counted: more of a kind
@@ -113,7 +159,7 @@ pub fn explain(
             f.events += n;
         }
     }
-    warn(inputs, &sources, |g| rebalanced.contains(g), diags);
+    warn(inputs, &sources, rebalanced, diags);
 }
 
 /// Warns about every input in `sources` none of whose groups `rebalanced`.

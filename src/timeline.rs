@@ -20,7 +20,8 @@ pub use clock::{ClockLine, CLOCK_PAIRS};
 pub use heartbeats::{Folded, HeartbeatFold};
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
-use crate::event::{GroupEvent, Location};
+use crate::event::{GroupEvent, Id, Location};
+use crate::fast_hash::FastMap;
 use crate::time::Timestamp;
 
 /// Events in time order, and the clock offsets applied.
@@ -30,7 +31,92 @@ pub struct Timeline {
     pub events: Vec<GroupEvent>,
     /// Per log file: milliseconds added to its times (log + offset = capture).
     pub clock_offsets: BTreeMap<Source, f64>,
+    /// What [`Self::take_events`] took: the first and last event's times
+    /// and how many there were.
+    taken: Option<(Timestamp, Timestamp, usize)>,
 }
+
+impl Timeline {
+    /// The events, taken out (to be handed on group by group and let go,
+    /// [`by_group`]); the time line keeps their span and count.
+    pub fn take_events(&mut self) -> Vec<GroupEvent> {
+        if let (Some(first), Some(last)) = (self.events.first(), self.events.last()) {
+            self.taken = Some((first.ts, last.ts, self.events.len()));
+        }
+        std::mem::take(&mut self.events)
+    }
+
+    /// The first event's time.
+    pub fn first_ts(&self) -> Option<Timestamp> {
+        match self.events.first() {
+            Some(e) => Some(e.ts),
+            None => self.taken.map(|t| t.0),
+        }
+    }
+
+    /// The last event's time.
+    pub fn last_ts(&self) -> Option<Timestamp> {
+        match self.events.last() {
+            Some(e) => Some(e.ts),
+            None => self.taken.map(|t| t.1),
+        }
+    }
+
+    /// How many events it holds, or held before they were taken.
+    pub fn len(&self) -> usize {
+        self.taken.map_or(self.events.len(), |t| t.2)
+    }
+
+    /// Whether it holds no event and none was taken.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Each group's events in time-line order, the groups in name order, out of
+/// `events` (in time-line order): moved, not copied. Each group's list is
+/// made to its size first and `events` gives its room back as it empties
+/// (taken from its end), so the events are never held twice. Events that
+/// name no group go to `groupless`, in reverse order.
+pub fn by_group(
+    mut events: Vec<GroupEvent>,
+    mut groupless: impl FnMut(GroupEvent),
+) -> Vec<(Id, Vec<GroupEvent>)> {
+    let mut counts: FastMap<Id, usize> = FastMap::default();
+    for g in events.iter().filter_map(|e| e.group.as_ref()) {
+        match counts.get_mut(g) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(g.clone(), 1);
+            }
+        }
+    }
+    let mut lists: FastMap<Id, Vec<GroupEvent>> = counts
+        .into_iter()
+        .map(|(g, n)| (g, Vec::with_capacity(n)))
+        .collect();
+    while let Some(ev) = events.pop() {
+        match ev.group.as_ref().and_then(|g| lists.get_mut(g)) {
+            Some(list) => list.push(ev),
+            None => groupless(ev),
+        }
+        if events.len() < events.capacity() / 2 && events.capacity() > SHRINK_FROM {
+            events.shrink_to_fit();
+        }
+    }
+    let mut out: Vec<(Id, Vec<GroupEvent>)> = lists
+        .into_iter()
+        .map(|(g, mut list)| {
+            list.reverse();
+            (g, list)
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Below this many events' room, [`by_group`] does not give room back.
+const SHRINK_FROM: usize = 4096;
 
 /// Merges capture and log events; lines logs up with captures when both
 /// describe the same rebalances.
@@ -53,6 +139,7 @@ pub fn merge(captured: Vec<GroupEvent>, mut logged: Vec<GroupEvent>) -> Timeline
     Timeline {
         events,
         clock_offsets: offsets,
+        taken: None,
     }
 }
 
@@ -171,6 +258,43 @@ mod tests {
         let mut none: Vec<u8> = Vec::new();
         put_in_order(&mut none, Vec::new());
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn events_by_group_keep_their_order_in_groups_by_name_and_the_span_stays() {
+        // More than SHRINK_FROM, so the list gives its room back on the way.
+        let mut events = Vec::new();
+        for i in 0..5000i64 {
+            let mut ev = clock::tests::answer(i, ["b", "a", "c"][(i % 3) as usize], i as i32);
+            if i % 1000 == 7 {
+                ev.group = None;
+            }
+            events.push(ev);
+        }
+        let mut t = Timeline {
+            events,
+            ..Timeline::default()
+        };
+        let mut groupless = Vec::new();
+        let groups = by_group(t.take_events(), |ev| groupless.push(ev.generation_id));
+        assert!(t.events.is_empty());
+        assert_eq!(
+            (t.first_ts(), t.last_ts(), t.len()),
+            (Some(Timestamp(0)), Some(Timestamp(4_999_000_000)), 5000)
+        );
+        let names: Vec<&str> = groups.iter().map(|(g, _)| &**g).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        for (g, list) in &groups {
+            assert!(list.iter().all(|e| e.group.as_deref() == Some(&**g)));
+            assert!(
+                list.windows(2).all(|w| w[0].ts < w[1].ts),
+                "{g} out of order"
+            );
+            assert_eq!(list.len(), list.capacity(), "{g}: made to its size");
+        }
+        assert_eq!(groups.iter().map(|(_, l)| l.len()).sum::<usize>(), 4995);
+        groupless.sort();
+        assert_eq!(groupless, [7, 1007, 2007, 3007, 4007].map(Some));
     }
 
     /// A capture's answer and a log's Stabilized line of group `g`.

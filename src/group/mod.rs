@@ -74,18 +74,28 @@ pub(crate) fn reconstruct_on(events: &[GroupEvent], workers: usize) -> Vec<Group
     // Each group's history depends on its own events only: rebuilt on
     // every core, kept in name order.
     spread::map_in_order(&by_group, workers, |(group, evs)| {
-        let mut h = match consumer_protocol_refused(evs) {
-            // Refused: the group never ran the consumer protocol.
-            Some(note) => {
-                let mut h = reconstruct_classic(group, evs, None);
-                say_refused(&mut h, note);
-                h
-            }
-            None => reconstruct_group(group, evs),
-        };
-        h.summary.notes.extend(groupless.iter().cloned());
-        h
+        reconstruct_one(group, evs, &groupless)
     })
+}
+
+/// One group's history from its own events (time order), with the notes
+/// of [`groupless_static_notes`] every group gets.
+pub(crate) fn reconstruct_one(
+    group: &str,
+    evs: &[&GroupEvent],
+    groupless: &[String],
+) -> GroupHistory {
+    let mut h = match consumer_protocol_refused(evs) {
+        // Refused: the group never ran the consumer protocol.
+        Some(note) => {
+            let mut h = reconstruct_classic(group, evs, None);
+            say_refused(&mut h, note);
+            h
+        }
+        None => reconstruct_group(group, evs),
+    };
+    h.summary.notes.extend(groupless.iter().cloned());
+    h
 }
 
 /// Kafka 2.3–2.4 log a static member's restart with no group
@@ -95,7 +105,7 @@ pub(crate) fn reconstruct_on(events: &[GroupEvent], workers: usize) -> Vec<Group
 /// group it was is not in the log, so no group gets it as a cause; every
 /// group says what the log hides instead (capped: one note per line, at
 /// most a few).
-fn groupless_static_notes(events: &[GroupEvent]) -> Vec<String> {
+pub(crate) fn groupless_static_notes(events: &[GroupEvent]) -> Vec<String> {
     events
         .iter()
         .filter(|ev| {

@@ -198,27 +198,72 @@ fn apply_index_on(
             .get(h.summary.group.as_str())
             .map_or(&[], Vec::as_slice);
         let from = book.take().unwrap_or(CommitsFrom::Events);
-        let mut idx = GroupIndex::build(evs, from);
-        idx.name_topics(&clients.topic_names);
-        let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
-        let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());
-        for (r, c) in h.rebalances.iter_mut().zip(costs) {
-            r.status = c.status;
-            r.waiting_for = c.waiting_for;
-            r.stop = c.stop;
-            r.partitions = c.partitions;
-            r.notes.extend(c.notes);
-        }
-        h.summary.stops_without_rebalance =
-            restart::static_restarts(&h.summary.group, &h.rebalances, &idx, clients);
-        if clients.unnamed_topic_ids > 0 {
-            h.summary.notes.push(format!(
-                "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",
-                clients.unnamed_topic_ids
-            ));
-        }
+        cost_group(h, evs, from, clients);
     });
 }
+
+/// What one group's rebalances cost, from its own events (time order),
+/// its commits and the shared index of the data path.
+fn cost_group(h: &mut GroupHistory, evs: &[&GroupEvent], from: CommitsFrom, clients: &ClientIndex) {
+    let mut idx = GroupIndex::build(evs, from);
+    idx.name_topics(&clients.topic_names);
+    let moves = kip848::speaks_kip848(evs).then(|| kip848::moves(evs, clients));
+    let costs = costs(&h.rebalances, &idx, clients, moves.as_deref());
+    for (r, c) in h.rebalances.iter_mut().zip(costs) {
+        r.status = c.status;
+        r.waiting_for = c.waiting_for;
+        r.stop = c.stop;
+        r.partitions = c.partitions;
+        r.notes.extend(c.notes);
+    }
+    h.summary.stops_without_rebalance =
+        restart::static_restarts(&h.summary.group, &h.rebalances, &idx, clients);
+    if clients.unnamed_topic_ids > 0 {
+        h.summary.notes.push(format!(
+            "{} topic id(s) in Fetch v13+ were never named by a captured Metadata answer: their partitions are shown by id",
+            clients.unnamed_topic_ids
+        ));
+    }
+}
+
+/// The stops stage one group at a time, as the groups are rebuilt (the
+/// batch run of `rebalances` and `groups`, which lets each group's events
+/// go once it is costed): the data path's index, built once, and the
+/// commit book each group's commits are taken from.
+pub struct Costing {
+    clients: ClientIndex,
+    commits: Commits,
+}
+
+impl Costing {
+    /// The index of `data` and the book of `commits` (none: each group's
+    /// commits come from its events).
+    pub fn new(data: ClientFolder, commits: Option<CommitBook>) -> Costing {
+        Costing {
+            clients: data.finish(),
+            commits: commits.map_or(Commits::Events, Commits::Book),
+        }
+    }
+
+    /// Takes `group`'s commits out of the book, for [`Self::cost`]: one
+    /// group's are read once.
+    pub fn commits_of(&mut self, group: &str) -> GroupCostInput {
+        GroupCostInput(match &mut self.commits {
+            Commits::Events => CommitsFrom::Events,
+            Commits::Book(b) => CommitsFrom::Book(b.take(group)),
+            Commits::EventsAnd(b) => CommitsFrom::EventsAnd(b.take(group)),
+        })
+    }
+
+    /// Costs one group's rebalances ([`apply_folded`] for one group).
+    pub fn cost(&self, h: &mut GroupHistory, evs: &[&GroupEvent], commits: GroupCostInput) {
+        cost_group(h, evs, commits.0, &self.clients);
+    }
+}
+
+/// One group's commits, taken out of a [`Costing`]'s book.
+#[derive(Debug)]
+pub struct GroupCostInput(CommitsFrom);
 
 /// Each round's cost; `moves` are a KIP-848 group's partition moves (None:
 /// a classic group).
