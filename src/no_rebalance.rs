@@ -98,11 +98,7 @@ pub fn explain(
     histories: &[GroupHistory],
     diags: &mut Diagnostics,
 ) {
-    let rebalanced: BTreeSet<&str> = histories
-        .iter()
-        .filter(|h| !h.rebalances.is_empty())
-        .map(|h| h.summary.group.as_str())
-        .collect();
+    let rebalanced = rebalanced_groups(histories);
     // An input any of whose groups rebalanced gets no warning, so only the
     // other inputs' events are counted: describing every event of a dense
     // capture was 1.5 % of its run.
@@ -133,15 +129,20 @@ pub fn explain_counted(
     histories: &[GroupHistory],
     diags: &mut Diagnostics,
 ) {
-    let rebalanced: BTreeSet<&str> = histories
-        .iter()
-        .filter(|h| !h.rebalances.is_empty())
-        .map(|h| h.summary.group.as_str())
-        .collect();
+    let rebalanced = rebalanced_groups(histories);
     sources
         .found
         .retain(|source, _| !told.contains(source.as_str()));
     warn_folded(inputs, sources, folded, |g| rebalanced.contains(g), diags);
+}
+
+/// The groups with at least one rebalance.
+fn rebalanced_groups(histories: &[GroupHistory]) -> BTreeSet<&str> {
+    histories
+        .iter()
+        .filter(|h| !h.rebalances.is_empty())
+        .map(|h| h.summary.group.as_str())
+        .collect()
 }
 
 /// [`warn`], the events `folded` out of each input counted in.
