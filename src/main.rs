@@ -13,7 +13,7 @@ use kgtrace::render::RenderOptions;
 /// jemalloc, not the system's allocator: the reading threads allocate the
 /// events and another thread frees them, which glibc's malloc serves
 /// slowly (malloc and free were about 17 % of a dense capture's CPU
-/// samples; README, "The allocator"). One arena (`narenas:1`, set in
+/// samples; docs/performance-log.md, "The allocator"). One arena (`narenas:1`, set in
 /// `.cargo/config.toml`): the default four per core were slower here and
 /// held more memory.
 #[cfg(not(target_env = "msvc"))]
