@@ -762,7 +762,7 @@ fn rebuild_group_by_group(
     for (h, seen) in jobs.into_iter().filter_map(|j| j.done) {
         match seen {
             Seen::Counted(counted) => sources.merge(counted),
-            Seen::Told(sources) => told.extend(sources),
+            Seen::Told(inputs) => told.extend(inputs),
         }
         histories.push(h);
     }
