@@ -816,7 +816,7 @@ impl<'a> Consumer<'a> {
                     Some(r) => {
                         r.cite(ev);
                         r.synced.insert(member.clone());
-                        r.assignment_after.insert(member, assigned.clone());
+                        r.assignment_after.insert(member, assigned.to_vec());
                         r.completed_at = Some(r.completed_at.map_or(ev.ts, |c| c.max(ev.ts)));
                     }
                     None => {
@@ -938,7 +938,7 @@ fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
             if let Some(r) = row.and_then(|i| rounds.get_mut(i)) {
                 r.cite(ev);
             }
-            last.insert(member, (epoch, assigned.clone(), row));
+            last.insert(member, (epoch, assigned.to_vec(), row));
             continue;
         }
         let start = joined.get(&member).filter(|_| prev == 0).copied();
@@ -949,7 +949,7 @@ fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
         r.completed_at = Some(ev.ts);
         r.synced.insert(member.clone());
         r.assignment_before.insert(member.clone(), before);
-        r.assignment_after.insert(member.clone(), assigned.clone());
+        r.assignment_after.insert(member.clone(), assigned.to_vec());
         let (kind, confidence, detail) = if prev == 0 {
             (
                 Kind::MemberJoined,
@@ -985,7 +985,7 @@ fn member_rounds(reconciles: &[&GroupEvent]) -> Vec<Round> {
             }
         ));
         rounds.push(r);
-        last.insert(member, (epoch, assigned.clone(), Some(rounds.len() - 1)));
+        last.insert(member, (epoch, assigned.to_vec(), Some(rounds.len() - 1)));
     }
     rounds.sort_by_key(|r| r.started_at);
     rounds

@@ -543,7 +543,7 @@ INFO - 2024-11-11 09:38:40,960 - org.apache.kafka.clients.consumer.internals.Mem
         );
         assert_eq!(out[0].evidence.at, Location::Line { line: 1 });
         assert!(
-            matches!(&out[0].kind, EventKind::Client(ClientLine::Reconciling { revoked, .. }) if revoked == &["u-0"])
+            matches!(&out[0].kind, EventKind::Client(ClientLine::Reconciling { revoked, .. }) if revoked[..] == ["u-0"])
         );
         assert_eq!(out[1].evidence.at, Location::Line { line: 6 });
     }

@@ -48,10 +48,11 @@ pub(crate) fn reconciling(msg: &[u8], continuation: &[u8]) -> Option<Parsed> {
         (Err(_), Some(Ok(e))) => (Some(e), Some(x)),
         (Err(_), _) => (None, None),
     };
-    let list = |name: &[u8]| {
+    let list = |name: &[u8]| -> Box<[String]> {
         field(continuation, name)
             .map(|v| list_items(&v))
             .unwrap_or_default()
+            .into()
     };
     let line = ClientLine::Reconciling {
         assigned: list(b"Assigned partitions:"),
@@ -168,9 +169,9 @@ mod tests {
         assert_eq!(
             line(&p),
             &ClientLine::Reconciling {
-                assigned: vec!["t-0".into(), "t-1".into()],
-                added: vec!["t-1".into()],
-                revoked: vec!["u-0".into()]
+                assigned: Box::from(["t-0".to_string(), "t-1".to_string()]),
+                added: Box::from(["t-1".to_string()]),
+                revoked: Box::from(["u-0".to_string()])
             }
         );
     }
