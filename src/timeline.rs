@@ -8,7 +8,8 @@
 //! it logs "Stabilized group ... generation N", so matched pairs give the
 //! offset ([`ClockLine`]: the median of a log's first pairs, the estimator
 //! `watch` runs as its events flow). The offset applied is reported per log
-//! file.
+//! file. For views that need no event once the groups are rebuilt, the
+//! ordered events are then handed out group by group ([`by_group`]).
 
 use crate::event::Source;
 use std::collections::BTreeMap;

@@ -419,9 +419,7 @@ impl Classic {
         // opens (a JoinGroup, or the broker's line before the answers).
         if let Some((why, before)) = self.deleted.take() {
             r.made_again_from = before;
-            r.notes.push(format!(
-                "{why}: this is the new group's first rebalance, from generation 0"
-            ));
+            r.notes.push(super::made_again_note(&why, "generation"));
         }
         r.members_before = self.current.iter().cloned().collect();
         r.client_silences = self.client_silences();
@@ -1307,9 +1305,7 @@ impl Classic {
                 (Some((words, _)), _) => *words = why,
                 (None, Some(r)) if r.made_again_from.is_none() && r.generation.is_none() => {
                     r.made_again_from = self.dead_before;
-                    r.notes.push(format!(
-                        "{why}: this is the new group's first rebalance, from generation 0"
-                    ));
+                    r.notes.push(super::made_again_note(&why, "generation"));
                 }
                 // The broker's line came first: no round since.
                 (None, None) if self.state == "Dead" => {

@@ -472,9 +472,7 @@ impl<'a> Consumer<'a> {
             r.made_again_from = self.made_again_from.take();
         }
         if let Some(why) = self.deleted.take().filter(|_| self.epoch.is_none()) {
-            r.notes.push(format!(
-                "{why}: this is the new group's first rebalance, from epoch 0"
-            ));
+            r.notes.push(super::made_again_note(&why, "epoch"));
         }
         r.generation = Some(epoch);
         r.join_completed_at = Some(ev.ts);
@@ -614,8 +612,9 @@ impl<'a> Consumer<'a> {
             return;
         }
         self.deleted_at = Some(ev.ts);
-        self.made_again(ev, super::deletion(ev));
-        self.deleted = Some(super::deletion(ev));
+        let why = super::deletion(ev);
+        self.made_again(ev, why.clone());
+        self.deleted = Some(why);
         self.current.clear();
         self.known.clear();
         self.state(ev.ts, "Dead");

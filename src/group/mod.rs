@@ -246,6 +246,12 @@ pub(super) fn deletion(ev: &GroupEvent) -> String {
     }
 }
 
+/// The note on a deleted group's new first rebalance: `why` as
+/// [`deletion`] words it; `unit` is "generation" (classic) or "epoch".
+pub(super) fn made_again_note(why: &str, unit: &str) -> String {
+    format!("{why}: this is the new group's first rebalance, from {unit} 0")
+}
+
 /// One group's history, stretch by stretch when it changed protocol
 /// ([`migration`]): each stretch starts from what the one before handed
 /// over (generation = group epoch, members).

@@ -4,13 +4,21 @@
 use crate::event::*;
 use crate::time::Timestamp;
 
-use super::reconstruct;
+use super::{reconstruct, GroupHistory};
 
 /// Builds events for one group, frame numbers counting up.
 struct Script {
     events: Vec<GroupEvent>,
     frame: u64,
     exchange: u64,
+}
+
+/// Each rebalance's `(previous_generation, generation)`, in order.
+fn generations(h: &GroupHistory) -> Vec<(Option<i32>, Option<i32>)> {
+    h.rebalances
+        .iter()
+        .map(|r| (r.previous_generation, r.generation))
+        .collect()
 }
 
 fn secs(s: f64) -> Timestamp {
@@ -592,11 +600,7 @@ fn a_follower_rejoining_while_stable_with_unchanged_metadata_is_no_rebalance() {
     s.sync(20.01, "c2", "m2", 2, &[1]);
     s.heartbeat(23.0, "c1", "m1", 2, 0);
     let h = reconstruct(&s.events);
-    let rows: Vec<_> = h[0]
-        .rebalances
-        .iter()
-        .map(|r| (r.previous_generation, r.generation))
-        .collect();
+    let rows = generations(&h[0]);
     assert_eq!(rows, vec![(None, Some(1)), (Some(1), Some(2))]);
     assert!(
         h[0].summary
@@ -1158,11 +1162,7 @@ fn a_refused_deletion_leaves_the_group_as_it_was() {
     s.join(20.5, 21.0, "c1", "m1", "m1", 3, "m1", &["m1"]);
     s.sync(21.01, "c1", "m1", 3, &[0, 1]);
     let h = reconstruct(&s.events);
-    let seen: Vec<_> = h[0]
-        .rebalances
-        .iter()
-        .map(|r| (r.previous_generation, r.generation))
-        .collect();
+    let seen = generations(&h[0]);
     assert_eq!(seen.last(), Some(&(Some(2), Some(3))), "{seen:?}");
     assert!(!h[0].summary.states.iter().any(|s| s.state == "Dead"));
 }
@@ -1184,11 +1184,7 @@ fn a_confirmed_deletion_ends_the_group_once_and_a_repeat_after_new_joins_is_igno
     s.join(18.01, 19.0, "c4", "m4", "m4", 2, "m3", &["m3", "m4"]);
     s.join(18.02, 19.0, "c3", "m3", "m3", 2, "m3", &["m3", "m4"]);
     let h = reconstruct(&s.events);
-    let seen: Vec<_> = h[0]
-        .rebalances
-        .iter()
-        .map(|r| (r.previous_generation, r.generation))
-        .collect();
+    let seen = generations(&h[0]);
     assert_eq!(
         seen,
         vec![
