@@ -15,11 +15,13 @@ use crate::group::GroupHistory;
 use crate::options::Options;
 use crate::render::View;
 use crate::report::{
-    DiagnosticCount, ExchangeRow, InputSummary, Report, TimelineEntry, FORMAT_VERSION,
+    DiagnosticCount, ExchangeRow, InputSummary, Rebalance, Report, TimelineEntry, FORMAT_VERSION,
 };
 use crate::time::Timestamp;
 use crate::timeline::Timeline;
 use crate::unmatched::Tally;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Where the timeline view's matching rows go when they are not gathered
 /// into the report: written one by one as they are made.
@@ -103,31 +105,28 @@ pub fn assemble(
         }
         _ => {}
     }
-    // Gathered into room for all of them at once: grown by doubling, the
-    // records (hundreds of bytes each) were copied at each step, and a
-    // generated 1 GiB log has half a million.
-    let mut rebalances = Vec::with_capacity(histories.iter().map(|h| h.rebalances.len()).sum());
     let mut groups = Vec::with_capacity(histories.len());
     let mut without = Vec::new();
+    let mut lists: Vec<Vec<Rebalance>> = Vec::with_capacity(histories.len());
     for h in histories {
         if filter.group(&h.summary) {
             without.extend(h.summary.stops_without_rebalance.iter().cloned());
         }
         groups.push(h.summary);
-        rebalances.extend(h.rebalances);
-    }
-    if view == View::Rebalances {
-        rebalances.retain(|r| tally.add(r));
-    } else {
-        rebalances.retain(|r| filter.rebalance(r, first));
+        let mut rebalances = h.rebalances;
+        if view == View::Rebalances {
+            rebalances.retain(|r| tally.add(r));
+        } else {
+            rebalances.retain(|r| filter.rebalance(r, first));
+        }
+        lists.push(rebalances);
     }
     let end = timeline.last_ts();
     report.input_end = end;
-    report.worst_stop = crate::stops::worst_stop(&rebalances, &without, end);
+    report.worst_stop = crate::stops::worst_stop(lists.iter().flatten(), &without, end);
     report.stops_without_rebalance = without;
     if wants(View::Rebalances) {
-        in_start_order(&mut rebalances);
-        report.rebalances = rebalances;
+        report.rebalances = in_start_order_of_groups(lists);
     }
     if wants(View::Groups) {
         if view == View::Groups {
@@ -215,6 +214,48 @@ fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
     crate::timeline::put_in_order(rebalances, from);
 }
 
+/// The groups' rebalances (`lists`, in the groups' order) in one list in
+/// [`in_start_order`]. Each group's own come in start order (a group's
+/// rounds follow each other), so they are merged, each record moved once:
+/// gathering them and then sorting moved each 700-byte record several
+/// times, and gathered into fresh room. A list out of that order (or
+/// naming two groups) is gathered and sorted as before.
+fn in_start_order_of_groups(lists: Vec<Vec<Rebalance>>) -> Vec<Rebalance> {
+    let total = lists.iter().map(Vec::len).sum();
+    let mergeable = lists.iter().all(|l| {
+        l.windows(2)
+            .all(|w| w[0].group == w[1].group && w[0].started_at <= w[1].started_at)
+    });
+    if !mergeable {
+        let mut all = Vec::with_capacity(total);
+        lists.into_iter().for_each(|l| all.extend(l));
+        in_start_order(&mut all);
+        return all;
+    }
+    // Ties in start go by group name, then by the lists' order: the heap
+    // holds each list's next start and its place in that order.
+    let mut order: Vec<usize> = (0..lists.len()).filter(|i| !lists[*i].is_empty()).collect();
+    order.sort_by(|a, b| lists[*a][0].group.cmp(&lists[*b][0].group).then(a.cmp(b)));
+    let mut heads: Vec<std::iter::Peekable<std::vec::IntoIter<Rebalance>>> = lists
+        .into_iter()
+        .map(|l| l.into_iter().peekable())
+        .collect();
+    let mut next: BinaryHeap<Reverse<(Timestamp, usize)>> = order
+        .iter()
+        .enumerate()
+        .filter_map(|(place, i)| heads[*i].peek().map(|r| Reverse((r.started_at, place))))
+        .collect();
+    let mut out = Vec::with_capacity(total);
+    while let Some(Reverse((_, place))) = next.pop() {
+        let head = &mut heads[order[place]];
+        out.extend(head.next());
+        if let Some(n) = head.peek() {
+            next.push(Reverse((n.started_at, place)));
+        }
+    }
+    out
+}
+
 /// Sorts `rows` by request time, then frame, stably, by sorting their
 /// 4-byte indexes and then putting the rows in place in one pass of swaps
 /// ([`crate::timeline::put_in_order`]): a stable sort of the rows
@@ -285,6 +326,47 @@ mod tests {
         in_request_order(&mut got);
         let ids = |v: &[ExchangeRow]| v.iter().map(|x| x.correlation_id).collect::<Vec<_>>();
         assert_eq!(ids(&got), ids(&want));
+    }
+
+    #[test]
+    fn groups_rebalances_merged_are_those_gathered_and_sorted() {
+        let gathered = |lists: &[Vec<Rebalance>]| {
+            let mut all: Vec<Rebalance> = lists.concat();
+            in_start_order(&mut all);
+            all
+        };
+        let key = |v: &[Rebalance]| {
+            v.iter()
+                .map(|r| (r.started_at.0 / 1_000_000, r.group.clone(), r.generation))
+                .collect::<Vec<_>>()
+        };
+        let mut rng = crate::logs::synth::Rng(5);
+        for round in 0..200 {
+            // Few starts and names, so that ties across groups occur, the
+            // same name in two lists, empty lists; every fourth case has
+            // a list out of order or naming two groups (sorted instead).
+            let lists: Vec<Vec<Rebalance>> = (0..rng.below(6))
+                .map(|_| {
+                    let name = ["a", "b", "c"][rng.below(3) as usize];
+                    let mut t = 0;
+                    (0..rng.below(5))
+                        .map(|i| {
+                            t += rng.below(3) as i64;
+                            at(t, name, i as i32)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut lists = lists;
+            if round % 4 == 3 {
+                if let Some(l) = lists.iter_mut().find(|l| l.len() > 1) {
+                    l.swap(0, 1);
+                    l[0].group = "z".into();
+                }
+            }
+            let want = gathered(&lists);
+            assert_eq!(key(&in_start_order_of_groups(lists)), key(&want), "{round}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! ordered events are then handed out group by group ([`by_group`]).
 
 use crate::event::Source;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 mod clock;
 pub(crate) mod heartbeats;
@@ -79,42 +79,64 @@ impl Timeline {
 /// made to its size first and `events` gives its room back as it empties
 /// (taken from its end), so the events are never held twice. Events that
 /// name no group go to `groupless`, in reverse order.
+///
+/// Each event's group is looked up once (its number kept beside it), and
+/// each list is filled from its back ([`VecDeque::push_front`]) so that it
+/// ends in order where it was made: taking the events from the end and
+/// reversing each list afterwards moved every event once more.
 pub fn by_group(
     mut events: Vec<GroupEvent>,
     mut groupless: impl FnMut(GroupEvent),
 ) -> Vec<(Id, Vec<GroupEvent>)> {
-    let mut counts: FastMap<Id, usize> = FastMap::default();
-    for g in events.iter().filter_map(|e| e.group.as_ref()) {
-        match counts.get_mut(g) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert(g.clone(), 1);
-            }
-        }
-    }
-    let mut lists: FastMap<Id, Vec<GroupEvent>> = counts
-        .into_iter()
-        .map(|(g, n)| (g, Vec::with_capacity(n)))
+    let mut numbers: FastMap<Id, u32> = FastMap::default();
+    let mut counts: Vec<(Id, usize)> = Vec::new();
+    let of: Vec<u32> = events
+        .iter()
+        .map(|e| {
+            let Some(g) = e.group.as_ref() else {
+                return NO_GROUP;
+            };
+            let n = match numbers.get(g) {
+                Some(n) => *n,
+                None => {
+                    // Fewer than 2^32 - 1 groups: each has an event here.
+                    let n = counts.len() as u32;
+                    numbers.insert(g.clone(), n);
+                    counts.push((g.clone(), 0));
+                    n
+                }
+            };
+            counts[n as usize].1 += 1;
+            n
+        })
         .collect();
-    while let Some(ev) = events.pop() {
-        match ev.group.as_ref().and_then(|g| lists.get_mut(g)) {
-            Some(list) => list.push(ev),
+    drop(numbers);
+    let mut lists: Vec<(Id, VecDeque<GroupEvent>)> = counts
+        .into_iter()
+        .map(|(g, n)| (g, VecDeque::with_capacity(n)))
+        .collect();
+    for n in of.into_iter().rev() {
+        let Some(ev) = events.pop() else { break };
+        match lists.get_mut(n as usize) {
+            Some((_, list)) => list.push_front(ev),
             None => groupless(ev),
         }
         if events.len() < events.capacity() / 2 && events.capacity() > SHRINK_FROM {
             events.shrink_to_fit();
         }
     }
+    // Made to its size and filled from the back, a list starts where its
+    // room does: the conversion moves nothing.
     let mut out: Vec<(Id, Vec<GroupEvent>)> = lists
         .into_iter()
-        .map(|(g, mut list)| {
-            list.reverse();
-            (g, list)
-        })
+        .map(|(g, list)| (g, Vec::from(list)))
         .collect();
     out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     out
 }
+
+/// [`by_group`]'s number for an event that names no group.
+const NO_GROUP: u32 = u32::MAX;
 
 /// Below this many events' room, [`by_group`] does not give room back.
 const SHRINK_FROM: usize = 4096;

@@ -332,7 +332,7 @@ fn reconstruct_classic(
             r.generation.unwrap_or_default()
         ));
     }
-    let mut rebalances = Vec::new();
+    let mut rebalances = Vec::with_capacity(rounds.len());
     let mut previous: Option<usize> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
     // Whether the previous round showed the whole membership (the leader's

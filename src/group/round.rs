@@ -34,7 +34,10 @@ pub const MAX_ROUNDS_PER_GROUP: usize = 10_000;
 /// the oldest are let go when more close, and what was let go is counted.
 #[derive(Debug, Default)]
 pub struct ClosedRounds {
-    rounds: std::collections::VecDeque<Round>,
+    /// Boxed: a group's rounds (over 600 bytes each) were moved at every
+    /// growth of the queue, into fresh pages, a tenth of a rebalance-dense
+    /// log's rebuilding.
+    rounds: std::collections::VecDeque<Box<Round>>,
     /// Rounds let go.
     pub let_go: usize,
     /// When the first round let go started.
@@ -46,7 +49,7 @@ pub struct ClosedRounds {
 impl ClosedRounds {
     /// Adds a closed round, letting the oldest go past the cap.
     pub fn push(&mut self, r: Round) {
-        self.rounds.push_back(r);
+        self.rounds.push_back(Box::new(r));
         if self.rounds.len() > MAX_ROUNDS_PER_GROUP {
             if let Some(old) = self.rounds.pop_front() {
                 self.let_go += 1;
@@ -58,12 +61,12 @@ impl ClosedRounds {
 
     /// The newest closed round.
     pub fn last(&self) -> Option<&Round> {
-        self.rounds.back()
+        self.rounds.back().map(|r| &**r)
     }
 
     /// The newest closed round.
     pub fn last_mut(&mut self) -> Option<&mut Round> {
-        self.rounds.back_mut()
+        self.rounds.back_mut().map(|r| &mut **r)
     }
 
     /// Whether no round has closed (letting go always keeps the newest).
@@ -73,12 +76,15 @@ impl ClosedRounds {
 
     /// The kept rounds, newest last.
     pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = &mut Round> {
-        self.rounds.iter_mut()
+        self.rounds.iter_mut().map(|r| &mut **r)
     }
 
     /// Takes the kept rounds out, oldest first, and says what was let go.
     pub fn take(&mut self) -> (Vec<Round>, Option<String>) {
-        let rounds = Vec::from(std::mem::take(&mut self.rounds));
+        let rounds = std::mem::take(&mut self.rounds)
+            .into_iter()
+            .map(|r| *r)
+            .collect();
         let note = (self.let_go > 0).then(|| {
             format!(
                 "{} earlier rebalances (started {} to {}) were not kept: a group keeps its newest {} rounds (docs/limits.md); cut the input to their time (`editcap -A/-B` for a capture) to see them",

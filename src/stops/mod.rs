@@ -454,8 +454,8 @@ fn silent_before(r: &Rebalance) -> Vec<String> {
 /// The longest partition stop over `rebalances` and the stops no
 /// rebalance explains (still-open stops measured to `end`), else the
 /// longest group-level stop.
-pub fn worst_stop(
-    rebalances: &[Rebalance],
+pub fn worst_stop<'a>(
+    rebalances: impl IntoIterator<Item = &'a Rebalance>,
     without: &[StopWithoutRebalance],
     end: Option<Timestamp>,
 ) -> Option<WorstStop> {
