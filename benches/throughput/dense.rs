@@ -227,8 +227,49 @@ pub fn heavy_cases(
             runs,
         ));
         rows.extend(rg_case(path, runs));
+        alternated_with_rg(path, runs);
     }
     Ok(())
+}
+
+/// The realistic log's `rebalances` against `rg -c GroupCoordinator`, run
+/// by turns (`runs` pairs, at least 5), printed as the median of the pairs'
+/// wall-time ratios and their range. This VM's speed drifts by the hour
+/// (`rg` alone took 0.06 to 0.20 s on one day), so the best of each, taken
+/// minutes apart, can compare two different machines; a pair run back to
+/// back shares one.
+fn alternated_with_rg(path: &Path, runs: usize) {
+    let mut ratios = Vec::new();
+    for _ in 0..runs.max(5) {
+        let name = "realistic log (rebalances), by turns with rg";
+        let ours = in_child(name, "rebalances", path, "lines", 1);
+        let Some(rg) = rg_case(path, 1) else {
+            return;
+        };
+        if rg.wall > 0.0 {
+            ratios.push(ours.wall / rg.wall);
+        }
+    }
+    let Some(median) = median(&mut ratios) else {
+        return;
+    };
+    println!(
+        "realistic log against rg, {} pairs run by turns: {median:.2}x rg's wall time (pairs {:.2}x to {:.2}x)",
+        ratios.len(),
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+}
+
+/// The median of `values` (sorted in place); `None` when there are none.
+fn median(values: &mut [f64]) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
 }
 
 /// Issue 12's parallel inputs: the dense prefix and the capture's next
