@@ -15,7 +15,9 @@ use kgtrace::render::RenderOptions;
 /// slowly (malloc and free were about 17 % of a dense capture's CPU
 /// samples; docs/performance-log.md, "The allocator"). One arena (`narenas:1`, set in
 /// `.cargo/config.toml`): the default four per core were slower here and
-/// held more memory.
+/// held more memory. Freed pages go back after 1 s (`dirty_decay_ms:1000`,
+/// there too): held 10 s, a finished stage's buffers counted at the next
+/// stage's peak.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
