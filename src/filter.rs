@@ -137,11 +137,9 @@ impl TimeBound {
     }
 }
 
+/// Whether `re` (none: anything) matches one of `values`.
 fn opt_match(re: &Option<Regex>, values: &[Option<&str>]) -> bool {
-    match re {
-        None => true,
-        Some(re) => values.iter().flatten().any(|v| re.is_match(v)),
-    }
+    any_match(re, || values.iter().copied())
 }
 
 /// [`opt_match`] over values made only when there is a pattern.

@@ -744,8 +744,11 @@ fn rebuild_group_by_group(
         } else {
             let mut told: Vec<event::Source> = Vec::new();
             for ev in &evs {
-                if !told.contains(&ev.evidence.source) {
-                    told.push(ev.evidence.source.clone());
+                // Runs of one input's events are the rule: the last one
+                // told is asked first, the whole list only when it differs.
+                let source = &ev.evidence.source;
+                if told.last() != Some(source) && !told.contains(source) {
+                    told.push(source.clone());
                 }
             }
             Seen::Told(told)
