@@ -121,7 +121,9 @@ pub fn by_group(
             Some((_, list)) => list.push_front(ev),
             None => groupless(ev),
         }
-        if events.len() < events.capacity() / 2 && events.capacity() > SHRINK_FROM {
+        if events.len() < events.capacity() - events.capacity() / 8
+            && events.capacity() > SHRINK_FROM
+        {
             events.shrink_to_fit();
         }
     }
