@@ -19,7 +19,7 @@ use crate::fast_hash::{FastMap, FastSet};
 use crate::time::Timestamp;
 
 use super::commits::{CommitList, Topics};
-use super::series::Series;
+use super::series::{Series, Times};
 
 /// A client as seen on the wire: `client_id` and host (no port).
 pub(crate) type ClientKey = (String, String);
@@ -463,7 +463,7 @@ pub(crate) struct ClientTrail {
     /// named them).
     pub partitions: FastMap<Arc<str>, PartitionTrail>,
     /// Requests of any kind (Fetch), for "last seen" (the value is 0).
-    pub fetches: Series,
+    pub fetches: Times,
 }
 
 impl ClientTrail {
@@ -526,7 +526,7 @@ struct FoldTrail {
     /// When the last one was (a trimmed folder forgets a client whose
     /// Fetch traffic is all older than its cut).
     last_used: Timestamp,
-    fetches: Series,
+    fetches: Times,
     partitions: FastMap<(u32, i32), PartitionTrail>,
 }
 
