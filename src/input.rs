@@ -200,6 +200,17 @@ impl Collected {
     fn wants_marks(&self) -> bool {
         self.rows_out.is_some() || (self.events_not_kept && self.events_out.is_some())
     }
+
+    /// Whether those marks should tell the requests apart by group: only
+    /// the events go out, to a window that holds groups apart.
+    fn wants_group_marks(&self) -> bool {
+        self.rows_out.is_none()
+            && self.events_not_kept
+            && self
+                .events_out
+                .as_ref()
+                .is_some_and(EventWindow::is_by_group)
+    }
 }
 
 /// What an input was recognised as.
@@ -1528,7 +1539,7 @@ impl CaptureRun {
                 clients: Default::default(),
                 rows: Vec::new(),
                 pending: Vec::new(),
-                marker: rows::Marker::default(),
+                marker: rows::Marker::new(out.wants_group_marks()),
             },
         }
     }
@@ -1624,6 +1635,7 @@ impl CaptureRun {
         // in an error) counts first, as in place.
         let mut pending = std::mem::take(&mut sink.pending);
         let marks = out.wants_marks();
+        let group_marks = out.wants_group_marks();
         let normalize = |mut drained: Drained| {
             sink.absorb(drained.closed, &mut drained.exchanges);
             if let Some(mark) = drained.mark {
@@ -1639,7 +1651,7 @@ impl CaptureRun {
                 })
             };
             let mut latest = None;
-            let mut marker = rows::Marker::default();
+            let mut marker = rows::Marker::new(group_marks);
             let kafka = |handed: Handed<'_>| match handed {
                 Handed::Stream(ev) => {
                     latest = Some(ev.ts());
@@ -1830,7 +1842,7 @@ impl ExchangeSink {
     /// which writes those `mark` allows.
     fn hand_on_rows(&mut self, mark: rows::Mark, out: &mut Collected) {
         if let Some(window) = &mut out.rows_out {
-            window.take(&mut self.rows, mark);
+            window.take(&mut self.rows, mark.clone());
         }
         if let (true, Some(window)) = (out.events_not_kept, &mut out.events_out) {
             out.events_seen += self.events.len() as u64;

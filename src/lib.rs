@@ -47,8 +47,10 @@
 //!   only counted; the group events of one capture file or rotation set
 //!   named alone, for the timeline in such a format, the same way,
 //!   [`input::EventWindow`]; for `rebalances` and `groups`, the same
-//!   window to a [`timeline::HeartbeatFold`] on the main thread, the
-//!   data path folded as usual)
+//!   window holding each group's events apart (a request waiting for its
+//!   answer holds back its own group's only, `Window::by_group`) to a
+//!   [`timeline::HeartbeatFold`] on the main thread, the data path folded
+//!   as usual)
 //!   or through an [`input::Tap`] (streaming, one input after the other).
 //! - [`timeline`] merges every input in time order, lining log clocks up
 //!   with the captures' ([`timeline::ClockLine`], which `watch` runs as its
@@ -461,7 +463,7 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
     });
     let read = write_while_reading(
         |send, back| {
-            let mut window = input::EventWindow::new(send, back);
+            let mut window = input::EventWindow::new(send, back).by_group();
             if !again {
                 window = window.holding_at_most(usize::MAX);
             }

@@ -21,6 +21,12 @@
 //! [`MAX_HELD`] rows wait at once are the earliest written anyway: a row
 //! that then comes after rows later in order is written when it comes, and
 //! counted in a `row_order` diagnostic.
+//!
+//! The heartbeat fold needs each group's events in order, not every
+//! group's together: its window ([`Window::by_group`]) holds an event back
+//! only for requests of its own group still waiting (and for those that
+//! may name any group), so a JoinGroup parked for its rebalance timeout
+//! holds back its own group's events, not the coordinator's.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -29,8 +35,9 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
-use crate::event::{GroupEvent, Location};
-use crate::kafka::KafkaDecoder;
+use crate::event::{GroupEvent, Id, Location};
+use crate::fast_hash::FastMap;
+use crate::kafka::{KafkaDecoder, OpenByGroup};
 use crate::report::ExchangeRow;
 use crate::time::Timestamp;
 
@@ -50,20 +57,47 @@ const BATCH: usize = 1024;
 pub type Key = (Timestamp, u64);
 
 /// What the Kafka stage knew when it handed a batch on.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Mark {
     /// The earliest request still waiting for its answer, or bytes not yet
     /// decoded (a connection not yet told Kafka).
     pub open: Option<Key>,
     /// The last packet's time.
     pub latest: Option<Timestamp>,
+    /// The same told apart by group, for a window that holds each group's
+    /// events apart ([`Window::by_group`]).
+    pub by_group: Option<Arc<OpenByGroup>>,
 }
 
 impl Mark {
     /// Rows before this key can have nothing still to come before them.
-    fn bound(self) -> Option<Key> {
+    fn bound(&self) -> Option<Key> {
+        self.bound_with(self.open)
+    }
+
+    /// `open`, or the window's time if earlier.
+    fn bound_with(&self, open: Option<Key>) -> Option<Key> {
         let seen = self.latest.map(|t| (t.offset_by(-WINDOW_NS), 0))?;
-        Some(self.open.map_or(seen, |open| open.min(seen)))
+        Some(open.map_or(seen, |open| open.min(seen)))
+    }
+
+    /// Events of no group, or of a group with no request of its own
+    /// waiting, before this key have nothing still to come before them.
+    fn bound_of_any(&self) -> Option<Key> {
+        match &self.by_group {
+            Some(open) => self.bound_with(open.ungrouped),
+            None => self.bound(),
+        }
+    }
+
+    /// Events of `group` before this key have nothing still to come
+    /// before them.
+    fn bound_of(&self, group: &str) -> Option<Key> {
+        let any = self.bound_of_any();
+        match self.by_group.as_ref().and_then(|o| o.groups.get(group)) {
+            Some(own) => any.map(|b| b.min(*own)),
+            None => any,
+        }
     }
 }
 
@@ -77,6 +111,9 @@ impl Mark {
 /// earlier than the pass (less what TCP held back, within the window).
 #[derive(Debug, Default)]
 pub(super) struct Marker {
+    /// Whether to tell the requests apart by group ([`Mark::by_group`]).
+    groups: bool,
+    by_group: Option<Arc<OpenByGroup>>,
     open: Option<Key>,
     scanned_at: Option<Timestamp>,
     hand_overs: u32,
@@ -88,6 +125,14 @@ const RESCAN: u32 = 32;
 const RESCAN_AFTER_NS: i64 = 2_000_000_000;
 
 impl Marker {
+    /// A marker that tells requests apart by group when `groups`.
+    pub(super) fn new(groups: bool) -> Marker {
+        Marker {
+            groups,
+            ..Marker::default()
+        }
+    }
+
     /// The mark for a hand-over after a packet of time `latest`.
     pub(super) fn mark(&mut self, decoder: &KafkaDecoder, latest: Option<Timestamp>) -> Mark {
         let stale = match (self.scanned_at, latest) {
@@ -96,17 +141,31 @@ impl Marker {
         };
         if stale || self.hand_overs.is_multiple_of(RESCAN) {
             let pass = latest.map(|t| (t.offset_by(-WINDOW_NS), 0));
-            self.open = match (decoder.oldest_open(), pass) {
-                (Some(open), Some(pass)) => Some(open.min(pass)),
-                (open, pass) => open.or(pass),
-            };
+            if self.groups {
+                let mut open = decoder.open_by_group();
+                open.ungrouped = earliest(open.ungrouped, pass);
+                let of_groups = open.groups.values().min().copied();
+                self.open = earliest(open.ungrouped, of_groups);
+                self.by_group = Some(Arc::new(open));
+            } else {
+                self.open = earliest(decoder.oldest_open(), pass);
+            }
             self.scanned_at = latest;
         }
         self.hand_overs = self.hand_overs.wrapping_add(1);
         Mark {
             open: self.open,
             latest,
+            by_group: self.by_group.clone(),
         }
+    }
+}
+
+/// The earlier of two keys, either possibly absent.
+fn earliest(a: Option<Key>, b: Option<Key>) -> Option<Key> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
@@ -115,6 +174,11 @@ pub trait InOrder {
     /// Its time and frame (0 for none: it sorts first, as `None` does;
     /// frames count from 1).
     fn order(&self) -> Key;
+
+    /// The group it is of, for a window that holds groups apart.
+    fn group(&self) -> Option<&Id> {
+        None
+    }
 }
 
 impl InOrder for ExchangeRow {
@@ -133,6 +197,10 @@ impl InOrder for GroupEvent {
             Location::Frame { frame } => (self.ts, frame),
             Location::Line { .. } => (self.ts, 0),
         }
+    }
+
+    fn group(&self) -> Option<&Id> {
+        self.group.as_ref()
     }
 }
 
@@ -168,6 +236,15 @@ pub struct Window<T> {
     gone: Arc<AtomicBool>,
     /// [`MAX_HELD`], smaller in tests.
     max_held: usize,
+    /// Whether each group's rows are held apart ([`Self::by_group`]).
+    by_group: bool,
+    /// Rows of groups that a request of their own holds back, by group,
+    /// each in order (`by_group` only).
+    parked: FastMap<Id, BTreeMap<(Key, u64), usize>>,
+    /// How many rows `parked` holds.
+    parked_len: usize,
+    /// The last row of each group handed on (`by_group` only).
+    written_of: FastMap<Id, Key>,
 }
 
 impl<T: InOrder> Window<T> {
@@ -186,7 +263,31 @@ impl<T: InOrder> Window<T> {
             written_back,
             gone: Arc::default(),
             max_held: MAX_HELD,
+            by_group: false,
+            parked: FastMap::default(),
+            parked_len: 0,
+            written_of: FastMap::default(),
         }
+    }
+
+    /// The same, holding each group's rows apart: a row waits for the
+    /// requests of its own group still to be answered and for those that
+    /// may name any group, not for every group's ([`Mark::bound_of`]). So
+    /// the rows come in order group by group (each group's as the time
+    /// line has them), not across groups: for the heartbeat fold, whose
+    /// every rule is within one group. On a busy coordinator a JoinGroup
+    /// parked for its rebalance timeout held back every group's events
+    /// (60 k events, 16 s of the dense capture, at the end of its reading).
+    pub fn by_group(self) -> Window<T> {
+        Window {
+            by_group: true,
+            ..self
+        }
+    }
+
+    /// Whether it holds each group's rows apart.
+    pub(super) fn is_by_group(&self) -> bool {
+        self.by_group
     }
 
     /// Takes `rows` (emptying it), then hands on every row that nothing
@@ -194,7 +295,12 @@ impl<T: InOrder> Window<T> {
     pub(super) fn take(&mut self, rows: &mut Vec<T>, mark: Mark) {
         for row in rows.drain(..) {
             let key = row.order();
-            if let Some(written) = self.written.filter(|w| key < *w) {
+            let group = row.group().filter(|_| self.by_group).cloned();
+            let written = match &group {
+                Some(g) => self.written_of.get(g).copied(),
+                None => self.written,
+            };
+            if let Some(written) = written.filter(|w| key < *w) {
                 self.late += 1;
                 self.first_late.get_or_insert((key, written));
             }
@@ -210,11 +316,92 @@ impl<T: InOrder> Window<T> {
                     self.rows.len() - 1
                 }
             };
-            self.held.insert((key, seq), slot);
+            match group.and_then(|g| self.parked.get_mut(&g)) {
+                Some(lane) => {
+                    lane.insert((key, seq), slot);
+                    self.parked_len += 1;
+                }
+                None => {
+                    self.held.insert((key, seq), slot);
+                }
+            }
         }
+        if self.by_group && self.held.len() + self.parked_len <= self.max_held {
+            return self.release_by_group(&mark);
+        }
+        self.unpark(|_| true);
         let bound = mark.bound();
         let max_held = self.max_held;
         self.release(|held, key| held > max_held || bound.is_some_and(|b| key < b));
+    }
+
+    /// Hands on, in order, every row held that `mark` lets go for its
+    /// group; a row its own group's request still holds back is parked
+    /// with that group's.
+    fn release_by_group(&mut self, mark: &Mark) {
+        // A group some of whose rows may go: all of them back in the one
+        // order, beside the group's rows that were never parked.
+        self.unpark(|(g, lane)| {
+            let first = lane.first_key_value().map(|(k, _)| k.0);
+            first.is_some_and(|k| mark.bound_of(g).is_some_and(|b| k < b))
+        });
+        while self.written_back.try_recv().is_ok() {}
+        let any = mark.bound_of_any();
+        let mut batch = Vec::new();
+        while let Some((&(key, seq), &slot)) = self.held.first_key_value() {
+            if any.is_none_or(|b| key >= b) {
+                break;
+            }
+            self.held.remove(&(key, seq));
+            let group = self.rows[slot].as_ref().and_then(InOrder::group);
+            if let Some(g) = group.filter(|g| mark.bound_of(g).is_none_or(|b| key >= b)) {
+                self.parked
+                    .entry(g.clone())
+                    .or_default()
+                    .insert((key, seq), slot);
+                self.parked_len += 1;
+                continue;
+            }
+            self.hand_out(key, slot, &mut batch);
+        }
+        if !batch.is_empty() {
+            self.hand_on(batch);
+        }
+    }
+
+    /// Puts the parked groups `which` picks back in the one order.
+    fn unpark(&mut self, which: impl Fn((&Id, &BTreeMap<(Key, u64), usize>)) -> bool) {
+        if self.parked_len == 0 {
+            return;
+        }
+        let groups: Vec<Id> = self
+            .parked
+            .iter()
+            .filter(|lane| which(*lane))
+            .map(|(g, _)| g.clone())
+            .collect();
+        for g in groups {
+            if let Some(lane) = self.parked.remove(&g) {
+                self.parked_len -= lane.len();
+                self.held.extend(lane);
+            }
+        }
+    }
+
+    /// Row `slot` (of `key`) goes into `batch`, handed on once full.
+    fn hand_out(&mut self, key: Key, slot: usize, batch: &mut Vec<T>) {
+        self.written = Some(self.written.map_or(key, |w| w.max(key)));
+        if let Some(row) = self.rows[slot].take() {
+            if let Some(g) = row.group().filter(|_| self.by_group) {
+                let w = self.written_of.entry(g.clone()).or_insert(key);
+                *w = (*w).max(key);
+            }
+            batch.push(row);
+        }
+        self.free.push(slot);
+        if batch.len() == BATCH {
+            self.hand_on(std::mem::take(batch));
+        }
     }
 
     /// Set once nobody takes the rows any more: a capture read through
@@ -232,6 +419,7 @@ impl<T: InOrder> Window<T> {
 
     /// Hands on every row held, in order (the input ended).
     pub(super) fn flush(&mut self) {
+        self.unpark(|_| true);
         self.release(|_, _| true);
     }
 
@@ -261,14 +449,7 @@ impl<T: InOrder> Window<T> {
                 break;
             }
             self.held.remove(&(key, seq));
-            self.written = Some(self.written.map_or(key, |w| w.max(key)));
-            if let Some(row) = self.rows[slot].take() {
-                batch.push(row);
-            }
-            self.free.push(slot);
-            if batch.len() == BATCH {
-                self.hand_on(std::mem::take(&mut batch));
-            }
+            self.hand_out(key, slot, &mut batch);
         }
         if !batch.is_empty() {
             self.hand_on(batch);
@@ -320,6 +501,7 @@ mod tests {
         Mark {
             open: open.map(|(s, f)| (Timestamp(s * 1_000_000_000), f)),
             latest: Some(Timestamp(latest * 1_000_000_000)),
+            by_group: None,
         }
     }
 
@@ -347,6 +529,148 @@ mod tests {
         let mut diags = Diagnostics::default();
         w.finish(&mut diags);
         assert_eq!(diags.count(DiagnosticKind::RowOrder), 0);
+    }
+
+    /// A heartbeat of `group` (`None`: of no group) at `secs`, frame
+    /// `frame`.
+    fn event(secs: i64, frame: u64, group: Option<&str>) -> GroupEvent {
+        GroupEvent {
+            ts: Timestamp(secs * 1_000_000_000),
+            group: group.map(Id::from),
+            member_id: None,
+            group_instance_id: None,
+            generation_id: None,
+            client: Arc::default(),
+            kind: crate::event::EventKind::HeartbeatRequest { exchange: frame },
+            evidence: crate::event::Evidence {
+                source: crate::event::Source::from("c.pcap"),
+                at: Location::Frame { frame },
+            },
+            truncated: false,
+        }
+    }
+
+    /// A mark after a packet at `latest` whose requests waiting for their
+    /// answer are `any` (may name any group) and `of` (by group).
+    fn group_mark(any: Option<(i64, u64)>, of: &[(&str, (i64, u64))], latest: i64) -> Mark {
+        let key = |(s, f): (i64, u64)| (Timestamp(s * 1_000_000_000), f);
+        let by_group = OpenByGroup {
+            ungrouped: any.map(key),
+            groups: of.iter().map(|(g, k)| (Box::from(*g), key(*k))).collect(),
+        };
+        let open = earliest(by_group.ungrouped, by_group.groups.values().min().copied());
+        Mark {
+            open,
+            latest: Some(Timestamp(latest * 1_000_000_000)),
+            by_group: Some(Arc::new(by_group)),
+        }
+    }
+
+    fn frames(rx: &Receiver<Vec<GroupEvent>>) -> Vec<u64> {
+        rx.try_iter()
+            .flatten()
+            .map(|e| match e.evidence.at {
+                Location::Frame { frame } => frame,
+                Location::Line { line } => line,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn held_by_group_a_request_holds_back_its_own_group_only() {
+        let (tx, rx) = sync_channel(64);
+        let mut w = EventWindow::new(tx, channel().1).by_group();
+        // Group a's JoinGroup of frame 1 waits for its answer (parked for
+        // the rebalance timeout): a's later events wait, b's and those of
+        // no group go.
+        let mut evs = vec![
+            event(12, 3, Some("a")),
+            event(11, 2, Some("b")),
+            event(13, 4, Some("b")),
+            event(14, 5, None),
+        ];
+        w.take(&mut evs, group_mark(None, &[("a", (10, 1))], 100));
+        assert_eq!(frames(&rx), vec![2, 4, 5]);
+        // More of a's, one of them before a row of a's held (answered out
+        // of order): still held.
+        w.take(
+            &mut vec![event(20, 7, Some("a")), event(15, 6, Some("a"))],
+            group_mark(None, &[("a", (10, 1))], 101),
+        );
+        assert!(frames(&rx).is_empty());
+        // Answered: a's events go, in a's order, the JoinGroup first.
+        w.take(
+            &mut vec![event(10, 1, Some("a"))],
+            group_mark(None, &[], 102),
+        );
+        assert_eq!(frames(&rx), vec![1, 3, 6, 7]);
+        let mut diags = Diagnostics::default();
+        w.finish(&mut diags);
+        assert_eq!(diags.count(DiagnosticKind::RowOrder), 0);
+    }
+
+    #[test]
+    fn held_by_group_a_request_of_any_group_holds_back_every_group() {
+        let (tx, rx) = sync_channel(64);
+        let mut w = EventWindow::new(tx, channel().1).by_group();
+        // A DescribeGroups may name any group: nothing after it goes.
+        w.take(
+            &mut vec![event(12, 3, Some("a")), event(11, 2, Some("b"))],
+            group_mark(Some((10, 1)), &[], 100),
+        );
+        assert!(frames(&rx).is_empty());
+        // Answered; the window still holds what is within 10 s of the
+        // last packet, whatever its group.
+        w.take(
+            &mut vec![event(95, 9, Some("b")), event(10, 1, Some("a"))],
+            group_mark(None, &[], 100),
+        );
+        assert_eq!(frames(&rx), vec![1, 2, 3]);
+        w.flush();
+        assert_eq!(frames(&rx), vec![9]);
+    }
+
+    #[test]
+    fn held_by_group_rows_parked_at_the_end_go_in_their_group_order() {
+        let (tx, rx) = sync_channel(64);
+        let mut w = EventWindow::new(tx, channel().1).by_group();
+        w.take(
+            &mut vec![event(30, 5, Some("a")), event(20, 4, Some("a"))],
+            group_mark(None, &[("a", (10, 1))], 100),
+        );
+        w.take(
+            &mut vec![event(25, 6, Some("b"))],
+            group_mark(None, &[("a", (10, 1))], 100),
+        );
+        assert_eq!(frames(&rx), vec![6]);
+        // The capture ends with a's request never answered.
+        w.flush();
+        assert_eq!(frames(&rx), vec![4, 5]);
+    }
+
+    #[test]
+    fn held_by_group_a_row_behind_its_own_group_is_counted_not_one_behind_another() {
+        let (tx, rx) = sync_channel(64);
+        let mut w = EventWindow::new(tx, channel().1).by_group();
+        w.take(
+            &mut vec![event(50, 5, Some("a")), event(60, 6, Some("b"))],
+            group_mark(None, &[], 100),
+        );
+        assert_eq!(frames(&rx), vec![5, 6]);
+        // Behind b's, ahead of nothing of a's: in order for its group.
+        w.take(
+            &mut vec![event(55, 7, Some("a"))],
+            group_mark(None, &[], 100),
+        );
+        // Behind a's last: counted.
+        w.take(
+            &mut vec![event(40, 8, Some("a"))],
+            group_mark(None, &[], 100),
+        );
+        let mut diags = Diagnostics::default();
+        w.finish(&mut diags);
+        assert_eq!(frames(&rx), vec![7, 8]);
+        assert_eq!(diags.count(DiagnosticKind::RowOrder), 1);
     }
 
     #[test]

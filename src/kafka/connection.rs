@@ -98,6 +98,15 @@ impl Connection {
         self.in_flight.values().map(|r| (r.ts, r.frame)).min()
     }
 
+    /// Each request still waiting for its answer: its time and frame, and
+    /// the group its exchange's events will name where that is one group
+    /// known now ([`one_group`]); `None` where it may be any.
+    pub(crate) fn waiting(&self) -> impl Iterator<Item = ((Timestamp, u64), Option<&str>)> {
+        self.in_flight
+            .values()
+            .map(|r| ((r.ts, r.frame), one_group(r)))
+    }
+
     /// Bytes held by both splitters.
     pub(crate) fn buffered_bytes(&self) -> usize {
         self.requests.buffered_bytes() + self.responses.buffered_bytes()
@@ -559,5 +568,24 @@ impl Connection {
             group_instance_id: l.group_instance_id.clone(),
             software: self.software.clone(),
         })
+    }
+}
+
+/// The one group every event of `r`'s exchange names: the APIs whose
+/// request names exactly one group, and whose answer names no other
+/// (`normalize::events_from_exchange` gives all of an exchange's events the
+/// exchange's group, the request's). DescribeGroups, DeleteGroups,
+/// OffsetFetch (v8 names several groups) and FindCoordinator (v4 several
+/// keys) may name others: `None`, as for every API without a group.
+fn one_group(r: &RequestSide) -> Option<&str> {
+    use super::apis::key;
+    match r.api_key {
+        key::JOIN_GROUP
+        | key::SYNC_GROUP
+        | key::HEARTBEAT
+        | key::LEAVE_GROUP
+        | key::OFFSET_COMMIT
+        | key::CONSUMER_GROUP_HEARTBEAT => r.decoded.group_id.as_deref(),
+        _ => None,
     }
 }

@@ -63,6 +63,25 @@ use crate::tcp::{ConnectionKey, Direction, StreamEvent};
 use crate::time::Timestamp;
 
 use connection::Connection;
+
+/// The earliest time and frame an exchange still to come can carry, by
+/// group ([`KafkaDecoder::open_by_group`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenByGroup {
+    /// Requests that may name any group or none, and bytes not yet told
+    /// Kafka: they hold back every group.
+    pub ungrouped: Option<(Timestamp, u64)>,
+    /// Requests whose events name one group, by that group.
+    pub groups: FastMap<Box<str>, (Timestamp, u64)>,
+}
+
+/// The earlier of two, either possibly absent.
+fn earliest(a: Option<(Timestamp, u64)>, b: Option<(Timestamp, u64)>) -> Option<(Timestamp, u64)> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
 use detect::{Pending, Verdict};
 use exchange::{Ctx, Ends};
 
@@ -253,6 +272,33 @@ impl KafkaDecoder {
                 Conn::Ignored => None,
             })
             .min()
+    }
+
+    /// [`Self::oldest_open`] told apart by group: each group's requests
+    /// waiting for their answer ([`Connection::waiting`]), and apart from
+    /// them everything else (requests that may name any group or none,
+    /// bytes not yet told Kafka). A JoinGroup parked for its rebalance
+    /// timeout then holds back its own group's events only.
+    pub fn open_by_group(&self) -> OpenByGroup {
+        let mut open = OpenByGroup::default();
+        for c in self.conns.values() {
+            match c {
+                Conn::Pending(p) => open.ungrouped = earliest(open.ungrouped, p.first_held()),
+                Conn::Kafka { c, .. } => {
+                    for (key, group) in c.waiting() {
+                        match group {
+                            Some(g) => {
+                                let at = open.groups.entry(Box::from(g)).or_insert(key);
+                                *at = (*at).min(key);
+                            }
+                            None => open.ungrouped = earliest(open.ungrouped, Some(key)),
+                        }
+                    }
+                }
+                Conn::Ignored => {}
+            }
+        }
+        open
     }
 
     /// Bytes held across all connections (frame buffers and detection).

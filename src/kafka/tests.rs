@@ -8,6 +8,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::apis::key;
 use super::testkit::*;
+use super::OpenByGroup;
 use crate::diagnostic::DiagnosticKind;
 use crate::event::EventKind;
 use crate::tcp::Direction::{ToClient, ToServer};
@@ -1440,4 +1441,33 @@ fn an_api_versions_answer_gives_the_api_keys_the_broker_offers() {
     let body = response(key::API_VERSIONS, 3, 1, &refusal)[4..].to_vec();
     let d = super::decode_response::response(body, key::API_VERSIONS, 3, 1).unwrap();
     assert_eq!(d.offered, None);
+}
+
+#[test]
+fn requests_waiting_for_their_answer_are_told_apart_by_the_one_group_they_name() {
+    let mut sim = Sim::new();
+    sim.open(1, true);
+    sim.open(2, true);
+    // A JoinGroup parked for its rebalance timeout: its events name its
+    // group, "g", alone.
+    let join = sim.send(1, ToServer, &join_group(9).request);
+    assert_eq!(
+        sim.dec.open_by_group(),
+        OpenByGroup {
+            ungrouped: None,
+            groups: [(Box::from("g"), sim.dec.oldest_open().unwrap())]
+                .into_iter()
+                .collect(),
+        }
+    );
+    assert_eq!(sim.dec.oldest_open().map(|(_, f)| f), Some(join));
+    // A DescribeGroups may name any group (its answer lists several).
+    let describe = sim.send(2, ToServer, &describe_groups(5).request);
+    let open = sim.dec.open_by_group();
+    assert_eq!(open.ungrouped.map(|(_, f)| f), Some(describe));
+    assert_eq!(open.groups.len(), 1);
+    sim.send(1, ToClient, &join_group(9).response);
+    let open = sim.dec.open_by_group();
+    assert!(open.groups.is_empty(), "{open:?}");
+    assert_eq!(open.ungrouped.map(|(_, f)| f), Some(describe));
 }

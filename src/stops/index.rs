@@ -72,7 +72,8 @@ pub struct CommitBook {
 
 impl CommitBook {
     /// Takes note of `ev` if it is an OffsetCommit request or answer;
-    /// events must come in the time line's order. A request's offsets are
+    /// each group's events must come in the time line's order (the book
+    /// is kept group by group). A request's offsets are
     /// taken out of the event into the book, not copied: the events go on
     /// to the rebuilding, which reads only their count (`partitions`), and
     /// the stops stage reads the book (the kept requests' copies were

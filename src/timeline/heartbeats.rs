@@ -1,8 +1,8 @@
 //! A stable member's plain heartbeats and commits, folded as the time
 //! line flows.
 //!
-//! Takes: group events in the time line's order (one capture's, from
-//! [`crate::input::EventWindow`]). Gives: [`Folded`], the same events in
+//! Takes: group events, each group's in the time line's order (one
+//! capture's, from [`crate::input::EventWindow`]). Gives: [`Folded`], the same events in
 //! the same order less the middle of every run of plain heartbeats and of
 //! every run of plain commits, and how many were dropped per input. The
 //! rule itself ([`role`], [`Runs`]) is also what `kgtrace watch` folds its
@@ -44,11 +44,14 @@
 //! consumer's), and every event of another kind (KIP-848 members'
 //! ConsumerGroupHeartbeats carry epochs and assignments: never folded).
 //!
-//! The events must come in the time line's order: a late event would fold
-//! against what it should have ended. [`crate::input::EventWindow`] gives
-//! that order unless it let events go early (past its cap, or times going
-//! back between a directory's files), which it counts (`row_order`): the
-//! caller then reads the input again without the fold (`kgtrace::analyse`).
+//! Each group's events must come in the time line's order (every rule
+//! here is within one group; groups may interleave in any order): a late
+//! event would fold against what it should have ended.
+//! [`crate::input::EventWindow`], holding groups apart, gives that order
+//! unless it let events go early (past its cap, or times going back
+//! between a directory's files), which it counts (`row_order`): the caller
+//! then reads the input again without the fold (`kgtrace::analyse`). The
+//! fold keeps the events in the order given; the time line sorts them.
 //! `watch`, whose capture events come in the order their exchanges
 //! complete, folds only what is half a minute old.
 
