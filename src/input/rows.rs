@@ -142,7 +142,7 @@ impl Marker {
         if stale || self.hand_overs.is_multiple_of(RESCAN) {
             let pass = latest.map(|t| (t.offset_by(-WINDOW_NS), 0));
             if self.groups {
-                let mut open = decoder.open_by_group();
+                let mut open = at_most_apart(decoder.open_by_group(), MAX_GROUPS_APART);
                 open.ungrouped = earliest(open.ungrouped, pass);
                 let of_groups = open.groups.values().min().copied();
                 self.open = earliest(open.ungrouped, of_groups);
@@ -159,6 +159,23 @@ impl Marker {
             by_group: self.by_group.clone(),
         }
     }
+}
+
+/// Groups held apart at most ([`at_most_apart`]).
+const MAX_GROUPS_APART: usize = 1024;
+
+/// `open`, or, when more than `max` groups have a request waiting, every
+/// request holding back every group (as a window that does not hold groups
+/// apart does): each hand-over looks at each group held apart, and a
+/// capture of a hundred thousand groups each with a request never answered
+/// would make that quadratic.
+fn at_most_apart(mut open: OpenByGroup, max: usize) -> OpenByGroup {
+    if open.groups.len() > max {
+        let of_groups = open.groups.values().min().copied();
+        open.ungrouped = earliest(open.ungrouped, of_groups);
+        open.groups = FastMap::default();
+    }
+    open
 }
 
 /// The earlier of two keys, either possibly absent.
@@ -607,6 +624,21 @@ mod tests {
         let mut diags = Diagnostics::default();
         w.finish(&mut diags);
         assert_eq!(diags.count(DiagnosticKind::RowOrder), 0);
+    }
+
+    #[test]
+    fn past_so_many_groups_with_a_request_waiting_every_request_holds_back_every_group() {
+        let at = |s: i64| (Timestamp(s * 1_000_000_000), 1);
+        let open = OpenByGroup {
+            ungrouped: Some(at(50)),
+            groups: [(Box::from("a"), at(20)), (Box::from("b"), at(30))]
+                .into_iter()
+                .collect(),
+        };
+        assert_eq!(at_most_apart(open.clone(), 2), open);
+        let all = at_most_apart(open, 1);
+        assert_eq!(all.ungrouped, Some(at(20)));
+        assert!(all.groups.is_empty());
     }
 
     #[test]
