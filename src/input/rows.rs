@@ -37,7 +37,7 @@ use std::sync::Arc;
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::event::{GroupEvent, Id, Location};
 use crate::fast_hash::FastMap;
-use crate::kafka::{KafkaDecoder, OpenByGroup};
+use crate::kafka::{earliest, KafkaDecoder, OpenByGroup};
 use crate::report::ExchangeRow;
 use crate::time::Timestamp;
 
@@ -176,14 +176,6 @@ fn at_most_apart(mut open: OpenByGroup, max: usize) -> OpenByGroup {
         open.groups = FastMap::default();
     }
     open
-}
-
-/// The earlier of two keys, either possibly absent.
-fn earliest(a: Option<Key>, b: Option<Key>) -> Option<Key> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
 }
 
 /// What a window holds: something with a place in request order.
@@ -583,6 +575,12 @@ mod tests {
         }
     }
 
+    /// A window holding groups apart, and what it hands on.
+    fn group_window() -> (EventWindow, Receiver<Vec<GroupEvent>>) {
+        let (tx, rx) = sync_channel(64);
+        (EventWindow::new(tx, channel().1).by_group(), rx)
+    }
+
     fn frames(rx: &Receiver<Vec<GroupEvent>>) -> Vec<u64> {
         rx.try_iter()
             .flatten()
@@ -595,8 +593,7 @@ mod tests {
 
     #[test]
     fn held_by_group_a_request_holds_back_its_own_group_only() {
-        let (tx, rx) = sync_channel(64);
-        let mut w = EventWindow::new(tx, channel().1).by_group();
+        let (mut w, rx) = group_window();
         // Group a's JoinGroup of frame 1 waits for its answer (parked for
         // the rebalance timeout): a's later events wait, b's and those of
         // no group go.
@@ -643,8 +640,7 @@ mod tests {
 
     #[test]
     fn held_by_group_a_request_of_any_group_holds_back_every_group() {
-        let (tx, rx) = sync_channel(64);
-        let mut w = EventWindow::new(tx, channel().1).by_group();
+        let (mut w, rx) = group_window();
         // A DescribeGroups may name any group: nothing after it goes.
         w.take(
             &mut vec![event(12, 3, Some("a")), event(11, 2, Some("b"))],
@@ -664,8 +660,7 @@ mod tests {
 
     #[test]
     fn held_by_group_rows_parked_at_the_end_go_in_their_group_order() {
-        let (tx, rx) = sync_channel(64);
-        let mut w = EventWindow::new(tx, channel().1).by_group();
+        let (mut w, rx) = group_window();
         w.take(
             &mut vec![event(30, 5, Some("a")), event(20, 4, Some("a"))],
             group_mark(None, &[("a", (10, 1))], 100),
@@ -682,8 +677,7 @@ mod tests {
 
     #[test]
     fn held_by_group_a_row_behind_its_own_group_is_counted_not_one_behind_another() {
-        let (tx, rx) = sync_channel(64);
-        let mut w = EventWindow::new(tx, channel().1).by_group();
+        let (mut w, rx) = group_window();
         w.take(
             &mut vec![event(50, 5, Some("a")), event(60, 6, Some("b"))],
             group_mark(None, &[], 100),

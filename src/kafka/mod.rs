@@ -63,6 +63,8 @@ use crate::tcp::{ConnectionKey, Direction, StreamEvent};
 use crate::time::Timestamp;
 
 use connection::Connection;
+use detect::{Pending, Verdict};
+use exchange::{Ctx, Ends};
 
 /// The earliest time and frame an exchange still to come can carry, by
 /// group ([`KafkaDecoder::open_by_group`]).
@@ -75,15 +77,16 @@ pub struct OpenByGroup {
     pub groups: FastMap<Box<str>, (Timestamp, u64)>,
 }
 
-/// The earlier of two, either possibly absent.
-fn earliest(a: Option<(Timestamp, u64)>, b: Option<(Timestamp, u64)>) -> Option<(Timestamp, u64)> {
+/// The earlier of two times and frames, either possibly absent.
+pub(crate) fn earliest(
+    a: Option<(Timestamp, u64)>,
+    b: Option<(Timestamp, u64)>,
+) -> Option<(Timestamp, u64)> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
 }
-use detect::{Pending, Verdict};
-use exchange::{Ctx, Ends};
 
 /// How to find and read Kafka.
 #[derive(Clone, Debug, PartialEq, Eq)]
