@@ -693,6 +693,7 @@ mod tests {
             &mut vec![event(40, 8, Some("a"))],
             group_mark(None, &[], 100),
         );
+        assert_eq!(w.late, 1, "a's row behind a's, not the one behind b's");
         let mut diags = Diagnostics::default();
         w.finish(&mut diags);
         assert_eq!(frames(&rx), vec![7, 8]);
