@@ -304,10 +304,10 @@ impl<T: InOrder> Window<T> {
     pub(super) fn take(&mut self, rows: &mut Vec<T>, mark: Mark) {
         for row in rows.drain(..) {
             let key = row.order();
-            let group = row.group().filter(|_| self.by_group).cloned();
-            let written = match &group {
-                Some(g) => self.written_of.get(g).copied(),
-                None => self.written,
+            // Looked up by the row's own id: no copy of it per row.
+            let (written, parked) = match row.group().filter(|_| self.by_group) {
+                Some(g) => (self.written_of.get(g).copied(), self.parked.contains_key(g)),
+                None => (self.written, false),
             };
             if let Some(written) = written.filter(|w| key < *w) {
                 self.late += 1;
@@ -325,7 +325,12 @@ impl<T: InOrder> Window<T> {
                     self.rows.len() - 1
                 }
             };
-            match group.and_then(|g| self.parked.get_mut(&g)) {
+            let lane = self.rows[slot]
+                .as_ref()
+                .and_then(InOrder::group)
+                .filter(|_| parked)
+                .and_then(|g| self.parked.get_mut(g));
+            match lane {
                 Some(lane) => {
                     lane.insert((key, seq), slot);
                     self.parked_len += 1;
@@ -402,8 +407,13 @@ impl<T: InOrder> Window<T> {
         self.written = Some(self.written.map_or(key, |w| w.max(key)));
         if let Some(row) = self.rows[slot].take() {
             if let Some(g) = row.group().filter(|_| self.by_group) {
-                let w = self.written_of.entry(g.clone()).or_insert(key);
-                *w = (*w).max(key);
+                // The id is copied once per group, not once per row.
+                match self.written_of.get_mut(g) {
+                    Some(w) => *w = (*w).max(key),
+                    None => {
+                        self.written_of.insert(g.clone(), key);
+                    }
+                }
             }
             batch.push(row);
         }
