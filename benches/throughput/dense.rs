@@ -1,5 +1,5 @@
 //! The benchmark's heavy inputs for issue 12: a dense coordinator capture
-//! (mostly group traffic), its 256 MB prefix, and a realistic 1 GB
+//! (mostly group traffic), its 256 MB prefix and first 1,024 MB, and a realistic 1 GB
 //! `server.log` with about 2 % group-coordinator lines; for the
 //! `parallel` cases, the capture's next 256 MB as a second input and the
 //! realistic log gzipped.
@@ -54,6 +54,11 @@ pub const LONG: Plan = Plan {
 
 /// The prefix's size.
 const PREFIX_BYTES: u64 = 256_000_000;
+/// The "1 GB" of issue 12's linearity target ("1 GB takes at most 4.4x
+/// the 256 MB prefix"): four prefixes' bytes. The generated capture
+/// overshoots its plan (1,213 MB), so the whole file is 4.74x the prefix
+/// and cannot be held to the 4x target as it stands.
+const GIGABYTE_BYTES: u64 = 4 * PREFIX_BYTES;
 /// The realistic log's size.
 const REALISTIC_BYTES: u64 = 1_000_000_000;
 
@@ -68,6 +73,18 @@ pub fn dense_prefix(full: &Path) -> io::Result<Input> {
         let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
         let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
         let packets = copy_prefix(&mut input, &mut out, 0, PREFIX_BYTES)?;
+        out.flush()?;
+        Ok(format!("first {packets} packets of dense.pcap"))
+    })
+}
+
+/// The first [`GIGABYTE_BYTES`] of `full`, cut at a packet boundary: the
+/// same capture as the prefix, four times as long.
+pub fn dense_gigabyte(full: &Path) -> io::Result<Input> {
+    ensure("dense-1gb.pcap", |tmp| {
+        let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
+        let packets = copy_prefix(&mut input, &mut out, 0, GIGABYTE_BYTES)?;
         out.flush()?;
         Ok(format!("first {packets} packets of dense.pcap"))
     })
@@ -154,8 +171,9 @@ pub fn realistic_log() -> io::Result<Input> {
     })
 }
 
-/// The dense capture and its prefix end to end (`rebalances`), and the
-/// realistic log end to end, read only, and `rg -c GroupCoordinator`.
+/// The dense capture, its 256 MB prefix and its first 1,024 MB end to end
+/// (`rebalances`), the last two also by turns (the linearity target); and
+/// the realistic log end to end, read only, and `rg -c GroupCoordinator`.
 /// Opt-in (`-- dense`, `-- realog`): the inputs take minutes to generate.
 pub fn heavy_cases(
     picked: &dyn Fn(&str) -> bool,
@@ -171,13 +189,21 @@ pub fn heavy_cases(
             prefix.path.display(),
             prefix.facts
         );
+        let gigabyte = dense_gigabyte(&full.path)?;
+        println!(
+            "dense 1 GB: {}\n  {}",
+            gigabyte.path.display(),
+            gigabyte.facts
+        );
         for (name, input) in [
             ("dense 256 MB prefix (rebalances)", &prefix),
+            ("dense first 1,024 MB (rebalances)", &gigabyte),
             ("dense capture (rebalances)", &full),
         ] {
             warm(&input.path)?;
             rows.push(in_child(name, "rebalances", &input.path, "pkts", runs));
         }
+        linearity_by_turns(&prefix.path, &gigabyte.path, runs)?;
     }
     if picked("rows") {
         // `decode` and `timeline` of one capture, written while it is read.
@@ -259,6 +285,33 @@ fn alternated_with_rg(path: &Path, runs: usize) {
         ratios[0],
         ratios[ratios.len() - 1]
     );
+}
+
+/// The first 1,024 MB's `rebalances` against the 256 MB prefix's, run by
+/// turns (`runs` pairs, at least 5), printed as the median of the pairs'
+/// wall-time ratios and their range, for the same reason as
+/// [`alternated_with_rg`]: the target is a ratio, and the best of each
+/// taken minutes apart can compare two speeds of this VM.
+fn linearity_by_turns(prefix: &Path, gigabyte: &Path, runs: usize) -> io::Result<()> {
+    warm(prefix)?;
+    warm(gigabyte)?;
+    let mut ratios = Vec::new();
+    for _ in 0..runs.max(5) {
+        let small = in_child("prefix, by turns", "rebalances", prefix, "pkts", 1);
+        let large = in_child("1 GB, by turns", "rebalances", gigabyte, "pkts", 1);
+        if small.wall > 0.0 {
+            ratios.push(large.wall / small.wall);
+        }
+    }
+    if let Some(median) = median(&mut ratios) {
+        println!(
+            "dense first 1,024 MB against its 256 MB prefix (4x the bytes), {} pairs run by turns: {median:.2}x the prefix's wall time (pairs {:.2}x to {:.2}x)",
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1]
+        );
+    }
+    Ok(())
 }
 
 /// The median of `values` (sorted in place); `None` when there are none.
