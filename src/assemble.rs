@@ -107,7 +107,7 @@ pub fn assemble(
     }
     let mut groups = Vec::with_capacity(histories.len());
     let mut without = Vec::new();
-    let mut lists: Vec<Vec<Rebalance>> = Vec::with_capacity(histories.len());
+    let mut lists: Vec<Vec<Box<Rebalance>>> = Vec::with_capacity(histories.len());
     for h in histories {
         if filter.group(&h.summary) {
             without.extend(h.summary.stops_without_rebalance.iter().cloned());
@@ -115,7 +115,7 @@ pub fn assemble(
         groups.push(h.summary);
         let mut rebalances = h.rebalances;
         if view == View::Rebalances {
-            rebalances.retain(|r| tally.add(r));
+            rebalances.retain(|r| tally.add(&**r));
         } else {
             rebalances.retain(|r| filter.rebalance(r, first));
         }
@@ -123,7 +123,8 @@ pub fn assemble(
     }
     let end = timeline.last_ts();
     report.input_end = end;
-    report.worst_stop = crate::stops::worst_stop(lists.iter().flatten(), &without, end);
+    report.worst_stop =
+        crate::stops::worst_stop(lists.iter().flatten().map(|r| &**r), &without, end);
     report.stops_without_rebalance = without;
     if wants(View::Rebalances) {
         report.rebalances = in_start_order_of_groups(lists);
@@ -201,7 +202,7 @@ pub fn assemble(
 /// (the groups' order, then each group's own): the index is the last key,
 /// so sorting the keys alone and moving each record once is stable without
 /// a stable sort's scratch copy of half the records.
-fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
+fn in_start_order(rebalances: &mut [Box<Rebalance>]) {
     // Fewer than 2^32 records: each is hundreds of bytes, so that many
     // would be terabytes.
     let mut keys: Vec<(Timestamp, &str, u32)> = rebalances
@@ -216,11 +217,11 @@ fn in_start_order(rebalances: &mut [crate::report::Rebalance]) {
 
 /// The groups' rebalances (`lists`, in the groups' order) in one list in
 /// [`in_start_order`]. Each group's own come in start order (a group's
-/// rounds follow each other), so they are merged, each record moved once:
-/// gathering them and then sorting moved each 700-byte record several
-/// times, and gathered into fresh room. A list out of that order (or
-/// naming two groups) is gathered and sorted as before.
-fn in_start_order_of_groups(lists: Vec<Vec<Rebalance>>) -> Vec<Rebalance> {
+/// rounds follow each other), so they are merged, each record's box moved
+/// once. A list out of that order (or naming two groups) is gathered and
+/// sorted as before.
+#[allow(clippy::vec_box)] // Boxed on purpose: see `Report::rebalances`.
+fn in_start_order_of_groups(lists: Vec<Vec<Box<Rebalance>>>) -> Vec<Box<Rebalance>> {
     let total = lists.iter().map(Vec::len).sum();
     let mergeable = lists.iter().all(|l| {
         l.windows(2)
@@ -236,7 +237,7 @@ fn in_start_order_of_groups(lists: Vec<Vec<Rebalance>>) -> Vec<Rebalance> {
     // holds each list's next start and its place in that order.
     let mut order: Vec<usize> = (0..lists.len()).filter(|i| !lists[*i].is_empty()).collect();
     order.sort_by(|a, b| lists[*a][0].group.cmp(&lists[*b][0].group).then(a.cmp(b)));
-    let mut heads: Vec<std::iter::Peekable<std::vec::IntoIter<Rebalance>>> = lists
+    let mut heads: Vec<std::iter::Peekable<std::vec::IntoIter<Box<Rebalance>>>> = lists
         .into_iter()
         .map(|l| l.into_iter().peekable())
         .collect();
@@ -294,13 +295,13 @@ mod tests {
     use super::*;
     use crate::report::Rebalance;
 
-    fn at(ms: i64, group: &str, generation: i32) -> Rebalance {
-        Rebalance {
+    fn at(ms: i64, group: &str, generation: i32) -> Box<Rebalance> {
+        Box::new(Rebalance {
             started_at: Timestamp(ms * 1_000_000),
             group: group.into(),
             generation: Some(generation),
             ..Rebalance::default()
-        }
+        })
     }
 
     #[test]
@@ -330,12 +331,12 @@ mod tests {
 
     #[test]
     fn groups_rebalances_merged_are_those_gathered_and_sorted() {
-        let gathered = |lists: &[Vec<Rebalance>]| {
-            let mut all: Vec<Rebalance> = lists.concat();
+        let gathered = |lists: &[Vec<Box<Rebalance>>]| {
+            let mut all: Vec<Box<Rebalance>> = lists.concat();
             in_start_order(&mut all);
             all
         };
-        let key = |v: &[Rebalance]| {
+        let key = |v: &[Box<Rebalance>]| {
             v.iter()
                 .map(|r| (r.started_at.0 / 1_000_000, r.group.clone(), r.generation))
                 .collect::<Vec<_>>()
@@ -345,7 +346,7 @@ mod tests {
             // Few starts and names, so that ties across groups occur, the
             // same name in two lists, empty lists; every fourth case has
             // a list out of order or naming two groups (sorted instead).
-            let lists: Vec<Vec<Rebalance>> = (0..rng.below(6))
+            let lists: Vec<Vec<Box<Rebalance>>> = (0..rng.below(6))
                 .map(|_| {
                     let name = ["a", "b", "c"][rng.below(3) as usize];
                     let mut t = 0;

@@ -222,7 +222,7 @@ fn report() -> Report {
             last_seen: Some(at(179_400)),
             ..GroupSummary::default()
         }],
-        rebalances: vec![joined, left],
+        rebalances: vec![Box::new(joined), Box::new(left)],
         timeline: timeline(),
         // A static member restarted within its session timeout: its
         // partition waited 5 s with no rebalance.

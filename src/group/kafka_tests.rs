@@ -590,7 +590,7 @@ fn kip848_an_epoch_bump_without_its_target_assignment_is_folded_into_the_next() 
     ]
     .concat();
     let h = history(&log, "g");
-    let seen: Vec<_> = h.rebalances.iter().map(gens).collect();
+    let seen: Vec<_> = h.rebalances.iter().map(|r| gens(r)).collect();
     assert_eq!(
         seen,
         vec![(None, Some(2)), (Some(2), Some(4)), (Some(4), Some(5))]
@@ -617,7 +617,11 @@ fn kip848_bumps_without_any_target_line_stay_one_round_each() {
         java(10.0, "[GroupId g] Bumped group epoch to 2."),
     ]
     .concat();
-    let seen: Vec<_> = history(&log, "g").rebalances.iter().map(gens).collect();
+    let seen: Vec<_> = history(&log, "g")
+        .rebalances
+        .iter()
+        .map(|r| gens(r))
+        .collect();
     assert_eq!(seen, vec![(None, Some(1)), (Some(1), Some(2))]);
 }
 
@@ -914,7 +918,7 @@ fn a_clients_reconciling_lines_are_evidence_of_their_epochs_round_never_a_round_
         .into_iter()
         .find(|h| h.summary.group == "g")
         .expect("group g");
-    let rows: Vec<_> = both.rebalances.iter().map(gens).collect();
+    let rows: Vec<_> = both.rebalances.iter().map(|r| gens(r)).collect();
     assert_eq!(
         rows,
         vec![(None, Some(1)), (Some(1), Some(2)), (Some(2), Some(3))],
@@ -1283,7 +1287,7 @@ fn a_lower_epoch_while_members_remain_is_a_line_out_of_turn_not_a_new_group() {
     ]
     .concat();
     let h = history(&log, "g");
-    let seen: Vec<_> = h.rebalances.iter().map(gens).collect();
+    let seen: Vec<_> = h.rebalances.iter().map(|r| gens(r)).collect();
     assert_eq!(seen, vec![(None, Some(2)), (Some(2), Some(3))]);
 }
 

@@ -119,7 +119,7 @@ pub fn reconstruct(
     }
     let mut rebalances: Vec<_> = rounds
         .iter_mut()
-        .map(|r| super::record(group, protocol, r, &c.book))
+        .map(|r| Box::new(super::record(group, protocol, r, &c.book)))
         .collect();
     super::mark_storms(&mut rebalances);
     let mut summary = c.summary(group, &rebalances);
@@ -873,7 +873,7 @@ impl<'a> Consumer<'a> {
         ))
     }
 
-    fn summary(&self, group: &str, rebalances: &[crate::report::Rebalance]) -> GroupSummary {
+    fn summary(&self, group: &str, rebalances: &[Box<crate::report::Rebalance>]) -> GroupSummary {
         let (first, last) = self.span.map_or((None, None), |(a, b)| (Some(a), Some(b)));
         GroupSummary {
             group: group.to_string(),

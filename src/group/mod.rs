@@ -45,8 +45,9 @@ const FOLLOW_UP_NS: i64 = 5_000_000_000;
 pub struct GroupHistory {
     /// The group in brief.
     pub summary: GroupSummary,
-    /// Its rebalances in start order.
-    pub rebalances: Vec<Rebalance>,
+    /// Its rebalances in start order, boxed as the report holds them
+    /// ([`crate::report::Report::rebalances`]).
+    pub rebalances: Vec<Box<Rebalance>>,
     /// Its earliest rebalances not kept ([`round::MAX_ROUNDS_PER_GROUP`]).
     pub rounds_let_go: usize,
 }
@@ -332,7 +333,7 @@ fn reconstruct_classic(
             r.generation.unwrap_or_default()
         ));
     }
-    let mut rebalances = Vec::with_capacity(rounds.len());
+    let mut rebalances: Vec<Box<Rebalance>> = Vec::with_capacity(rounds.len());
     let mut previous: Option<usize> = None;
     let mut seen: BTreeSet<String> = BTreeSet::new();
     // Whether the previous round showed the whole membership (the leader's
@@ -384,7 +385,7 @@ fn reconstruct_classic(
         if let (Some(p), Some(prev)) = (previous, rebalances.last()) {
             follow_up(&mut rec, &rounds[i], &rounds[p], prev, &g.assignors);
         }
-        rebalances.push(rec);
+        rebalances.push(Box::new(rec));
         previous = Some(i);
     }
     mark_storms(&mut rebalances);
@@ -763,7 +764,7 @@ fn static_restart_note(r: &Round) -> String {
     )
 }
 
-fn mark_storms(rebalances: &mut [Rebalance]) {
+fn mark_storms(rebalances: &mut [Box<Rebalance>]) {
     let mut starts: Vec<i64> = rebalances
         .iter()
         .filter(|r| !r.expected)
@@ -786,11 +787,11 @@ fn mark_storms(rebalances: &mut [Rebalance]) {
 /// rounds only; the rounds before them are final, and a storm may span
 /// both).
 pub(crate) fn mark_storms_after(
-    rebalances: &mut [Rebalance],
+    rebalances: &mut [Box<Rebalance>],
     earlier: &[Timestamp],
     from: Timestamp,
 ) {
-    let later = |r: &&mut Rebalance| !r.expected && r.started_at >= from;
+    let later = |r: &&mut Box<Rebalance>| !r.expected && r.started_at >= from;
     let mut starts: Vec<i64> = earlier
         .iter()
         .map(|t| t.0)
@@ -835,7 +836,7 @@ fn stormy_starts(starts: &[i64]) -> Vec<bool> {
         .collect()
 }
 
-fn summarise(g: &classic::Classic, rebalances: &[Rebalance]) -> GroupSummary {
+fn summarise(g: &classic::Classic, rebalances: &[Box<Rebalance>]) -> GroupSummary {
     let (first, last) = g.span.map_or((None, None), |(a, b)| (Some(a), Some(b)));
     let hours = match (first, last) {
         (Some(a), Some(b)) if b.millis_since(a) >= 60_000.0 => {

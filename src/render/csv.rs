@@ -23,9 +23,11 @@ use super::View;
 pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
     match view {
         View::Timeline => table(TIMELINE, report.timeline.iter().map(timeline_row), out),
-        View::Rebalances | View::Report => {
-            table(REBALANCES, report.rebalances.iter().map(rebalance_row), out)
-        }
+        View::Rebalances | View::Report => table(
+            REBALANCES,
+            report.rebalances.iter().map(|r| rebalance_row(r)),
+            out,
+        ),
         View::Groups => table(GROUPS, report.groups.iter().map(group_row), out),
         View::Decode => table(EXCHANGES, report.exchanges.iter().map(exchange_row), out),
     }

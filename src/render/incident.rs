@@ -197,7 +197,7 @@ fn inputs(inputs: &[InputSummary]) -> Line {
     line
 }
 
-fn rebalance_totals(rebalances: &[Rebalance]) -> Line {
+fn rebalance_totals(rebalances: &[Box<Rebalance>]) -> Line {
     let expected = rebalances.iter().filter(|r| r.expected).count();
     let open = rebalances
         .iter()
@@ -236,7 +236,7 @@ fn storms(report: &Report) -> Line {
     line
 }
 
-fn worst_stall(rebalances: &[Rebalance], style: TimeStyle) -> Line {
+fn worst_stall(rebalances: &[Box<Rebalance>], style: TimeStyle) -> Line {
     // Expected rounds (a group forming, KIP-429 follow-ups) are not the
     // stall an incident is about.
     let worst = rebalances

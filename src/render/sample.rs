@@ -151,12 +151,14 @@ pub(crate) fn incident() -> Report {
         inputs: incident_inputs(),
         log_time_zone: "Europe/Berlin".into(),
         groups: vec![orders_group(), billing_group()],
-        rebalances: vec![
+        rebalances: [
             joined_round(),
             timeout_round(),
             billing_leader_round(),
             billing_stuck_round(),
-        ],
+        ]
+        .map(Box::new)
+        .into(),
         timeline: incident_timeline(),
         exchanges: incident_exchanges(),
         diagnostics: incident_diagnostics(),
@@ -863,7 +865,7 @@ pub(crate) fn kip848() -> Report {
             last_seen: Some(at(80_300)),
             ..GroupSummary::default()
         }],
-        rebalances: vec![
+        rebalances: [
             kip848_round(
                 14,
                 "member_joined",
@@ -880,7 +882,9 @@ pub(crate) fn kip848() -> Report {
                 80_300,
                 "ConsumerGroupHeartbeat with member_epoch -1 (leave) bumped the group epoch to 16",
             ),
-        ],
+        ]
+        .map(Box::new)
+        .into(),
         timeline,
         ..Report::default()
     }

@@ -34,7 +34,7 @@ pub(crate) const NOTE: &str =
 
 /// The inferred previous owners of each round (index into `rebalances`).
 pub(crate) fn previous_owners(
-    rebalances: &[Rebalance],
+    rebalances: &[Box<Rebalance>],
     idx: &GroupIndex,
     clients: &ClientIndex,
 ) -> BTreeMap<usize, Vec<Assigned>> {

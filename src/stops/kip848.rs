@@ -267,7 +267,7 @@ pub(crate) fn moves(events: &[&GroupEvent], clients: &ClientIndex) -> Vec<Move> 
 /// round it started (the first from its time on); a member removed, the
 /// round in which the coordinator handed its partitions on. Before every
 /// round: the first.
-pub(crate) fn round_of(rebalances: &[Rebalance], mv: &Move) -> Option<usize> {
+pub(crate) fn round_of(rebalances: &[Box<Rebalance>], mv: &Move) -> Option<usize> {
     if rebalances.is_empty() {
         return None;
     }

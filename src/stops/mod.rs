@@ -268,7 +268,7 @@ pub struct GroupCostInput(CommitsFrom);
 /// Each round's cost; `moves` are a KIP-848 group's partition moves (None:
 /// a classic group).
 fn costs(
-    rebalances: &[Rebalance],
+    rebalances: &[Box<Rebalance>],
     idx: &GroupIndex,
     clients: &ClientIndex,
     moves: Option<&[kip848::Move]>,

@@ -34,7 +34,7 @@ use super::partition::{self, Round};
 /// answer need not change the member id for the process to be new).
 pub(crate) fn static_restarts(
     group: &str,
-    rebalances: &[Rebalance],
+    rebalances: &[Box<Rebalance>],
     idx: &GroupIndex,
     clients: &ClientIndex,
 ) -> Vec<StopWithoutRebalance> {

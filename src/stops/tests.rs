@@ -353,6 +353,7 @@ impl Script {
         self.histories()
             .into_iter()
             .flat_map(|h| h.rebalances)
+            .map(|r| *r)
             .collect()
     }
 
@@ -876,7 +877,7 @@ fn a_static_member_restarted_within_its_session_stops_its_partitions_without_a_r
     // Committed 4, fetched up to 12, restarted from 10 (its Fetch): the
     // records between its commit and its position were read again.
     assert_eq!(p.reprocessed, Some(2));
-    let w = super::worst_stop(&h[0].rebalances, stops, None).unwrap();
+    let w = super::worst_stop(h[0].rebalances.iter().map(|r| &**r), stops, None).unwrap();
     assert_eq!(
         (w.stopped_ms, w.partition.as_deref()),
         (2200.0, Some("t-1"))

@@ -841,9 +841,10 @@ impl Window {
     /// With no `out` (the records are kept as they settle, nothing is
     /// told), a record rebuilt replaces the one held, neither copied nor
     /// rendered to be compared.
+    #[allow(clippy::vec_box)] // As `GroupHistory` holds them.
     fn tell(
         &mut self,
-        mut rebalances: Vec<Rebalance>,
+        mut rebalances: Vec<Box<Rebalance>>,
         select: Select,
         out: Option<&mut Vec<Output>>,
     ) {
@@ -857,6 +858,7 @@ impl Window {
         let mut standing = Vec::new();
         let mut places = Places::default();
         for r in rebalances {
+            let r = *r;
             let place = places.of(r.started_at);
             if r.status == "in_progress" {
                 self.open_since.get_or_insert(r.started_at);
@@ -920,7 +922,7 @@ impl Window {
     /// fell silent is told maybe an hour later, and the storm it closed
     /// was gone from the window: told as no storm), but their starts are
     /// kept, as rebuilt while they could still be told.
-    fn storms(&mut self, rebalances: &mut [Rebalance]) {
+    fn storms(&mut self, rebalances: &mut [Box<Rebalance>]) {
         let told_from = self.told.keys().next().map(|p| p.0);
         let from = told_from.map_or(self.final_before, |t| t.min(self.final_before));
         let back = from.offset_by(-crate::group::STORM_WINDOW_NS);
@@ -1213,7 +1215,10 @@ fn last_commits(
 /// A span starts at the earliest JoinGroup request of its round, which may
 /// precede the round's start, and ends at its completion or, for a round
 /// superseded, where the next round starts.
-fn kept_spans(rebalances: &[Rebalance], final_before: Timestamp) -> Vec<(Timestamp, Timestamp)> {
+fn kept_spans(
+    rebalances: &[Box<Rebalance>],
+    final_before: Timestamp,
+) -> Vec<(Timestamp, Timestamp)> {
     let open = |r: &Rebalance| r.status == "in_progress";
     // A round that never completed (superseded) ends where the next one
     // begins. Its events after its start (a KIP-848 round's epoch bumps and
@@ -1342,7 +1347,7 @@ fn same_record(a: &Rebalance, b: &Rebalance) -> bool {
 /// A record as its NDJSON line (what `--format ndjson` prints).
 pub fn serde_json_line(r: &Rebalance) -> String {
     let report = crate::report::Report {
-        rebalances: vec![r.clone()],
+        rebalances: vec![Box::new(r.clone())],
         ..crate::report::Report::default()
     };
     let mut buf = Vec::new();
@@ -1546,7 +1551,7 @@ mod tests {
     #[test]
     fn a_revisable_round_keeps_the_round_before_it_whose_assignments_it_began_with() {
         let s = |a: i64, b: i64| (Timestamp(a * SECOND_NS), Timestamp(b * SECOND_NS));
-        let rounds = [round(0, 2), round(1000, 1002), round(3000, 3003)];
+        let rounds = [round(0, 2), round(1000, 1002), round(3000, 3003)].map(Box::new);
         // Only the last round may still be revised: it, and the round
         // before it up to its start.
         let kept = kept_spans(&rounds, Timestamp(2000 * SECOND_NS));
@@ -1578,7 +1583,7 @@ mod tests {
             }],
             ..round(5000, 5002)
         };
-        let rounds = [joined, round(200, 202), told];
+        let rounds = [joined, round(200, 202), told].map(Box::new);
         let kept = kept_spans(&rounds, Timestamp(4000 * SECOND_NS));
         // Not (100, 100): what followed its start made it a round.
         assert_eq!(kept, vec![s(100, 5002)]);
@@ -1589,18 +1594,20 @@ mod tests {
         let at = |s: i64| Timestamp(s * SECOND_NS);
         let mut w = Window::default();
         // Five unexpected rounds within ten minutes: a storm.
-        let mut rounds: Vec<Rebalance> = (0..5).map(|i| round(100 * i, 100 * i + 2)).collect();
+        let mut rounds: Vec<Box<Rebalance>> = (0..5)
+            .map(|i| Box::new(round(100 * i, 100 * i + 2)))
+            .collect();
         w.storms(&mut rounds);
         assert!(rounds.iter().all(|r| r.storm));
         // The first four became final and left the window; a fifth round
         // after them, rebuilt alone, is still one of that storm (and of a
         // storm of five with the rounds at 100–400 s).
         w.final_before = at(403);
-        let mut rebuilt = vec![round(500, 502)];
+        let mut rebuilt = vec![Box::new(round(500, 502))];
         w.storms(&mut rebuilt);
         assert!(rebuilt[0].storm);
         // Without what was kept of them, it was told as none.
-        let mut alone = vec![round(500, 502)];
+        let mut alone = vec![Box::new(round(500, 502))];
         let mut fresh = Window {
             final_before: at(403),
             ..Window::default()
@@ -1609,7 +1616,7 @@ mod tests {
         assert!(!alone[0].storm);
         // Ten minutes on, the old rounds count no more.
         w.final_before = at(1101);
-        let mut later = vec![round(1110, 1112)];
+        let mut later = vec![Box::new(round(1110, 1112))];
         w.storms(&mut later);
         assert!(!later[0].storm);
         assert_eq!(w.unexpected, vec![at(1110)]);
@@ -1866,7 +1873,11 @@ mod tests {
             .map(|s| s.record)
             .collect();
         settled.sort_by_key(|r| r.started_at);
-        let batch = batch.into_iter().flat_map(|h| h.rebalances).collect();
+        let batch = batch
+            .into_iter()
+            .flat_map(|h| h.rebalances)
+            .map(|r| *r)
+            .collect();
         (settled, batch)
     }
 

@@ -309,7 +309,7 @@ fn went_back(flow: &Flow, newest: Timestamp) -> Option<WentBack> {
 /// the whole input, filtered) not written yet, and says what happened.
 pub fn finish_from_batch(
     back: WentBack,
-    batch: &[Rebalance],
+    batch: &[Box<Rebalance>],
     diags: &mut Diagnostics,
     mut write: impl FnMut(&Rebalance) -> bool,
 ) {
