@@ -33,7 +33,7 @@ pub struct Report {
     /// them out of each group's list into this one. Moved whole, every
     /// list's room was still held when this list was full, a second copy
     /// of every record at the run's peak (the generated 1 GiB all-group
-    /// log peaked at 1.87 GiB, and peaks at 1.51 boxed); boxed, a move is a
+    /// log peaked at 1.8 GiB, and peaks at 1.5 boxed); boxed, a move is a
     /// pointer's.
     /// Serialized as the records themselves.
     pub rebalances: Vec<Box<Rebalance>>,
