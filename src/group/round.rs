@@ -491,7 +491,12 @@ pub fn skeleton(group: &str, protocol: &str, r: &mut Round) -> Rebalance {
             .map(|c| round_us(c.millis_since(r.started_at))),
         straggler: straggler(&joins),
         joins,
-        evidence: std::mem::take(&mut r.evidence),
+        // Held until the run ends: without the room the list grew into.
+        evidence: {
+            let mut e = std::mem::take(&mut r.evidence);
+            e.shrink_to_fit();
+            e
+        },
         seen_in: r.seen_in.iter().map(|s| s.to_string()).collect(),
         notes,
         ..Rebalance::default()
