@@ -64,6 +64,13 @@ pub struct Report {
     pub input_end: Option<Timestamp>,
 }
 
+impl Report {
+    /// The rebalance records in start order, out of their boxes.
+    pub fn rebalance_records(&self) -> impl Iterator<Item = &Rebalance> {
+        self.rebalances.iter().map(|r| &**r)
+    }
+}
+
 /// Partitions stopped with no rebalance to hang the stop on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StopWithoutRebalance {

@@ -381,11 +381,7 @@ fn check_capture(
     generations: bool,
 ) {
     let truth = truth_rebalances(truth_json);
-    let found = util::analyse_path(capture, View::Rebalances)
-        .rebalances
-        .into_iter()
-        .map(|r| *r)
-        .collect::<Vec<_>>();
+    let found = util::records(util::analyse_path(capture, View::Rebalances));
     let (found_diffs, matched, total, verdicts) = compare(&truth, &found);
     let missing = if generations {
         missing_generations(name, capture, truth_json)
@@ -470,11 +466,7 @@ fn all_lab_fixtures_together_miss_only_the_known_differences() {
     let (mut matched, mut total) = (0, 0);
     for name in util::LAB_FIXTURES {
         let truth = truth_rebalances(&util::truth_of(name));
-        let found = util::analyse(name, View::Rebalances)
-            .rebalances
-            .into_iter()
-            .map(|r| *r)
-            .collect::<Vec<_>>();
+        let found = util::records(util::analyse(name, View::Rebalances));
         let (_, m, t, _) = compare(&truth, &found);
         matched += m;
         total += t;
@@ -606,11 +598,10 @@ fn ak_check(name: &str) {
     // Captures cut by a snap length are checked too (issue 11): their cut
     // frames are decoded as far as their captured bytes go.
     for source in SOURCES {
-        let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances)
-            .rebalances
-            .into_iter()
-            .map(|r| *r)
-            .collect::<Vec<_>>();
+        let found = util::records(util::analyse_inputs(
+            ak_inputs(name, source),
+            View::Rebalances,
+        ));
         let (diffs, matched, total, verdicts) = compare_by(&truth, &found, same_key_ak, agrees_ak);
         let known: Vec<Disagreement> = AK_KNOWN_DIFFERENCES
             .iter()
@@ -722,11 +713,10 @@ fn apache_kafka_captures_cut_by_a_snap_length_give_every_truth_rebalance_with_it
     for name in snapped {
         let truth = truth_rebalances(&util::truth_of(name));
         for source in ["capture", "both"] {
-            let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances)
-                .rebalances
-                .into_iter()
-                .map(|r| *r)
-                .collect::<Vec<_>>();
+            let found = util::records(util::analyse_inputs(
+                ak_inputs(name, source),
+                View::Rebalances,
+            ));
             let (diffs, matched, total, _) = compare_by(&truth, &found, same_key_ak, agrees_ak);
             println!("{name} [{source}]: {matched} of {total} truth rebalances matched");
             if total == 0 || matched != total || !diffs.is_empty() {
@@ -870,11 +860,10 @@ fn no_fixture_has_a_same_generation_row_unless_the_broker_repeated_it_and_a_note
     let mut problems = Vec::new();
     for name in util::KAFKA_FIXTURES {
         for source in SOURCES {
-            let found = util::analyse_inputs(ak_inputs(name, source), View::Rebalances)
-                .rebalances
-                .into_iter()
-                .map(|r| *r)
-                .collect::<Vec<_>>();
+            let found = util::records(util::analyse_inputs(
+                ak_inputs(name, source),
+                View::Rebalances,
+            ));
             for (group, g, _) in same_generation_rows(&found) {
                 problems.push(format!("{name} [{source}] {group}: {g:?} -> {g:?}"));
             }
@@ -882,11 +871,7 @@ fn no_fixture_has_a_same_generation_row_unless_the_broker_repeated_it_and_a_note
     }
     let mut tansu_rows = 0;
     for name in util::LAB_FIXTURES {
-        let found = util::analyse(name, View::Rebalances)
-            .rebalances
-            .into_iter()
-            .map(|r| *r)
-            .collect::<Vec<_>>();
+        let found = util::records(util::analyse(name, View::Rebalances));
         for (group, g, noted) in same_generation_rows(&found) {
             tansu_rows += 1;
             if !noted {
@@ -911,9 +896,7 @@ fn no_fixture_has_a_same_generation_row_unless_the_broker_repeated_it_and_a_note
 fn a_killed_java_consumer_is_a_session_timeout_whose_connection_closed_without_leavegroup() {
     let report = util::analyse("ak4_java_killed", View::Rebalances);
     let timeouts: Vec<&Rebalance> = report
-        .rebalances
-        .iter()
-        .map(|r| &**r)
+        .rebalance_records()
         .filter(|r| r.group == "g1" && r.trigger.kind == "session_timeout")
         .collect();
     assert_eq!(timeouts.len(), 1, "{:#?}", report.rebalances);

@@ -35,9 +35,7 @@ pub(crate) fn document(report: &Report, measure: &dyn Fn(&Block) -> usize) -> Ve
     let mut rows_left_out = 0;
     for name in &names {
         let rounds: Vec<&Rebalance> = report
-            .rebalances
-            .iter()
-            .map(|r| &**r)
+            .rebalance_records()
             .filter(|r| r.group == *name)
             .collect();
         if rounds.is_empty() {
@@ -193,7 +191,7 @@ mod tests {
     #[test]
     fn many_rounds_of_a_group_keep_the_longest_unexpected_ones() {
         let report = storm(100, 1);
-        let rounds: Vec<&Rebalance> = report.rebalances.iter().map(|r| &**r).collect();
+        let rounds: Vec<&Rebalance> = report.rebalance_records().collect();
         let shown = chosen(&rounds);
         assert_eq!(shown.len(), MAX_ROWS);
         assert!(shown.windows(2).all(|w| w[0].started_at <= w[1].started_at));

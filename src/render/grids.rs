@@ -299,7 +299,7 @@ mod tests {
         let style = TimeStyle::for_report(&report);
         for grid in [
             timeline(&report.timeline, style),
-            rebalances(report.rebalances.iter().map(|r| &**r), style),
+            rebalances(report.rebalance_records(), style),
             groups(&report.groups),
             exchanges(&report.exchanges, style),
             diagnostic_counts(&report.diagnostic_counts),
@@ -320,10 +320,7 @@ mod tests {
     fn a_rebalance_that_never_completed_says_so() {
         let mut report = sample::incident();
         report.rebalances[0].duration_ms = None;
-        let grid = rebalances(
-            report.rebalances.iter().map(|r| &**r),
-            TimeStyle::for_report(&report),
-        );
+        let grid = rebalances(report.rebalance_records(), TimeStyle::for_report(&report));
         assert_eq!(grid.rows[0][3].text, "never completed");
         assert_eq!(grid.rows[0][3].tone, Tone::Warning);
     }

@@ -27,7 +27,7 @@ pub(super) fn write(
     let style = TimeStyle::for_report(report);
     let grid = match view {
         View::Timeline => grids::timeline(&report.timeline, style),
-        View::Rebalances => grids::rebalances(report.rebalances.iter().map(|r| &**r), style),
+        View::Rebalances => grids::rebalances(report.rebalance_records(), style),
         View::Groups => grids::groups(&report.groups),
         View::Decode => grids::exchanges(&report.exchanges, style),
         View::Report if brief => return blocks(&brief::document(report, &size), out),

@@ -31,11 +31,11 @@ pub(super) fn write(
     let style = TimeStyle::for_report(report);
     let grid = match view {
         View::Timeline => grids::timeline(&report.timeline, style),
-        View::Rebalances => grids::rebalances(report.rebalances.iter().map(|r| &**r), style),
+        View::Rebalances => grids::rebalances(report.rebalance_records(), style),
         View::Groups => grids::groups(&report.groups),
         View::Decode => grids::exchanges(&report.exchanges, style),
         // The report is text with tables: the caller sends it to `text`.
-        View::Report => grids::rebalances(report.rebalances.iter().map(|r| &**r), style),
+        View::Report => grids::rebalances(report.rebalance_records(), style),
     };
     // Nothing matched: nothing on stdout, as grep prints no line (the
     // exit code is 1 and stderr names what matched nothing); an empty

@@ -159,6 +159,11 @@ pub fn analyse_path(path: &std::path::Path, view: View) -> Report {
     report
 }
 
+/// The report's rebalance records, out of their boxes, to compare.
+pub fn records(report: Report) -> Vec<kgtrace::report::Rebalance> {
+    report.rebalances.into_iter().map(|r| *r).collect()
+}
+
 /// `fixtures/snaplen` in this checkout: lab captures cut with `editcap -s N`.
 pub fn snaplen_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
