@@ -69,39 +69,34 @@ pub fn dense() -> io::Result<Input> {
 
 /// The first [`PREFIX_BYTES`] of `full`, cut at a packet boundary.
 pub fn dense_prefix(full: &Path) -> io::Result<Input> {
-    ensure("dense-256mb.pcap", |tmp| {
-        let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
-        let packets = copy_prefix(&mut input, &mut out, 0, PREFIX_BYTES)?;
-        out.flush()?;
-        Ok(format!("first {packets} packets of dense.pcap"))
-    })
+    cut(full, "dense-256mb.pcap", 0, PREFIX_BYTES)
 }
 
 /// The first [`GIGABYTE_BYTES`] of `full`, cut at a packet boundary: the
 /// same capture as the prefix, four times as long.
 pub fn dense_gigabyte(full: &Path) -> io::Result<Input> {
-    ensure("dense-1gb.pcap", |tmp| {
-        let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
-        let packets = copy_prefix(&mut input, &mut out, 0, GIGABYTE_BYTES)?;
-        out.flush()?;
-        Ok(format!("first {packets} packets of dense.pcap"))
-    })
+    cut(full, "dense-1gb.pcap", 0, GIGABYTE_BYTES)
 }
 
 /// The [`PREFIX_BYTES`] of `full` after the prefix's, cut at packet
 /// boundaries: a second capture of the same coordinator (its connections
 /// already open when it starts), for reading two inputs at once.
 pub fn dense_second(full: &Path) -> io::Result<Input> {
-    ensure("dense-256mb-b.pcap", |tmp| {
+    cut(full, "dense-256mb-b.pcap", PREFIX_BYTES, PREFIX_BYTES)
+}
+
+/// `limit` bytes of `full`'s records after its first `skip`, whole
+/// packets only, as the input `name`.
+fn cut(full: &Path, name: &str, skip: u64, limit: u64) -> io::Result<Input> {
+    ensure(name, |tmp| {
         let mut input = BufReader::with_capacity(1 << 20, File::open(full)?);
         let mut out = BufWriter::with_capacity(1 << 20, File::create(tmp)?);
-        let packets = copy_prefix(&mut input, &mut out, PREFIX_BYTES, PREFIX_BYTES)?;
+        let packets = copy_prefix(&mut input, &mut out, skip, limit)?;
         out.flush()?;
-        Ok(format!(
-            "{packets} packets of dense.pcap after its first 256 MB"
-        ))
+        Ok(match skip {
+            0 => format!("first {packets} packets of dense.pcap"),
+            _ => format!("{packets} packets of dense.pcap after its first {skip} bytes"),
+        })
     })
 }
 
