@@ -115,17 +115,17 @@ pub const REVISE_EVERY: u64 = 5;
 #[derive(Clone, Debug)]
 pub enum Output {
     /// A round began (its record is `in_progress`).
-    Started(Rebalance),
+    Started(Box<Rebalance>),
     /// A round completed or was superseded: its record.
-    Completed(Rebalance),
+    Completed(Box<Rebalance>),
     /// A record already told, changed by what came after it.
-    Revised(Rebalance),
+    Revised(Box<Rebalance>),
     /// A record already told that no longer stands: events that arrived
     /// later but happened earlier (a parked JoinGroup request is seen only
     /// with its answer, seconds on) put its evidence in another round.
-    Withdrawn(Rebalance),
+    Withdrawn(Box<Rebalance>),
     /// The input ended inside this round.
-    Unfinished(Rebalance),
+    Unfinished(Box<Rebalance>),
 }
 
 impl Output {
@@ -175,7 +175,7 @@ struct Window {
     announced: Vec<Timestamp>,
     /// Records told and still able to change: [`Place`] → (completion,
     /// the record as last told).
-    told: BTreeMap<Place, (Timestamp, Rebalance)>,
+    told: BTreeMap<Place, (Timestamp, Box<Rebalance>)>,
     /// Records that started before this are final or forgotten: never told
     /// again.
     final_before: Timestamp,
@@ -184,8 +184,10 @@ struct Window {
     /// by [`Window::trim`].
     kept: Vec<(Timestamp, Timestamp)>,
     open_since: Option<Timestamp>,
-    /// The open rounds' records as last rebuilt (selected by the filter).
-    open: Vec<Rebalance>,
+    /// The open rounds' records as last rebuilt (selected by the filter),
+    /// in the boxes the rebuild gave them.
+    #[allow(clippy::vec_box)]
+    open: Vec<Box<Rebalance>>,
     /// Start times of rounds the filter turned away, each counted once in
     /// [`Engine::unmatched`]; trimmed with the events.
     rejected: BTreeSet<Timestamp>,
@@ -312,8 +314,8 @@ pub struct Engine {
 /// record of each stretch starting at one line).
 #[derive(Debug)]
 pub struct Settled {
-    /// The record.
-    pub record: Rebalance,
+    /// The record (boxed as the groups' rebuilds give it).
+    pub record: Box<Rebalance>,
     /// How many of the group's records of its start come before it.
     pub nth: u32,
 }
@@ -858,7 +860,6 @@ impl Window {
         let mut standing = Vec::new();
         let mut places = Places::default();
         for r in rebalances {
-            let r = *r;
             let place = places.of(r.started_at);
             if r.status == "in_progress" {
                 self.open_since.get_or_insert(r.started_at);
@@ -871,7 +872,7 @@ impl Window {
             }
             if !select.filter.rebalance(&r, select.first) {
                 if self.rejected.insert(r.started_at) {
-                    select.unmatched.add(&r);
+                    select.unmatched.add(&*r);
                 }
                 continue;
             }
@@ -1870,7 +1871,7 @@ mod tests {
         let mut settled: Vec<Rebalance> = engine
             .finish_settling()
             .into_iter()
-            .map(|s| s.record)
+            .map(|s| *s.record)
             .collect();
         settled.sort_by_key(|r| r.started_at);
         let batch = batch

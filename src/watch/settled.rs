@@ -208,7 +208,7 @@ fn in_order_named(
 /// sorts them: start, then group, then the group's own order.
 #[derive(Default)]
 struct InStartOrder {
-    waiting: BTreeMap<(Timestamp, String, u32), Rebalance>,
+    waiting: BTreeMap<(Timestamp, String, u32), Box<Rebalance>>,
     /// Records handed on so far.
     written: u64,
     /// How many final records came after a record handed on though they
