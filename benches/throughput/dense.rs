@@ -439,7 +439,7 @@ fn tool_case(
             },
             wall: t0.elapsed().as_secs_f64(),
             cpu: cpu_secs().1 - cpu0,
-            peak_mb: None,
+            peak_mib: None,
         }
     }))
 }
@@ -479,7 +479,7 @@ fn rg_case(path: &Path, runs: usize) -> Option<Measured> {
                 },
                 wall,
                 cpu: cpu_secs().1 - cpu0,
-                peak_mb: None,
+                peak_mib: None,
             }
         },
     ))

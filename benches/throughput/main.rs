@@ -104,7 +104,7 @@ fn main() -> Res<()> {
     }
     let picked_only = |case: &str| picked.iter().any(|p| p == case);
     dense::heavy_cases(&picked_only, runs, &mut rows)?;
-    println!("\nbest of {runs} runs, the tool's own threads; MB = 10^6 bytes; cpu = user + sys");
+    println!("\nbest of {runs} runs, the tool's own threads; MB = 10^6 bytes, peak in MiB (VmHWM); cpu = user + sys");
     print_table(&rows);
     Ok(())
 }
@@ -236,7 +236,7 @@ fn tshark_case(path: &Path, runs: usize) -> Option<Measured> {
                 },
                 wall,
                 cpu: cpu_secs().1 - cpu0,
-                peak_mb: None,
+                peak_mib: None,
             }
         },
     ))

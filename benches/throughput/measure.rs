@@ -31,7 +31,7 @@ pub struct Measured {
     pub work: Work,
     pub wall: f64,
     pub cpu: f64,
-    pub peak_mb: Option<f64>,
+    pub peak_mib: Option<f64>,
 }
 
 /// USER_HZ: the unit of /proc's tick counts on Linux.
@@ -54,8 +54,9 @@ pub fn cpu_secs() -> (f64, f64) {
     (at(11) + at(12), at(13) + at(14))
 }
 
-/// Peak resident set of this process so far (`VmHWM`), in MB.
-pub fn peak_mb() -> Option<f64> {
+/// Peak resident set of this process so far (`VmHWM`), in MiB (its KiB
+/// over 1024).
+pub fn peak_mib() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -68,14 +69,14 @@ pub struct Sample {
     pub work: Work,
     pub wall: f64,
     pub cpu: f64,
-    pub peak_mb: Option<f64>,
+    pub peak_mib: Option<f64>,
 }
 
 impl Sample {
     /// The line a child process prints for its parent.
     pub fn to_line(self) -> String {
         let w = &self.work;
-        let peak = self.peak_mb.unwrap_or(-1.0);
+        let peak = self.peak_mib.unwrap_or(-1.0);
         format!(
             "SAMPLE {} {} {} {} {} {peak}",
             w.bytes, w.records, w.found, self.wall, self.cpu
@@ -96,7 +97,7 @@ impl Sample {
             },
             wall: num(3)?,
             cpu: num(4)?,
-            peak_mb: (peak >= 0.0).then_some(peak),
+            peak_mib: (peak >= 0.0).then_some(peak),
         })
     }
 }
@@ -110,7 +111,7 @@ pub fn sample(run: impl FnOnce() -> Work) -> Sample {
         work,
         wall: t0.elapsed().as_secs_f64(),
         cpu: cpu_secs().0 - cpu0,
-        peak_mb: peak_mb(),
+        peak_mib: peak_mib(),
     }
 }
 
@@ -130,21 +131,21 @@ pub fn best_of(
         work: Work::default(),
         wall: f64::MAX,
         cpu: f64::MAX,
-        peak_mb: None,
+        peak_mib: None,
     };
     for i in 0..n.max(1) {
         let s = run();
         eprintln!(
-            "  {name} run {}: wall {:.2} s, cpu {:.2} s, peak {} MB",
+            "  {name} run {}: wall {:.2} s, cpu {:.2} s, peak {} MiB",
             i + 1,
             s.wall,
             s.cpu,
-            s.peak_mb.map_or("-".into(), |p| format!("{p:.0}"))
+            s.peak_mib.map_or("-".into(), |p| format!("{p:.0}"))
         );
         m.work = s.work;
         m.wall = m.wall.min(s.wall);
         m.cpu = m.cpu.min(s.cpu);
-        m.peak_mb = match (m.peak_mb, s.peak_mb) {
+        m.peak_mib = match (m.peak_mib, s.peak_mib) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
@@ -164,13 +165,13 @@ pub fn print_table(rows: &[Measured]) {
         "MB/s cpu",
         "rec/s wall",
         "rec/s cpu",
-        "peak MB",
+        "peak MiB",
         "found"
     );
     for r in rows {
         let mb = r.work.bytes as f64 / 1e6;
         let rec = r.work.records as f64;
-        let peak = r.peak_mb.map_or("-".to_string(), |p| format!("{p:.0}"));
+        let peak = r.peak_mib.map_or("-".to_string(), |p| format!("{p:.0}"));
         println!(
             "{:<34} {:>8.0} {:>7.2} {:>7.2} {:>9.0} {:>9.0} {:>11} {:>11} {:>9} {:>12}",
             r.name,
