@@ -28,8 +28,8 @@ pub struct Report {
     pub log_time_zone: String,
     /// Per-group summaries (`groups` subcommand, reports).
     pub groups: Vec<GroupSummary>,
-    /// One record per rebalance, in start order. Boxed: a record is about
-    /// 760 bytes inline, and the records are put in start order by moving
+    /// One record per rebalance, in start order. Boxed: a record is 728
+    /// bytes inline, and the records are put in start order by moving
     /// them out of each group's list into this one. Moved whole, every
     /// list's room was still held when this list was full, a second copy
     /// of every record at the run's peak (the generated 1 GiB all-group
