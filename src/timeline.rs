@@ -116,15 +116,12 @@ pub fn by_group(
         .map(|(g, n)| (g, VecDeque::with_capacity(n)))
         .collect();
     for n in of.into_iter().rev() {
-        let Some(ev) = events.pop() else { break };
+        let Some(ev) = pop_giving_room_back(&mut events) else {
+            break;
+        };
         match lists.get_mut(n as usize) {
             Some((_, list)) => list.push_front(ev),
             None => groupless(ev),
-        }
-        if events.len() < events.capacity() - events.capacity() / 8
-            && events.capacity() > SHRINK_FROM
-        {
-            events.shrink_to_fit();
         }
     }
     // Made to its size and filled from the back, a list starts where its
@@ -140,8 +137,19 @@ pub fn by_group(
 /// [`by_group`]'s number for an event that names no group.
 const NO_GROUP: u32 = u32::MAX;
 
-/// Below this many events' room, [`by_group`] does not give room back.
-const SHRINK_FROM: usize = 4096;
+/// Below this much room, [`pop_giving_room_back`] keeps it.
+const GIVE_BACK_FROM: usize = 4096;
+
+/// `items`' last item, taken out; once an eighth of its room is unused it
+/// is given back (a vector emptied from its end while what it held is
+/// moved elsewhere never holds more than an eighth twice).
+pub(crate) fn pop_giving_room_back<T>(items: &mut Vec<T>) -> Option<T> {
+    let item = items.pop()?;
+    if items.len() < items.capacity() - items.capacity() / 8 && items.capacity() > GIVE_BACK_FROM {
+        items.shrink_to_fit();
+    }
+    Some(item)
+}
 
 /// Merges capture and log events; lines logs up with captures when both
 /// describe the same rebalances.
@@ -286,8 +294,26 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_emptied_from_its_end_never_keeps_more_than_an_eighth_of_its_room_unused() {
+        let mut items: Vec<u64> = (0..20_000).collect();
+        let mut last = 20_000;
+        while let Some(i) = pop_giving_room_back(&mut items) {
+            assert_eq!(i, last - 1, "taken from the end");
+            last = i;
+            let room = items.capacity();
+            assert!(
+                room <= GIVE_BACK_FROM || items.len() >= room - room / 8,
+                "{} items in room for {room}",
+                items.len()
+            );
+        }
+        assert_eq!(last, 0);
+        assert!(items.capacity() <= GIVE_BACK_FROM);
+    }
+
+    #[test]
     fn events_by_group_keep_their_order_in_groups_by_name_and_the_span_stays() {
-        // More than SHRINK_FROM, so the list gives its room back on the way.
+        // More than GIVE_BACK_FROM, so the list gives its room back on the way.
         let mut events = Vec::new();
         for i in 0..5000i64 {
             let mut ev = clock::tests::answer(i, ["b", "a", "c"][(i % 3) as usize], i as i32);

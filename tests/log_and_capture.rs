@@ -29,10 +29,7 @@ fn rebalances(inputs: Vec<PathBuf>, zone: &str) -> (Vec<Rebalance>, kgtrace::rep
     opts.read.log_zone = LogZone::parse(zone).unwrap();
     opts.read.log_zone_name = zone.to_string();
     let (report, _, _) = kgtrace::analyse(&opts).unwrap();
-    (
-        report.rebalances.iter().map(|r| (**r).clone()).collect(),
-        report,
-    )
+    (report.rebalance_records().cloned().collect(), report)
 }
 
 /// Local Berlin wall-clock text of a capture instant, as the skewed broker writes it.

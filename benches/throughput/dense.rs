@@ -254,59 +254,57 @@ pub fn heavy_cases(
 }
 
 /// The realistic log's `rebalances` against `rg -c GroupCoordinator`, run
-/// by turns (`runs` pairs, at least 5), printed as the median of the pairs'
-/// wall-time ratios and their range. This VM's speed drifts by the hour
-/// (`rg` alone took 0.06 to 0.20 s on one day), so the best of each, taken
-/// minutes apart, can compare two different machines; a pair run back to
-/// back shares one.
+/// by turns ([`by_turns`]).
 fn alternated_with_rg(path: &Path, runs: usize) {
-    let mut ratios = Vec::new();
-    for _ in 0..runs.max(5) {
-        let name = "realistic log (rebalances), by turns with rg";
+    let name = "realistic log (rebalances), by turns with rg";
+    let pair = || {
         let ours = in_child(name, "rebalances", path, "lines", 1);
-        let Some(rg) = rg_case(path, 1) else {
-            return;
-        };
-        if rg.wall > 0.0 {
-            ratios.push(ours.wall / rg.wall);
-        }
-    }
-    let Some(median) = median(&mut ratios) else {
-        return;
+        Some((ours.wall, rg_case(path, 1)?.wall))
     };
-    println!(
-        "realistic log against rg, {} pairs run by turns: {median:.2}x rg's wall time (pairs {:.2}x to {:.2}x)",
-        ratios.len(),
-        ratios[0],
-        ratios[ratios.len() - 1]
-    );
+    if let Some((n, median, low, high)) = by_turns(runs, pair) {
+        println!(
+            "realistic log against rg, {n} pairs run by turns: {median:.2}x rg's wall time (pairs {low:.2}x to {high:.2}x)"
+        );
+    }
 }
 
 /// The first 1,024 MB's `rebalances` against the 256 MB prefix's, run by
-/// turns (`runs` pairs, at least 5), printed as the median of the pairs'
-/// wall-time ratios and their range, for the same reason as
-/// [`alternated_with_rg`]: the target is a ratio, and the best of each
-/// taken minutes apart can compare two speeds of this VM.
+/// turns ([`by_turns`]): the target is a ratio.
 fn linearity_by_turns(prefix: &Path, gigabyte: &Path, runs: usize) -> io::Result<()> {
     warm(prefix)?;
     warm(gigabyte)?;
-    let mut ratios = Vec::new();
-    for _ in 0..runs.max(5) {
+    let pair = || {
         let small = in_child("prefix, by turns", "rebalances", prefix, "pkts", 1);
         let large = in_child("1 GB, by turns", "rebalances", gigabyte, "pkts", 1);
-        if small.wall > 0.0 {
-            ratios.push(large.wall / small.wall);
-        }
-    }
-    if let Some(median) = median(&mut ratios) {
+        Some((large.wall, small.wall))
+    };
+    if let Some((n, median, low, high)) = by_turns(runs, pair) {
         println!(
-            "dense first 1,024 MB against its 256 MB prefix (4x the bytes), {} pairs run by turns: {median:.2}x the prefix's wall time (pairs {:.2}x to {:.2}x)",
-            ratios.len(),
-            ratios[0],
-            ratios[ratios.len() - 1]
+            "dense first 1,024 MB against its 256 MB prefix (4x the bytes), {n} pairs run by turns: {median:.2}x the prefix's wall time (pairs {low:.2}x to {high:.2}x)"
         );
     }
     Ok(())
+}
+
+/// `runs` pairs (at least 5) of wall times `(a, b)` run back to back, as
+/// the ratios `a / b`: how many, their median, lowest and highest; `None`
+/// when a pair could not be run or none was. This VM's speed drifts by the
+/// hour (`rg` alone took 0.06 to 0.20 s on one day), so the best of each,
+/// taken minutes apart, can compare two different machines; a pair run
+/// back to back shares one.
+fn by_turns(
+    runs: usize,
+    mut pair: impl FnMut() -> Option<(f64, f64)>,
+) -> Option<(usize, f64, f64, f64)> {
+    let mut ratios = Vec::new();
+    for _ in 0..runs.max(5) {
+        let (a, b) = pair()?;
+        if b > 0.0 {
+            ratios.push(a / b);
+        }
+    }
+    let median = median(&mut ratios)?;
+    Some((ratios.len(), median, ratios[0], ratios[ratios.len() - 1]))
 }
 
 /// The median of `values` (sorted in place); `None` when there are none.

@@ -413,9 +413,6 @@ struct Pieces {
 /// Events per piece (about 9.4 MB of them).
 const PIECE: usize = 1 << 16;
 
-/// Below this many events' room a piece emptied by the join keeps it.
-const GIVE_BACK_FROM: usize = 4096;
-
 impl Pieces {
     fn push(&mut self, ev: GroupEvent) {
         if self.last.len() == PIECE {
@@ -432,13 +429,8 @@ impl Pieces {
         let n = self.full.len() * PIECE + self.last.len();
         let mut all = VecDeque::with_capacity(n);
         for mut piece in self.full.into_iter().chain([self.last]).rev() {
-            while let Some(ev) = piece.pop() {
+            while let Some(ev) = super::pop_giving_room_back(&mut piece) {
                 all.push_front(ev);
-                if piece.len() < piece.capacity() - piece.capacity() / 8
-                    && piece.capacity() > GIVE_BACK_FROM
-                {
-                    piece.shrink_to_fit();
-                }
             }
         }
         // Made to its size and filled from the back, it starts where its
