@@ -17,7 +17,12 @@ use kgtrace::render::RenderOptions;
 /// `.cargo/config.toml`): the default four per core were slower here and
 /// held more memory. Freed pages go back after 1 s (`dirty_decay_ms:1000`,
 /// there too): held 10 s, a finished stage's buffers counted at the next
-/// stage's peak.
+/// stage's peak. It serves the C library's own `malloc` too (the crate's
+/// `unprefixed_malloc_on_supported_platforms`): glibc's malloc, which libc
+/// itself still called in the run's threads, reserved 64 MiB of address
+/// space for each (its per-thread arenas), and with them three of issue
+/// 14's hostile shapes aborted under a 512 MiB `ulimit -v` at under 200 MB
+/// resident (docs/performance-log.md, 2026-12-06 morning).
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
