@@ -12,8 +12,8 @@
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::group::GroupHistory;
-use crate::options::Options;
-use crate::render::View;
+use crate::options::{Command, Options};
+use crate::render::{Format, View};
 use crate::report::{
     DiagnosticCount, ExchangeRow, InputSummary, Rebalance, Report, TimelineEntry, FORMAT_VERSION,
 };
@@ -22,6 +22,15 @@ use crate::timeline::Timeline;
 use crate::unmatched::Tally;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
+/// Whether the report is written in a form that shows its group events:
+/// JSON's `timeline`, NDJSON's `event` lines, the HTML page's per-group
+/// pictures (`--html`). The others state their span only
+/// ([`Report::events_span`]).
+fn lists_events(opts: &Options) -> bool {
+    let html = matches!(opts.command, Command::Report { html: Some(_), .. });
+    opts.view == View::Report && (html || matches!(opts.format, Format::Json | Format::Ndjson))
+}
 
 /// Where the timeline view's matching rows go when they are not gathered
 /// into the report: written one by one as they are made.
@@ -86,6 +95,7 @@ pub fn assemble(
     let wants = |v: View| view == v || view == View::Report;
     let mut tally = Tally::new(filter, first, noun(view));
     let mut streamed = 0u64;
+    let mut events_matched = 0usize;
     match rows {
         Some(write) if view == View::Timeline => {
             for e in timeline.events.iter().map(crate::describe::timeline_entry) {
@@ -95,13 +105,25 @@ pub fn assemble(
                 }
             }
         }
-        _ if wants(View::Timeline) => {
+        _ if view == View::Timeline || lists_events(opts) => {
             report.timeline = timeline
                 .events
                 .iter()
                 .map(crate::describe::timeline_entry)
                 .filter(|e| tally.add(e))
                 .collect();
+        }
+        // The report in a format that does not list its events: they are
+        // matched and counted as above (what matched decides the exit
+        // code), and only their span is kept.
+        _ if view == View::Report => {
+            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
+                if tally.add(&e) {
+                    events_matched += 1;
+                    let (first, last) = report.events_span.get_or_insert((e.ts, e.ts));
+                    (*first, *last) = ((*first).min(e.ts), (*last).max(e.ts));
+                }
+            }
         }
         _ => {}
     }
@@ -181,7 +203,7 @@ pub fn assemble(
         View::Rebalances => report.rebalances.len() + streamed as usize,
         View::Groups => report.groups.len(),
         View::Decode => report.exchanges.len() + streamed as usize,
-        View::Report => report.timeline.len().max(report.rebalances.len()),
+        View::Report => (report.timeline.len() + events_matched).max(report.rebalances.len()),
     } as u64;
     if let Some(w) = tally.warning().filter(|_| matched == 0) {
         diagnostics.add(DiagnosticKind::NothingMatched, "filters", "selection", w);

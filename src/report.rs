@@ -62,6 +62,14 @@ pub struct Report {
     /// clock).
     #[serde(skip)]
     pub input_end: Option<Timestamp>,
+    /// The first and last instant of the matching group events when
+    /// [`Report::timeline`] is left empty: a report in a format that does
+    /// not list the events (table, Markdown, HTML, CSV) states their span
+    /// only, and keeping one entry per event for it held more than the
+    /// rest of the run (the dense capture's 256 MB prefix: 204 against
+    /// 92 MB). Not serialised: JSON and NDJSON list the events themselves.
+    #[serde(skip)]
+    pub events_span: Option<(Timestamp, Timestamp)>,
 }
 
 impl Report {

@@ -144,3 +144,32 @@ fn watch_on_a_capture_without_a_join_says_why_there_is_no_rebalance_as_rebalance
     let out = run(&["watch", joined.to_str().unwrap()]).expect_code(0);
     assert!(!out.stderr.contains("no rebalance"), "{}", out.stderr);
 }
+
+#[test]
+fn a_markdown_report_counts_the_group_events_it_does_not_list() {
+    // The Markdown report does not list the group events: it keeps their
+    // count (what decides the exit code) and their span, not the events.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mid.pcap");
+    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
+    let p = path.to_str().unwrap();
+    let listed = json(
+        &run(&["report", "--format", "json", p])
+            .expect_code(0)
+            .stdout,
+    );
+    let events = listed["timeline"].as_array().unwrap();
+    assert_eq!(events.len(), 6, "{events:#?}");
+    let markdown = run(&["report", "--format", "markdown", p]).expect_code(0);
+    for ts in [&events[0]["ts"], &events[5]["ts"]] {
+        let clock = ts.as_str().unwrap().get(11..19).unwrap();
+        assert!(
+            markdown.stdout.contains(clock),
+            "{clock}: {}",
+            markdown.stdout
+        );
+    }
+    // Filtered away, they no longer count.
+    let none = run(&["report", "--format", "markdown", "--group", "billing", p]).expect_code(1);
+    assert!(none.stderr.contains("billing"), "{}", none.stderr);
+}

@@ -47,7 +47,12 @@ pub(crate) fn span(report: &Report) -> Option<(Timestamp, Timestamp)> {
         .inputs
         .iter()
         .flat_map(|i| i.first_ts.into_iter().chain(i.last_ts));
-    let events = report.timeline.iter().map(|e| e.ts);
+    let events = report.timeline.iter().map(|e| e.ts).chain(
+        report
+            .events_span
+            .into_iter()
+            .flat_map(|(first, last)| [first, last]),
+    );
     let rebalances = report
         .rebalances
         .iter()

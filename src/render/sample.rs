@@ -173,6 +173,7 @@ pub(crate) fn incident() -> Report {
         }),
         stops_without_rebalance: Vec::new(),
         input_end: None,
+        events_span: None,
         diagnostic_counts: vec![
             DiagnosticCount {
                 kind: DiagnosticKind::MidStreamStart,
