@@ -18,9 +18,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Each case: shape, count at 1×, the kgtrace arguments (`{}` = input).
-const CASES: [(&str, usize, &[&str]); 8] = [
+const CASES: [(&str, usize, &[&str]); 9] = [
     ("members", 8_000, &["rebalances", "{}"]),
     ("rebalances", 5_000, &["rebalances", "{}"]),
+    (
+        "rebalances",
+        5_000,
+        &["report", "--format", "markdown", "{}"],
+    ),
     ("groups", 1_000, &["report", "{}"]),
     ("groups", 1_000, &["report", "{}", "--html", "{}.html"]),
     ("syn-only", 20_000, &["rebalances", "{}"]),
@@ -56,10 +61,9 @@ fn main() {
         if !picked.is_empty() && !picked.iter().any(|p| *p == shape) {
             continue;
         }
-        let case = format!(
-            "{shape} ({})",
-            cmd[0].to_owned() + if cmd.len() > 2 { " --html" } else { "" }
-        );
+        // The command without the input's place (`{}`, `{}.html`).
+        let named: Vec<&str> = cmd.iter().copied().filter(|a| !a.contains("{}")).collect();
+        let case = format!("{shape} ({})", named.join(" "));
         let mut costs = Vec::new();
         for &scale in scales {
             let n = base * scale;
