@@ -52,13 +52,18 @@ fn capture(group: &str, member: &str, join: bool) -> Vec<u8> {
 
 const MEMBER: &str = "consumer-1-0f4c2a9e-77b1-4d0e-a3c5-1b2d3e4f5a6b";
 
+/// [`capture`] of [`MEMBER`] in `group` written to `name` in `dir`; its path.
+fn written(dir: &tempfile::TempDir, name: &str, group: &str, join: bool) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, capture(group, MEMBER, join)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 #[test]
 fn a_capture_of_heartbeats_and_commits_without_a_join_names_its_group_and_says_why_there_is_no_rebalance(
 ) {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mid.pcap");
-    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
-    let p = path.to_str().unwrap();
+    let p = &written(&dir, "mid.pcap", "orders", false);
     let out = run(&["rebalances", p]).expect_code(1);
     let said = format!(
         "{p}: 6 group events (Heartbeat, OffsetCommit) of group orders but no rebalance: \
@@ -77,11 +82,8 @@ fn a_capture_of_heartbeats_and_commits_without_a_join_names_its_group_and_says_w
 #[test]
 fn a_capture_with_a_rebalance_gets_no_warning_while_one_beside_it_without_gets_its_own() {
     let dir = tempfile::tempdir().unwrap();
-    let joined = dir.path().join("joined.pcap");
-    let quiet = dir.path().join("quiet.pcap");
-    std::fs::write(&joined, capture("orders", MEMBER, true)).unwrap();
-    std::fs::write(&quiet, capture("billing", MEMBER, false)).unwrap();
-    let (j, q) = (joined.to_str().unwrap(), quiet.to_str().unwrap());
+    let j = &written(&dir, "joined.pcap", "orders", true);
+    let q = &written(&dir, "quiet.pcap", "billing", false);
     let out = run(&["rebalances", "--format", "json", j, q]).expect_code(0);
     let report = json(&out.stdout);
     let inputs = report["inputs"].as_array().unwrap();
@@ -111,9 +113,7 @@ fn a_capture_with_a_rebalance_gets_no_warning_while_one_beside_it_without_gets_i
 #[test]
 fn the_warning_has_its_own_diagnostic_kind_no_rebalance_not_skipped_input() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mid.pcap");
-    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
-    let p = path.to_str().unwrap();
+    let p = &written(&dir, "mid.pcap", "orders", false);
     let out = run(&["rebalances", "--format", "json", p]).expect_code(1);
     let report = json(&out.stdout);
     let kinds: Vec<&str> = report["diagnostics"]
@@ -130,18 +130,15 @@ fn the_warning_has_its_own_diagnostic_kind_no_rebalance_not_skipped_input() {
 #[test]
 fn watch_on_a_capture_without_a_join_says_why_there_is_no_rebalance_as_rebalances_does() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mid.pcap");
-    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
-    let p = path.to_str().unwrap();
+    let p = &written(&dir, "mid.pcap", "orders", false);
     let out = run(&["watch", p]).expect_code(1);
     let said = format!(
         "{p}: 6 group events (Heartbeat, OffsetCommit) of group orders but no rebalance: \
          the capture holds no join"
     );
     assert!(out.stderr.contains(&said), "{}", out.stderr);
-    let joined = dir.path().join("joined.pcap");
-    std::fs::write(&joined, capture("orders", MEMBER, true)).unwrap();
-    let out = run(&["watch", joined.to_str().unwrap()]).expect_code(0);
+    let joined = written(&dir, "joined.pcap", "orders", true);
+    let out = run(&["watch", &joined]).expect_code(0);
     assert!(!out.stderr.contains("no rebalance"), "{}", out.stderr);
 }
 
@@ -150,9 +147,7 @@ fn a_markdown_report_counts_the_group_events_it_does_not_list() {
     // The Markdown report does not list the group events: it keeps their
     // count (what decides the exit code) and their span, not the events.
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("mid.pcap");
-    std::fs::write(&path, capture("orders", MEMBER, false)).unwrap();
-    let p = path.to_str().unwrap();
+    let p = &written(&dir, "mid.pcap", "orders", false);
     let listed = json(
         &run(&["report", "--format", "json", p])
             .expect_code(0)
