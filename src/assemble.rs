@@ -8,7 +8,9 @@
 //! flag removed them ([`crate::unmatched`]). Given a [`RowSink`], the
 //! timeline view's rows go to it one by one as they are made and the
 //! report holds none of them (a long capture's million rows are never
-//! held at once).
+//! held at once). The report view holds its group events only in a form
+//! that shows them (JSON, NDJSON, `--html`); otherwise their span
+//! ([`Report::events_span`]) and count.
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::group::GroupHistory;
