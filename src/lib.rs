@@ -72,8 +72,10 @@
 //!   results in group order.
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes
 //!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
-//!   [`render::TimelineRows`] row by row instead of kept in the report);
-//!   [`unmatched`] says which filter left nothing, when one did.
+//!   [`render::TimelineRows`] row by row instead of kept in the report;
+//!   the report view keeps its events only for JSON, NDJSON and `--html`,
+//!   elsewhere their count and span); [`unmatched`] says which filter left
+//!   nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads (several files merged in
 //!   time order), the streaming engine (memory bounded by its windows),
 //!   `tail -F` following, Ctrl-C; and [`watch::settled`], `rebalances
