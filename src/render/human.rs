@@ -304,6 +304,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_span_reaches_events_kept_only_as_their_span() {
+        // A report in a format that does not list its events keeps their
+        // first and last instant alone: the span still reaches them.
+        let report = Report {
+            rebalances: vec![Box::new(crate::report::Rebalance {
+                started_at: Timestamp(5_000),
+                completed_at: Some(Timestamp(6_000)),
+                ..Default::default()
+            })],
+            events_span: Some((Timestamp(1_000), Timestamp(9_000))),
+            ..Report::default()
+        };
+        assert_eq!(span(&report), Some((Timestamp(1_000), Timestamp(9_000))));
+    }
+
+    #[test]
     fn clock_shows_microseconds_of_the_utc_day() {
         let t = Timestamp::from_secs_nanos(1_714_564_803, 123_456_789);
         assert_eq!(clock(t), "12:00:03.123456");
