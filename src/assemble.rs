@@ -6,18 +6,20 @@
 //! chosen view matched (for `-c` and the exit code); when the view had rows
 //! and the filter kept none, a `nothing_matched` diagnostic saying which
 //! flag removed them ([`crate::unmatched`]). Given a [`RowSink`], the
-//! timeline view's rows go to it one by one as they are made and the
-//! report holds none of them (a long capture's million rows are never
-//! held at once). The report view holds its group events only in a form
-//! that shows them (JSON, NDJSON, `--html`); otherwise their span
-//! ([`Report::events_span`]) and count.
+//! matching group events go to it one by one as they are made, after
+//! the report as far as it goes before them (its inputs, groups and
+//! records), and the report holds none of them (a long capture's million
+//! rows are never held at once): the timeline view's rows, or the events
+//! of a JSON or NDJSON document. Without one, the report view holds its
+//! group events only for `--html`, which draws them; otherwise their
+//! span ([`Report::events_span`]) and count.
 
 use crate::diagnostic::{DiagnosticKind, Diagnostics};
 use crate::group::GroupHistory;
 use crate::options::{Command, Options};
-use crate::render::{Format, View};
+use crate::render::{EventSink, Format, View};
 use crate::report::{
-    DiagnosticCount, ExchangeRow, InputSummary, Rebalance, Report, TimelineEntry, FORMAT_VERSION,
+    DiagnosticCount, ExchangeRow, InputSummary, Rebalance, Report, FORMAT_VERSION,
 };
 use crate::time::Timestamp;
 use crate::timeline::Timeline;
@@ -26,17 +28,20 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Whether the report is written in a form that shows its group events:
-/// JSON's `timeline`, NDJSON's `event` lines, the HTML page's per-group
-/// pictures (`--html`). The others state their span only
+/// JSON's `timeline`, NDJSON's `event` lines (these two, when not given a
+/// [`RowSink`], as a library caller may run them), the HTML page's
+/// per-group pictures (`--html`). The others state their span only
 /// ([`Report::events_span`]).
 fn lists_events(opts: &Options) -> bool {
     let html = matches!(opts.command, Command::Report { html: Some(_), .. });
     opts.view == View::Report && (html || matches!(opts.format, Format::Json | Format::Ndjson))
 }
 
-/// Where the timeline view's matching rows go when they are not gathered
-/// into the report: written one by one as they are made.
-pub type RowSink<'a> = &'a mut dyn FnMut(&TimelineEntry) -> std::io::Result<()>;
+/// Where the matching group events go when they are not gathered into
+/// the report: written one by one as they are made (the timeline view's
+/// rows, or the events of a JSON or NDJSON document between its other
+/// parts).
+pub type RowSink<'a> = &'a mut dyn EventSink;
 
 /// The view's rows as reading left them: `decode`'s gathered, to be
 /// filtered and put in request order here (empty for other views), or the
@@ -68,8 +73,9 @@ impl ViewRows {
 }
 
 /// Builds the report for `view`, returning it and the number of matching
-/// rows. With `rows`, the timeline view's rows are handed to it in order
-/// and not kept in the report (an error writing one ends the run).
+/// rows. With `rows`, the matching group events are handed to it in
+/// order (after [`EventSink::head`], the report as far as it goes before
+/// them) and not kept in the report (an error writing one ends the run).
 pub fn assemble(
     mut inputs: Vec<InputSummary>,
     rows_read: ViewRows,
@@ -98,37 +104,6 @@ pub fn assemble(
     let mut tally = Tally::new(filter, first, noun(view));
     let mut streamed = 0u64;
     let mut events_matched = 0usize;
-    match rows {
-        Some(write) if view == View::Timeline => {
-            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
-                if tally.add(&e) {
-                    write(&e)?;
-                    streamed += 1;
-                }
-            }
-        }
-        _ if view == View::Timeline || lists_events(opts) => {
-            report.timeline = timeline
-                .events
-                .iter()
-                .map(crate::describe::timeline_entry)
-                .filter(|e| tally.add(e))
-                .collect();
-        }
-        // The report in a format that does not list its events: they are
-        // matched and counted as above (what matched decides the exit
-        // code), and only their span is kept.
-        _ if view == View::Report => {
-            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
-                if tally.add(&e) {
-                    events_matched += 1;
-                    let (first, last) = report.events_span.get_or_insert((e.ts, e.ts));
-                    (*first, *last) = ((*first).min(e.ts), (*last).max(e.ts));
-                }
-            }
-        }
-        _ => {}
-    }
     let mut groups = Vec::with_capacity(histories.len());
     let mut without = Vec::new();
     let mut lists: Vec<Vec<Box<Rebalance>>> = Vec::with_capacity(histories.len());
@@ -160,6 +135,39 @@ pub fn assemble(
             groups.retain(|g| filter.group(g));
         }
         report.groups = groups;
+    }
+    // The events last: a sink is handed everything before them first.
+    match rows {
+        Some(sink) => {
+            sink.head(&report)?;
+            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
+                if tally.add(&e) {
+                    sink.event(&e)?;
+                    streamed += 1;
+                }
+            }
+        }
+        None if view == View::Timeline || lists_events(opts) => {
+            report.timeline = timeline
+                .events
+                .iter()
+                .map(crate::describe::timeline_entry)
+                .filter(|e| tally.add(e))
+                .collect();
+        }
+        // The report in a format that does not list its events: they are
+        // matched and counted as above (what matched decides the exit
+        // code), and only their span is kept.
+        None if view == View::Report => {
+            for e in timeline.events.iter().map(crate::describe::timeline_entry) {
+                if tally.add(&e) {
+                    events_matched += 1;
+                    let (first, last) = report.events_span.get_or_insert((e.ts, e.ts));
+                    (*first, *last) = ((*first).min(e.ts), (*last).max(e.ts));
+                }
+            }
+        }
+        None => {}
     }
     let (no_rows, events) = match &rows_read {
         ViewRows::Exchanges(rows) => (rows.is_empty(), timeline.len() as u64),
@@ -205,7 +213,8 @@ pub fn assemble(
         View::Rebalances => report.rebalances.len() + streamed as usize,
         View::Groups => report.groups.len(),
         View::Decode => report.exchanges.len() + streamed as usize,
-        View::Report => (report.timeline.len() + events_matched).max(report.rebalances.len()),
+        View::Report => (report.timeline.len() + events_matched + streamed as usize)
+            .max(report.rebalances.len()),
     } as u64;
     if let Some(w) = tally.warning().filter(|_| matched == 0) {
         diagnostics.add(DiagnosticKind::NothingMatched, "filters", "selection", w);

@@ -72,10 +72,12 @@
 //!   results in group order.
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes
 //!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
-//!   [`render::TimelineRows`] row by row instead of kept in the report;
-//!   the report view keeps its events only for JSON, NDJSON and `--html`,
-//!   elsewhere their count and span); [`unmatched`] says which filter left
-//!   nothing, when one did.
+//!   [`render::TimelineRows`] row by row instead of kept in the report; the
+//!   timeline in JSON and the report in JSON or NDJSON, to
+//!   [`render::ListedEvents`], between the document's parts before and
+//!   after the events; the report view keeps its events only for
+//!   `--html`, elsewhere their count and span); [`unmatched`] says which
+//!   filter left nothing, when one did.
 //! - [`watch`] is `kgtrace watch`: reader threads (several files merged in
 //!   time order), the streaming engine (memory bounded by its windows),
 //!   `tail -F` following, Ctrl-C; and [`watch::settled`], `rebalances
@@ -181,8 +183,15 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
         opts.view == View::Timeline && (opts.count || render::TimelineRows::streams(opts.format));
     let decode_rows = decode_rows_stream(opts);
     let settled_rows = watch::settled::applies(opts);
+    // The timeline in JSON, or the report in JSON or NDJSON (not also
+    // drawn as a page, which needs every event), is written as its events
+    // are matched, between the parts before and after them.
+    let listed =
+        !opts.count && html.is_none() && render::ListedEvents::applies(opts.view, opts.format);
     let analysed = if stream_rows {
         analyse_writing_timeline_rows(opts, out)
+    } else if listed {
+        analyse_listing_events(opts, out)
     } else if settled_rows {
         analyse_writing_settled_rebalances(opts, out)
     } else if decode_rows {
@@ -226,7 +235,7 @@ pub fn run(opts: &Options, render_opts: &RenderOptions, out: &mut dyn Write) -> 
     }
     if opts.count {
         render::render_count(matched, out)?;
-    } else if stream_rows || decode_rows || settled_rows {
+    } else if stream_rows || decode_rows || settled_rows || listed {
         // Already written, row by row.
     } else if html_to_stdout {
         // `--html -`: the page is what stdout gets.
@@ -341,8 +350,21 @@ fn analyse_writing_timeline_rows(
         return analyse_with(opts, Some(&mut |_: &report::TimelineEntry| Ok(())));
     }
     let mut rows = render::TimelineRows::new(opts.format, out);
-    let found = analyse_with(opts, Some(&mut |e: &report::TimelineEntry| rows.row(e)))?;
+    let found = analyse_with(opts, Some(&mut rows))?;
     rows.finish()?;
+    Ok(found)
+}
+
+/// [`analyse`] for a view that [`render::ListedEvents`] writes: its
+/// matching events written to `out` as they are made, the rest of the
+/// document around them.
+fn analyse_listing_events(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let mut listed = render::ListedEvents::new(opts.view, opts.format, out);
+    let found = analyse_with(opts, Some(&mut listed))?;
+    listed.finish(&found.0)?;
     Ok(found)
 }
 
@@ -429,9 +451,10 @@ fn analyse_writing_capture_timeline(
     let rows_read = assemble::ViewRows::Exchanges(Vec::new());
     let WrittenRows { rows, .. } = written;
     let Some(mut rows) = rows else {
-        return analyse_collected(opts, collected, rows_read, Some(&mut |_| Ok(())));
+        let count = &mut |_: &report::TimelineEntry| Ok(());
+        return analyse_collected(opts, collected, rows_read, Some(count));
     };
-    let found = analyse_collected(opts, collected, rows_read, Some(&mut |e| rows.row(e)))?;
+    let found = analyse_collected(opts, collected, rows_read, Some(&mut rows))?;
     rows.finish()?;
     Ok(found)
 }

@@ -16,15 +16,9 @@
 use std::path::{Path, PathBuf};
 
 use kgtrace::options::Options;
-use kgtrace::render::{Format, RenderOptions, View};
+use kgtrace::render::{Format, View};
 
-/// What a run gave: the bytes written, the rows matched, the diagnostics.
-#[derive(Debug, PartialEq)]
-struct Written {
-    out: String,
-    matched: u64,
-    diagnostics: String,
-}
+use crate::util::{rendered_whole, through_run, Written};
 
 fn options(inputs: &[PathBuf], format: Format) -> Options {
     let mut opts = Options::analyse(inputs.to_vec(), View::Rebalances, format);
@@ -39,28 +33,13 @@ fn streamed(opts: &Options) -> Written {
         "{:?} would not be streamed",
         opts.inputs
     );
-    let mut out = Vec::new();
-    let outcome = kgtrace::run(opts, &RenderOptions::default(), &mut out).expect("runs");
-    Written {
-        out: String::from_utf8(out).expect("utf-8"),
-        matched: outcome.matched,
-        diagnostics: format!("{:?}", outcome.diagnostics),
-    }
+    through_run(opts).0
 }
 
 /// Through `kgtrace::analyse` (every event kept, every record rebuilt at
 /// the end, sorted), rendered as the batch run renders it.
 fn batch(opts: &Options) -> Written {
-    let (report, matched, diagnostics) = kgtrace::analyse(opts).expect("analyses");
-    let mut out = Vec::new();
-    let render = RenderOptions::default();
-    kgtrace::render::render(&report, View::Rebalances, opts.format, &render, &mut out)
-        .expect("renders");
-    Written {
-        out: String::from_utf8(out).expect("utf-8"),
-        matched,
-        diagnostics: format!("{diagnostics:?}"),
-    }
+    rendered_whole(opts, View::Rebalances)
 }
 
 /// Where the two runs differ on `inputs`, one line per format.
@@ -69,18 +48,8 @@ fn differences(inputs: &[PathBuf]) -> Vec<String> {
     for format in [Format::Ndjson, Format::Csv] {
         let opts = options(inputs, format);
         let (got, want) = (streamed(&opts), batch(&opts));
-        if got != want {
-            let line = got
-                .out
-                .lines()
-                .zip(want.out.lines())
-                .position(|(a, b)| a != b);
-            differ.push(format!(
-                "{inputs:?} {format:?}: {} rows against {} (first differing line {line:?}); diagnostics equal: {}",
-                got.matched,
-                want.matched,
-                got.diagnostics == want.diagnostics
-            ));
+        if let Some(d) = got.difference(&want) {
+            differ.push(format!("{inputs:?} {format:?}: {d}"));
         }
     }
     differ

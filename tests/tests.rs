@@ -16,6 +16,9 @@ mod log_and_capture;
 // `rebalances` of logs written as records settle, against the batch run.
 mod settled;
 
+// The timeline in JSON, the report in JSON and NDJSON, written as their events are matched, against the batch run.
+mod listed_events;
+
 // Shared helpers: run the binary, parse what it prints, read lab fixtures.
 mod util;
 

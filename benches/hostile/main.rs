@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Each case: shape, count at 1×, the kgtrace arguments (`{}` = input).
-const CASES: [(&str, usize, &[&str]); 9] = [
+const CASES: [(&str, usize, &[&str]); 12] = [
     ("members", 8_000, &["rebalances", "{}"]),
     ("rebalances", 5_000, &["rebalances", "{}"]),
     (
@@ -26,6 +26,10 @@ const CASES: [(&str, usize, &[&str]); 9] = [
         5_000,
         &["report", "--format", "markdown", "{}"],
     ),
+    // The forms that write every event: one document, or tagged lines.
+    ("rebalances", 5_000, &["timeline", "--format", "json", "{}"]),
+    ("rebalances", 5_000, &["report", "--format", "json", "{}"]),
+    ("rebalances", 5_000, &["report", "--format", "ndjson", "{}"]),
     ("groups", 1_000, &["report", "{}"]),
     ("groups", 1_000, &["report", "{}", "--html", "{}.html"]),
     ("syn-only", 20_000, &["rebalances", "{}"]),

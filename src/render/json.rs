@@ -1,7 +1,8 @@
 //! The `json` and `ndjson` formats, documented.
 //!
-//! Takes: a view of a [`Report`]. Gives: one pretty JSON document followed by
-//! a newline. Field names and meanings are those of [`crate::report`]; every
+//! Takes: a view of a [`Report`] (or, through `Document`, its parts
+//! before its list, the list's items one by one, its parts after). Gives:
+//! one pretty JSON document followed by a newline. Field names and meanings are those of [`crate::report`]; every
 //! field is always present (absent values are `null`) except `frame` and
 //! `line` in evidence and timeline entries, of which exactly the one that
 //! applies is written. Times are RFC 3339 strings in UTC with microseconds;
@@ -117,7 +118,6 @@
 
 use std::io::{self, Write};
 
-use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 use crate::report::Report;
@@ -126,12 +126,127 @@ use super::View;
 
 /// Writes `view` as one pretty JSON document and a newline.
 pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
-    let mut out = &mut *out;
+    let mut doc = Document::begin(report, view, out)?;
     match view {
-        View::Report => to_writer(&mut out, report, true)?,
-        _ => to_writer(&mut out, &Envelope { report, view }, true)?,
+        View::Timeline | View::Report => report.timeline.iter().try_for_each(|e| doc.item(e))?,
+        View::Rebalances => report.rebalances.iter().try_for_each(|r| doc.item(r))?,
+        View::Groups => report.groups.iter().try_for_each(|g| doc.item(g))?,
+        View::Decode => report.exchanges.iter().try_for_each(|x| doc.item(x))?,
     }
-    writeln!(out)
+    doc.end(report)
+}
+
+/// One view's document, written as serde_json's pretty printer writes it
+/// whole, but in three steps: the fields before the view's list, the
+/// list's items one by one, the fields after. The time line's items can
+/// so be written as they are matched ([`super::ListedEvents`]): a long
+/// capture's events are not first gathered as entries, hundreds of bytes
+/// each. The fields come in the order of [`Report`]'s own (for `report`,
+/// every one of them; for the other views, the envelope's).
+pub(super) struct Document<'a> {
+    out: &'a mut dyn Write,
+    view: View,
+    items: u64,
+}
+
+impl<'a> Document<'a> {
+    /// Writes the fields before `view`'s list (of `head`: only those are
+    /// read) and opens the list.
+    pub(super) fn begin(head: &Report, view: View, out: &'a mut dyn Write) -> io::Result<Self> {
+        out.write_all(b"{")?;
+        let mut doc = Document {
+            out,
+            view,
+            items: 0,
+        };
+        doc.field("format_version", &head.format_version, true)?;
+        doc.field("inputs", &head.inputs, false)?;
+        doc.field("log_time_zone", &head.log_time_zone, false)?;
+        if view == View::Report {
+            doc.field("groups", &head.groups, false)?;
+            doc.field("rebalances", &head.rebalances, false)?;
+        }
+        doc.key(list_name(view), false)?;
+        doc.out.write_all(b"[").map(|()| doc)
+    }
+
+    /// Writes the list's next item.
+    pub(super) fn item<T: Serialize + ?Sized>(&mut self, item: &T) -> io::Result<()> {
+        let before: &[u8] = if self.items == 0 { b"\n" } else { b",\n" };
+        self.out.write_all(before)?;
+        self.out.write_all(ITEM_INDENT)?;
+        self.items += 1;
+        nested(&mut self.out, item, ITEM_INDENT)
+    }
+
+    /// Closes the list and writes the fields after it (of `tail`: only
+    /// those are read) and the closing newline.
+    pub(super) fn end(self, tail: &Report) -> io::Result<()> {
+        let mut doc = self;
+        if doc.items > 0 {
+            doc.out.write_all(b"\n")?;
+            doc.out.write_all(FIELD_INDENT)?;
+        }
+        doc.out.write_all(b"]")?;
+        if doc.view == View::Report {
+            doc.field("exchanges", &tail.exchanges, false)?;
+        }
+        doc.field("diagnostics", &tail.diagnostics, false)?;
+        doc.field("diagnostic_counts", &tail.diagnostic_counts, false)?;
+        doc.field("worst_stop", &tail.worst_stop, false)?;
+        doc.field(
+            "stops_without_rebalance",
+            &tail.stops_without_rebalance,
+            false,
+        )?;
+        doc.out.write_all(b"\n}\n")
+    }
+
+    fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        value: &T,
+        first: bool,
+    ) -> io::Result<()> {
+        self.key(key, first)?;
+        nested(&mut self.out, value, FIELD_INDENT)
+    }
+
+    /// `"key": ` on a line of its own. The keys are plain names (no
+    /// character JSON escapes).
+    fn key(&mut self, key: &str, first: bool) -> io::Result<()> {
+        let before: &[u8] = if first { b"\n" } else { b",\n" };
+        self.out.write_all(before)?;
+        self.out.write_all(FIELD_INDENT)?;
+        write!(self.out, "\"{key}\": ")
+    }
+}
+
+/// The indent of the document's fields, and of its list's items.
+const FIELD_INDENT: &[u8] = b"  ";
+const ITEM_INDENT: &[u8] = b"    ";
+
+/// The name `view`'s list goes under (the report's own list is its events).
+fn list_name(view: View) -> &'static str {
+    match view {
+        View::Timeline | View::Report => "timeline",
+        View::Rebalances => "rebalances",
+        View::Groups => "groups",
+        View::Decode => "exchanges",
+    }
+}
+
+/// `value` pretty, as it would be written `indent` deep into a document:
+/// every line after its first indented by `indent` more.
+fn nested<T: Serialize + ?Sized>(
+    out: &mut dyn Write,
+    value: &T,
+    indent: &'static [u8],
+) -> io::Result<()> {
+    let f = Visible(Nested(serde_json::ser::PrettyFormatter::new(), indent));
+    value
+        .serialize(&mut serde_json::Serializer::with_formatter(out, f))
+        .map_err(io::Error::from)
 }
 
 /// serde_json, with bidi controls in strings written as `\u202e` escapes
@@ -196,32 +311,59 @@ impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for Visible<F> {
     }
 }
 
-/// The envelope around one view's list.
-struct Envelope<'a> {
-    report: &'a Report,
-    view: View,
+/// serde_json's pretty printer, with every line it begins indented by
+/// `indent` more: a value written as it is inside a document.
+struct Nested(serde_json::ser::PrettyFormatter<'static>, &'static [u8]);
+
+/// Writes through to `w`, `indent` after every newline.
+struct IndentAfterNewline<'w, W: ?Sized> {
+    w: &'w mut W,
+    indent: &'static [u8],
 }
 
-impl Serialize for Envelope<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let r = self.report;
-        let mut map = s.serialize_map(Some(8))?;
-        map.serialize_entry("format_version", &r.format_version)?;
-        map.serialize_entry("inputs", &r.inputs)?;
-        map.serialize_entry("log_time_zone", &r.log_time_zone)?;
-        match self.view {
-            View::Timeline => map.serialize_entry("timeline", &r.timeline)?,
-            View::Rebalances => map.serialize_entry("rebalances", &r.rebalances)?,
-            View::Groups => map.serialize_entry("groups", &r.groups)?,
-            View::Decode => map.serialize_entry("exchanges", &r.exchanges)?,
-            // Never reached: `write` serialises the whole report itself.
-            View::Report => map.serialize_entry("rebalances", &r.rebalances)?,
+impl<W: ?Sized + Write> Write for IndentAfterNewline<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(at) = rest.iter().position(|b| *b == b'\n') {
+            self.w.write_all(&rest[..=at])?;
+            self.w.write_all(self.indent)?;
+            rest = &rest[at + 1..];
         }
-        map.serialize_entry("diagnostics", &r.diagnostics)?;
-        map.serialize_entry("diagnostic_counts", &r.diagnostic_counts)?;
-        map.serialize_entry("worst_stop", &r.worst_stop)?;
-        map.serialize_entry("stops_without_rebalance", &r.stops_without_rebalance)?;
-        map.end()
+        self.w.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
+/// The pretty printer's methods that begin a line, each given `w` behind
+/// an [`IndentAfterNewline`].
+macro_rules! indented {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        $(fn $name<W: ?Sized + Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> io::Result<()> {
+            let mut w = IndentAfterNewline { w, indent: self.1 };
+            self.0.$name(&mut w $(, $arg)*)
+        })*
+    };
+}
+
+impl serde_json::ser::Formatter for Nested {
+    indented! {
+        end_array();
+        begin_array_value(first: bool);
+        end_object();
+        begin_object_key(first: bool);
+    }
+
+    delegate! {
+        begin_array();
+        end_array_value();
+        begin_object();
+        end_object_key();
+        begin_object_value();
+        end_object_value();
     }
 }
 
@@ -281,6 +423,62 @@ mod tests {
             assert!(doc[key].is_array(), "{key}");
         }
         assert_eq!(doc["format_version"], 1);
+    }
+
+    #[test]
+    fn the_report_document_is_the_report_serialised_whole() {
+        // The document names the report's fields itself, to write its
+        // events between them: one the report gains and the document
+        // lacks fails here.
+        for (name, report) in sample::all() {
+            let mut whole = Vec::new();
+            to_writer(&mut whole, &report, true).unwrap();
+            whole.push(b'\n');
+            let mut doc = Vec::new();
+            write(&report, View::Report, &mut doc).unwrap();
+            assert_eq!(
+                String::from_utf8(doc).unwrap(),
+                String::from_utf8(whole).unwrap(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_value_nested_in_the_document_is_indented_as_serde_json_indents_it() {
+        #[derive(Serialize)]
+        struct Inner {
+            list: Vec<u8>,
+            empty: Vec<u8>,
+            none: Option<u8>,
+            text: &'static str,
+        }
+        let inner = || Inner {
+            list: vec![1, 2],
+            empty: vec![],
+            none: None,
+            text: "a\nb\u{202e}",
+        };
+        #[derive(Serialize)]
+        struct Outer {
+            e: std::collections::BTreeMap<u8, u8>,
+            k: [Inner; 2],
+        }
+        let whole = Outer {
+            e: Default::default(),
+            k: [inner(), inner()],
+        };
+        let mut want = Vec::new();
+        to_writer(&mut want, &whole, true).unwrap();
+        let mut got = b"{\n  \"e\": ".to_vec();
+        nested(&mut got, &whole.e, FIELD_INDENT).unwrap();
+        got.extend_from_slice(b",\n  \"k\": ");
+        nested(&mut got, &[inner(), inner()], FIELD_INDENT).unwrap();
+        got.extend_from_slice(b"\n}");
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            String::from_utf8(want).unwrap()
+        );
     }
 
     #[test]

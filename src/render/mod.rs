@@ -14,7 +14,10 @@
 //!   `incident_round.rs`: the incident report as a document;
 //! - one file per format: `table.rs` (comfy-table) and `text.rs`,
 //!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
-//!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture.
+//!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture;
+//! - here, besides [`render`]: the views written as their rows are made
+//!   ([`Rows`], [`ListedEvents`]), fed by `assemble` through
+//!   [`EventSink`].
 
 mod brief;
 mod coordinator;
@@ -241,6 +244,115 @@ impl<'a, T: StreamedRow> Rows<'a, T> {
     }
 }
 
+/// Where the time line's matching entries go when they are written as
+/// they are made instead of kept in the report ([`crate::assemble`]).
+pub trait EventSink {
+    /// The report as far as it goes before its events (inputs, groups,
+    /// records; not yet its diagnostics): once, before the first event.
+    fn head(&mut self, _head: &Report) -> io::Result<()> {
+        Ok(())
+    }
+    /// One matching entry, in the time line's order.
+    fn event(&mut self, e: &TimelineEntry) -> io::Result<()>;
+}
+
+/// Entries only counted (`-c`).
+impl<F: FnMut(&TimelineEntry) -> io::Result<()>> EventSink for F {
+    fn event(&mut self, e: &TimelineEntry) -> io::Result<()> {
+        self(e)
+    }
+}
+
+impl EventSink for TimelineRows<'_> {
+    fn event(&mut self, e: &TimelineEntry) -> io::Result<()> {
+        self.row(e)
+    }
+}
+
+/// The timeline view in JSON, or the report in JSON or NDJSON, with its
+/// group events written as they are matched, between what comes before
+/// them and what after (`json::Document`, `ndjson::report_head`): a
+/// long capture's events are not first gathered as entries, hundreds of
+/// bytes each, then written (on a storm of 80,000 rounds, 480,000
+/// events: a third of the run's peak). The output is the same as
+/// [`render`]'s.
+pub struct ListedEvents<'a>(Listing<'a>);
+
+/// How far a [`ListedEvents`] has gone.
+enum Listing<'a> {
+    /// Nothing written yet.
+    Before {
+        view: View,
+        format: Format,
+        out: &'a mut dyn Write,
+    },
+    /// The JSON document, begun.
+    Json(json::Document<'a>),
+    /// The report's NDJSON lines before its events, written.
+    Ndjson(&'a mut dyn Write),
+    /// Left for a moment while changing step.
+    Moving,
+}
+
+impl<'a> ListedEvents<'a> {
+    /// Whether `view` in `format` is written so: the forms that list the
+    /// events and do not already write them row by row ([`Rows`]).
+    pub fn applies(view: View, format: Format) -> bool {
+        matches!(
+            (view, format),
+            (View::Timeline, Format::Json) | (View::Report, Format::Json | Format::Ndjson)
+        )
+    }
+
+    /// `view` in `format` (one that [`ListedEvents::applies`] to) to `out`.
+    pub fn new(view: View, format: Format, out: &'a mut dyn Write) -> ListedEvents<'a> {
+        debug_assert!(Self::applies(view, format), "{view:?} in {format:?}");
+        ListedEvents(Listing::Before { view, format, out })
+    }
+
+    /// Writes what comes after the events, from the finished `report`
+    /// (and what comes before them, if no event came).
+    pub fn finish(mut self, report: &Report) -> io::Result<()> {
+        self.head(report)?;
+        match std::mem::replace(&mut self.0, Listing::Moving) {
+            Listing::Json(doc) => doc.end(report),
+            Listing::Ndjson(out) => ndjson::report_tail(report, out),
+            Listing::Before { .. } | Listing::Moving => Ok(()),
+        }
+    }
+}
+
+impl EventSink for ListedEvents<'_> {
+    fn head(&mut self, head: &Report) -> io::Result<()> {
+        let Listing::Before { .. } = self.0 else {
+            return Ok(());
+        };
+        let Listing::Before { view, format, out } = std::mem::replace(&mut self.0, Listing::Moving)
+        else {
+            return Ok(());
+        };
+        self.0 = if format == Format::Json {
+            Listing::Json(json::Document::begin(head, view, out)?)
+        } else {
+            ndjson::report_head(head, out)?;
+            Listing::Ndjson(out)
+        };
+        Ok(())
+    }
+
+    fn event(&mut self, e: &TimelineEntry) -> io::Result<()> {
+        match &mut self.0 {
+            Listing::Json(doc) => doc.item(e),
+            Listing::Ndjson(out) => ndjson::tagged_line("event", e, *out),
+            // `assemble` calls `head` before any event.
+            Listing::Before { .. } | Listing::Moving => {
+                debug_assert!(false, "an event before the head");
+                Ok(())
+            }
+        }
+    }
+}
+
 /// Writes the incident report as one self-contained HTML file: inline CSS,
 /// one inline SVG timeline per group, no script, no external asset.
 pub fn render_html(report: &Report, out: &mut dyn Write) -> io::Result<()> {
@@ -290,6 +402,49 @@ mod tests {
         let mut out = Vec::new();
         render(report, view, format, opts, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// `view` in `format` as [`ListedEvents`] writes it, handed the
+    /// report's events one by one.
+    fn listed(report: &Report, view: View, format: Format) -> String {
+        let mut out = Vec::new();
+        let mut head = report.clone();
+        head.timeline.clear();
+        head.diagnostics.clear();
+        let mut listed = ListedEvents::new(view, format, &mut out);
+        listed.head(&head).unwrap();
+        for e in &report.timeline {
+            listed.event(e).unwrap();
+        }
+        listed.finish(report).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn events_listed_as_they_come_make_the_document_written_whole() {
+        let opts = RenderOptions::default();
+        let mut forms = 0;
+        for (name, report) in sample::all() {
+            let mut none = report.clone();
+            none.timeline.clear();
+            for report in [report, none] {
+                for (view, _) in VIEWS {
+                    for (format, _) in FORMATS {
+                        if !ListedEvents::applies(view, format) {
+                            continue;
+                        }
+                        forms += 1;
+                        let whole = rendered(&report, view, format, &opts);
+                        assert_eq!(
+                            listed(&report, view, format),
+                            whole,
+                            "{name} {view:?} {format:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(forms >= 6, "{forms}");
     }
 
     #[test]

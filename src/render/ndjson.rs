@@ -45,19 +45,41 @@ struct Tagged<'a, T: Serialize> {
 
 fn tagged<T: Serialize>(kind: &'static str, items: &[T], out: &mut dyn Write) -> io::Result<()> {
     for data in items {
-        line(&Tagged { r#type: kind, data }, out)?;
+        tagged_line(kind, data, out)?;
     }
     Ok(())
 }
 
+/// One `{"type": kind, "data": …}` line.
+pub(super) fn tagged_line<T: Serialize>(
+    kind: &'static str,
+    data: &T,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    line(&Tagged { r#type: kind, data }, out)
+}
+
 fn tagged_report(report: &Report, out: &mut dyn Write) -> io::Result<()> {
-    tagged("input", &report.inputs, out)?;
-    tagged("group", &report.groups, out)?;
-    tagged("rebalance", &report.rebalances, out)?;
+    report_head(report, out)?;
     tagged("event", &report.timeline, out)?;
-    tagged("exchange", &report.exchanges, out)?;
-    tagged("diagnostic", &report.diagnostics, out)?;
-    tagged("diagnostic_count", &report.diagnostic_counts, out)
+    report_tail(report, out)
+}
+
+/// The report's lines before its `event` lines (of `head`: only those
+/// are read); the events can so be written as they are matched
+/// ([`super::ListedEvents`]).
+pub(super) fn report_head(head: &Report, out: &mut dyn Write) -> io::Result<()> {
+    tagged("input", &head.inputs, out)?;
+    tagged("group", &head.groups, out)?;
+    tagged("rebalance", &head.rebalances, out)
+}
+
+/// The report's lines after its `event` lines (of `tail`: only those are
+/// read).
+pub(super) fn report_tail(tail: &Report, out: &mut dyn Write) -> io::Result<()> {
+    tagged("exchange", &tail.exchanges, out)?;
+    tagged("diagnostic", &tail.diagnostics, out)?;
+    tagged("diagnostic_count", &tail.diagnostic_counts, out)
 }
 
 #[cfg(test)]

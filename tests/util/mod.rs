@@ -18,6 +18,9 @@ use serde_json::Value;
 mod lab_fixtures;
 pub use lab_fixtures::*;
 
+mod in_process;
+pub use in_process::*;
+
 /// The committed lab captures, relative to the crate root.
 pub const LAB: &str = "fixtures/lab";
 
