@@ -776,6 +776,17 @@ fn kip848_round(
     }
 }
 
+/// A copy of the first event of `group` in `report` that names a member:
+/// a template for a test's own events.
+pub(crate) fn member_event(report: &Report, group: &str) -> TimelineEntry {
+    report
+        .timeline
+        .iter()
+        .find(|e| e.group.as_deref() == Some(group) && e.member_id.is_some())
+        .expect("the sample names a member of the group")
+        .clone()
+}
+
 /// A KIP-848 group: a member arrives (epoch 14 → 15), another leaves
 /// (15 → 16).
 pub(crate) fn kip848() -> Report {

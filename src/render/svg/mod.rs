@@ -9,7 +9,8 @@
 //! generation, trigger and duration; below the lanes, a row per stopped
 //! partition with a bar per stop (`#N` is the group's rebalance number;
 //! a stop still open at the end is drawn open-ended, dashed, with an
-//! arrow; at most [`model::MAX_STOP_BARS`], the rest counted). Below it,
+//! arrow; at most [`model::MAX_STOP_BARS`], the rest counted; at most
+//! [`MAX_MEMBER_LANES`] member lanes, the rest counted). Below it,
 //! each rebalance zoomed in (the
 //! [`MAX_ZOOMS`] longest when there are more), because a three-second round
 //! is a sliver on a day's axis. A legend, naming only what this picture
@@ -42,6 +43,10 @@ const LEGEND_ROW: f64 = 20.0;
 const CHAR_W: f64 = 6.4;
 /// Zoomed rebalances drawn per group at most.
 pub(crate) const MAX_ZOOMS: usize = 6;
+/// Member lanes the overview draws per group at most (even: half from
+/// the start, half from the end). A real group of 50 consumers (the lab's
+/// `ak39_ck_fifty`) is drawn whole.
+pub(crate) const MAX_MEMBER_LANES: usize = 100;
 
 /// Writes the picture of `group`.
 pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -50,13 +55,18 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         return empty(group, out);
     };
     let mut body = String::new();
+    let (lanes, lanes_left_out) = overview_lanes(&picture.lanes);
     let overview = Panel {
-        lanes: picture.lanes.iter().collect(),
+        lanes,
         scale: padded(first, last, 40),
         lane_h: LANE_H,
         stops: picture.stops.iter().collect(),
     };
     let mut y = panel::draw(&mut body, &overview, &picture.windows, 8.0);
+    if lanes_left_out > 0 {
+        let text = members_left_out(&picture.lanes, lanes_left_out);
+        y = note(&mut body, y + 4.0, &text);
+    }
     if picture.stops_left_out > 0 {
         y = note(&mut body, y + 4.0, &stops_left_out(&picture));
     }
@@ -89,6 +99,45 @@ fn note(svg: &mut String, y: f64, text: &str) -> f64 {
         escape(text)
     ));
     y + 14.0
+}
+
+/// The overview's lanes: the group's own and every member's, or past
+/// [`MAX_MEMBER_LANES`] members the first and the last half of that many
+/// by first sight (a storm's beginning and its end: a member that rejoins
+/// under a new id each round, or a new client each round, made a lane
+/// per round, and a storm of 10,000 rounds drew a page of 100 MB, 2,000
+/// screens high); and how many member lanes are left out. Zoomed rounds
+/// still draw every member active in them.
+fn overview_lanes(lanes: &[model::Lane]) -> (Vec<&model::Lane>, usize) {
+    let members = lanes.iter().filter(|l| !l.is_group).count();
+    let left_out = members.saturating_sub(MAX_MEMBER_LANES);
+    let (first, last) = (
+        MAX_MEMBER_LANES / 2,
+        members.saturating_sub(MAX_MEMBER_LANES / 2),
+    );
+    let mut member = 0;
+    let drawn = lanes
+        .iter()
+        .filter(|l| {
+            if l.is_group {
+                return true;
+            }
+            member += 1;
+            left_out == 0 || member <= first || member > last
+        })
+        .collect();
+    (drawn, left_out)
+}
+
+/// Says how many members' lanes the overview leaves out.
+fn members_left_out(lanes: &[model::Lane], left_out: usize) -> String {
+    let members = lanes.iter().filter(|l| !l.is_group).count();
+    format!(
+        "{} of {members} members' lanes drawn (the first {} and the last {} seen); the zoomed rebalances draw every member active in them, and the report's tables and --format json name every member.",
+        members - left_out,
+        MAX_MEMBER_LANES / 2,
+        MAX_MEMBER_LANES / 2
+    )
 }
 
 /// Says how many partition stops the bars leave out and where they are.
@@ -508,6 +557,49 @@ mod tests {
         assert!(text.contains("stopped orders-11</text>"));
         assert!(!text.contains("stopped orders-12</text>"));
         assert!(rows > 12);
+    }
+
+    #[test]
+    fn past_a_hundred_members_the_overview_draws_the_first_and_last_fifty_and_counts_the_rest() {
+        let mut report = sample::incident();
+        let seen = sample::member_event(&report, "orders-service");
+        let lanes = |text: &str| text.matches("</title><text x=\"8\"").count();
+        let before = lanes(&svg(&report, "orders-service"));
+        // A member a minute for 200 minutes after the input, each with an
+        // id of its own (a client rejoining under a new id each round):
+        // far from every round, so no zoom draws them.
+        let last = report.timeline.iter().map(|e| e.ts.0).max().unwrap();
+        for i in 0..200i64 {
+            let mut e = seen.clone();
+            e.ts = crate::time::Timestamp(last + (i + 60) * 60_000_000_000);
+            e.member_id = Some(format!("storm-member-{i:03}"));
+            e.client_id = Some(format!("storm-client-{i:03}"));
+            report.timeline.push(e);
+        }
+        let text = svg(&report, "orders-service");
+        let members = text
+            .split("members&#39; lanes drawn")
+            .next()
+            .and_then(|t| t.rsplit('>').next())
+            .unwrap();
+        assert!(members.starts_with("100 of "), "{members}");
+        assert!(text.contains("(the first 50 and the last 50 seen)"));
+        // Every lane the sample drew before is among the first fifty.
+        assert!(before <= 50, "{before}");
+        assert!(text.contains("storm-member-199"));
+        assert!(text.contains("storm-member-150"));
+        assert!(!text.contains("storm-member-149"));
+        assert!(!text.contains("storm-member-100"));
+        assert!(lanes(&text) >= 100, "{}", lanes(&text));
+        // A hundred members or fewer: every lane, no note.
+        report.timeline.retain(|e| {
+            e.member_id
+                .as_deref()
+                .is_none_or(|m| m < "storm-member-090" || !m.starts_with("storm"))
+        });
+        let text = svg(&report, "orders-service");
+        assert!(!text.contains("lanes drawn"));
+        assert!(text.contains("storm-member-089"));
     }
 
     #[test]

@@ -199,9 +199,7 @@ pub(crate) fn picture_in(index: &Index<'_>, group: &str) -> Picture {
     let named: &[(usize, &TimelineEntry)] = index.named.get(group).map_or(&[], Vec::as_slice);
     let mut lanes = member_lanes(named, &rounds);
     let group_lane = place_entries(index, named, group, &mut lanes);
-    for r in &rounds {
-        add_parked(&mut lanes, r);
-    }
+    add_parked(&mut lanes, &rounds);
     if !group_lane.marks.is_empty() || lanes.is_empty() {
         lanes.insert(0, group_lane);
     }
@@ -518,12 +516,13 @@ impl<'l> LaneLookup<'l> {
             return self.by_member.get(id).copied();
         }
         if let Some(client) = non_empty(&e.client_id) {
+            // The client's lanes in lane order, which is first sight's
+            // (`member_lanes`): the first seen at or after the entry is
+            // found by halving, not by a scan (a client rejoining under a
+            // new id each round of a storm has a lane per round).
             let same = self.by_client.get(client)?;
-            let next = same
-                .iter()
-                .copied()
-                .find(|&i| lanes[i].first_seen >= e.ts.0);
-            return next.or(same.last().copied());
+            let next = same.partition_point(|&i| lanes[i].first_seen < e.ts.0);
+            return same.get(next).or(same.last()).copied();
         }
         self.by_host.get(non_empty(&e.client_host)?).copied()
     }
@@ -553,20 +552,30 @@ fn mark(e: &TimelineEntry) -> Mark {
     }
 }
 
-fn add_parked(lanes: &mut [Lane], r: &Rebalance) {
-    for j in &r.joins {
-        let Some(ms) = j.parked_ms.filter(|ms| ms.is_finite() && *ms > 0.0) else {
-            continue;
-        };
-        let Some(lane) = lanes
-            .iter_mut()
-            .find(|l| l.member_id.as_deref() == Some(&j.member_id))
-        else {
-            continue;
-        };
-        let start = j.requested_at.0;
-        lane.parked
-            .push((start, start.saturating_add((ms * 1e6) as i64)));
+/// Each round's parked JoinGroup requests on their members' lanes, looked
+/// up by member id (a storm of rounds under new member ids makes tens of
+/// thousands of lanes: searched for each join, they took minutes).
+fn add_parked(lanes: &mut [Lane], rounds: &[&Rebalance]) {
+    let parked: Vec<(usize, (i64, i64))> = {
+        let mut by_member: HashMap<&str, usize> = HashMap::new();
+        for (i, l) in lanes.iter().enumerate() {
+            if let Some(id) = l.member_id.as_deref() {
+                by_member.entry(id).or_insert(i);
+            }
+        }
+        rounds
+            .iter()
+            .flat_map(|r| &r.joins)
+            .filter_map(|j| {
+                let ms = j.parked_ms.filter(|ms| ms.is_finite() && *ms > 0.0)?;
+                let lane = *by_member.get(j.member_id.as_str())?;
+                let start = j.requested_at.0;
+                Some((lane, (start, start.saturating_add((ms * 1e6) as i64))))
+            })
+            .collect()
+    };
+    for (lane, interval) in parked {
+        lanes[lane].parked.push(interval);
     }
 }
 
@@ -703,6 +712,43 @@ mod tests {
         );
         let other = picture(&report, "billing-ledger");
         assert!(other.stops.iter().all(|s| s.round > 0));
+    }
+
+    #[test]
+    fn a_first_join_lands_on_the_next_lane_of_its_client_to_appear_or_its_last() {
+        // A client that rejoins under a new member id each time: a lane
+        // per id, first seen at 100, 200 and 300 s; its first JoinGroups
+        // (no member id yet) go to the lane that appears next.
+        let mut report = sample::incident();
+        let seen = sample::member_event(&report, "orders-service");
+        let entry = |s: i64, member: Option<&str>, kind: &str| {
+            let mut e = seen.clone();
+            e.ts = sample::at(s * 1000);
+            e.member_id = member.map(str::to_string);
+            e.client_id = Some("rejoiner".into());
+            e.client_host = None;
+            e.mark = kind.into();
+            e
+        };
+        for (s, id) in [(100, "r-1"), (200, "r-2"), (300, "r-3")] {
+            report.timeline.push(entry(s, Some(id), "heartbeat"));
+        }
+        for s in [50, 150, 250, 350] {
+            report.timeline.push(entry(s, None, "join"));
+        }
+        report.timeline.sort_by_key(|e| e.ts);
+        let p = picture(&report, "orders-service");
+        let joins_at = |id: &str| -> Vec<i64> {
+            let lane = p.lanes.iter().find(|l| l.title.contains(id)).unwrap();
+            lane.marks
+                .iter()
+                .filter(|m| m.kind == "join")
+                .map(|m| m.ts / 1_000_000_000 - sample::at(0).0 / 1_000_000_000)
+                .collect()
+        };
+        assert_eq!(joins_at("r-1"), [50]);
+        assert_eq!(joins_at("r-2"), [150]);
+        assert_eq!(joins_at("r-3"), [250, 350]);
     }
 
     #[test]
