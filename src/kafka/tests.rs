@@ -1471,3 +1471,37 @@ fn requests_waiting_for_their_answer_are_told_apart_by_the_one_group_they_name()
     assert!(open.groups.is_empty(), "{open:?}");
     assert_eq!(open.ungrouped.map(|(_, f)| f), Some(describe));
 }
+
+#[test]
+fn a_connection_on_a_kafka_port_makes_its_state_at_its_first_byte_and_decodes_as_one_made_at_its_syn(
+) {
+    // Three connections opened on the broker's port; one carries a
+    // JoinGroup, one only closes, one is still open at the end.
+    let mut sim = Sim::new();
+    for conn in 1..=3 {
+        sim.open(conn, true);
+    }
+    let quiet = |sim: &Sim| {
+        sim.dec
+            .conns
+            .values()
+            .filter(|c| matches!(c, super::Conn::Quiet(_)))
+            .count()
+    };
+    assert_eq!(quiet(&sim), 3, "no state made at the SYN");
+    assert_eq!(sim.dec.buffered_bytes(), 0);
+    assert_eq!(sim.dec.oldest_open(), None);
+    let (request, response) = join_group_v5_frames(7);
+    sim.send(1, ToServer, &request);
+    assert_eq!(quiet(&sim), 2, "made at its first byte");
+    assert!(sim.dec.oldest_open().is_some(), "the request waits");
+    sim.send(1, ToClient, &response);
+    sim.close(2, false);
+    sim.finish();
+    let x = sim.only();
+    assert_eq!((x.api, x.correlation_id), ("JoinGroup", 7));
+    assert!(x.response_frame.is_some() && x.request_frame.is_some());
+    assert_eq!(x.connection.as_ref(), "10.0.0.1:50000 -> 10.0.0.2:9092");
+    assert!(sim.diags.examples.is_empty(), "{:#?}", sim.diags);
+    assert!(sim.dec.conns.is_empty());
+}

@@ -181,25 +181,24 @@ impl<'a> Document<'a> {
 
     /// Closes the list and writes the fields after it (of `tail`: only
     /// those are read) and the closing newline.
-    pub(super) fn end(self, tail: &Report) -> io::Result<()> {
-        let mut doc = self;
-        if doc.items > 0 {
-            doc.out.write_all(b"\n")?;
-            doc.out.write_all(FIELD_INDENT)?;
+    pub(super) fn end(mut self, tail: &Report) -> io::Result<()> {
+        if self.items > 0 {
+            self.out.write_all(b"\n")?;
+            self.out.write_all(FIELD_INDENT)?;
         }
-        doc.out.write_all(b"]")?;
-        if doc.view == View::Report {
-            doc.field("exchanges", &tail.exchanges, false)?;
+        self.out.write_all(b"]")?;
+        if self.view == View::Report {
+            self.field("exchanges", &tail.exchanges, false)?;
         }
-        doc.field("diagnostics", &tail.diagnostics, false)?;
-        doc.field("diagnostic_counts", &tail.diagnostic_counts, false)?;
-        doc.field("worst_stop", &tail.worst_stop, false)?;
-        doc.field(
+        self.field("diagnostics", &tail.diagnostics, false)?;
+        self.field("diagnostic_counts", &tail.diagnostic_counts, false)?;
+        self.field("worst_stop", &tail.worst_stop, false)?;
+        self.field(
             "stops_without_rebalance",
             &tail.stops_without_rebalance,
             false,
         )?;
-        doc.out.write_all(b"\n}\n")
+        self.out.write_all(b"\n}\n")
     }
 
     fn field<T: Serialize + ?Sized>(
