@@ -2,12 +2,13 @@
 //!
 //! Takes: a view of a [`Report`] (or, through `Document`, its parts
 //! before its list, the list's items one by one, its parts after). Gives:
-//! one pretty JSON document followed by a newline. Field names and meanings are those of [`crate::report`]; every
-//! field is always present (absent values are `null`) except `frame` and
-//! `line` in evidence and timeline entries, of which exactly the one that
-//! applies is written. Times are RFC 3339 strings in UTC with microseconds;
-//! durations are milliseconds as numbers. `format_version` changes whenever a
-//! field changes incompatibly.
+//! one pretty JSON document followed by a newline. Field names and
+//! meanings are those of [`crate::report`]; every field is always present
+//! (absent values are `null`) except `frame` and `line` in evidence and
+//! timeline entries, of which exactly the one that applies is written.
+//! Times are RFC 3339 strings in UTC with microseconds; durations are
+//! milliseconds as numbers. `format_version` changes whenever a field
+//! changes incompatibly.
 //!
 //! # The envelope
 //!

@@ -324,18 +324,17 @@ impl<'a> ListedEvents<'a> {
 
 impl EventSink for ListedEvents<'_> {
     fn head(&mut self, head: &Report) -> io::Result<()> {
-        let Listing::Before { .. } = self.0 else {
-            return Ok(());
-        };
-        let Listing::Before { view, format, out } = std::mem::replace(&mut self.0, Listing::Moving)
-        else {
-            return Ok(());
-        };
-        self.0 = if format == Format::Json {
-            Listing::Json(json::Document::begin(head, view, out)?)
-        } else {
-            ndjson::report_head(head, out)?;
-            Listing::Ndjson(out)
+        self.0 = match std::mem::replace(&mut self.0, Listing::Moving) {
+            Listing::Before {
+                view,
+                format: Format::Json,
+                out,
+            } => Listing::Json(json::Document::begin(head, view, out)?),
+            Listing::Before { out, .. } => {
+                ndjson::report_head(head, out)?;
+                Listing::Ndjson(out)
+            }
+            begun => begun,
         };
         Ok(())
     }

@@ -55,7 +55,7 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         return empty(group, out);
     };
     let mut body = String::new();
-    let (lanes, lanes_left_out) = overview_lanes(&picture.lanes);
+    let (lanes, members) = overview_lanes(&picture.lanes);
     let overview = Panel {
         lanes,
         scale: padded(first, last, 40),
@@ -63,9 +63,8 @@ pub(crate) fn write(index: &Index<'_>, group: &str, out: &mut dyn Write) -> io::
         stops: picture.stops.iter().collect(),
     };
     let mut y = panel::draw(&mut body, &overview, &picture.windows, 8.0);
-    if lanes_left_out > 0 {
-        let text = members_left_out(&picture.lanes, lanes_left_out);
-        y = note(&mut body, y + 4.0, &text);
+    if members > MAX_MEMBER_LANES {
+        y = note(&mut body, y + 4.0, &members_left_out(members));
     }
     if picture.stops_left_out > 0 {
         y = note(&mut body, y + 4.0, &stops_left_out(&picture));
@@ -106,11 +105,10 @@ fn note(svg: &mut String, y: f64, text: &str) -> f64 {
 /// by first sight (a storm's beginning and its end: a member that rejoins
 /// under a new id each round, or a new client each round, made a lane
 /// per round, and a storm of 10,000 rounds drew a page of 100 MB, 2,000
-/// screens high); and how many member lanes are left out. Zoomed rounds
+/// screens high); and how many members the group has. Zoomed rounds
 /// still draw every member active in them.
 fn overview_lanes(lanes: &[model::Lane]) -> (Vec<&model::Lane>, usize) {
     let members = lanes.iter().filter(|l| !l.is_group).count();
-    let left_out = members.saturating_sub(MAX_MEMBER_LANES);
     let (first, last) = (
         MAX_MEMBER_LANES / 2,
         members.saturating_sub(MAX_MEMBER_LANES / 2),
@@ -123,18 +121,16 @@ fn overview_lanes(lanes: &[model::Lane]) -> (Vec<&model::Lane>, usize) {
                 return true;
             }
             member += 1;
-            left_out == 0 || member <= first || member > last
+            members <= MAX_MEMBER_LANES || member <= first || member > last
         })
         .collect();
-    (drawn, left_out)
+    (drawn, members)
 }
 
-/// Says how many members' lanes the overview leaves out.
-fn members_left_out(lanes: &[model::Lane], left_out: usize) -> String {
-    let members = lanes.iter().filter(|l| !l.is_group).count();
+/// Says that the overview draws [`MAX_MEMBER_LANES`] of `members` lanes.
+fn members_left_out(members: usize) -> String {
     format!(
-        "{} of {members} members' lanes drawn (the first {} and the last {} seen); the zoomed rebalances draw every member active in them, and the report's tables and --format json name every member.",
-        members - left_out,
+        "{MAX_MEMBER_LANES} of {members} members' lanes drawn (the first {} and the last {} seen); the zoomed rebalances draw every member active in them, and the report's tables and --format json name every member.",
         MAX_MEMBER_LANES / 2,
         MAX_MEMBER_LANES / 2
     )

@@ -490,14 +490,11 @@ struct LaneLookup<'l> {
 impl<'l> LaneLookup<'l> {
     fn new(lanes: &'l [Lane]) -> Self {
         let mut l = LaneLookup {
-            by_member: HashMap::new(),
+            by_member: lanes_by_member(lanes),
             by_client: HashMap::new(),
             by_host: HashMap::new(),
         };
         for (i, lane) in lanes.iter().enumerate() {
-            if let Some(m) = lane.member_id.as_deref() {
-                l.by_member.entry(m).or_insert(i);
-            }
             if let Some(c) = lane.client_id.as_deref() {
                 l.by_client.entry(c).or_default().push(i);
             }
@@ -552,17 +549,23 @@ fn mark(e: &TimelineEntry) -> Mark {
     }
 }
 
+/// The first lane of each member id.
+fn lanes_by_member(lanes: &[Lane]) -> HashMap<&str, usize> {
+    let mut by_member = HashMap::new();
+    for (i, lane) in lanes.iter().enumerate() {
+        if let Some(m) = lane.member_id.as_deref() {
+            by_member.entry(m).or_insert(i);
+        }
+    }
+    by_member
+}
+
 /// Each round's parked JoinGroup requests on their members' lanes, looked
 /// up by member id (a storm of rounds under new member ids makes tens of
 /// thousands of lanes: searched for each join, they took minutes).
 fn add_parked(lanes: &mut [Lane], rounds: &[&Rebalance]) {
     let parked: Vec<(usize, (i64, i64))> = {
-        let mut by_member: HashMap<&str, usize> = HashMap::new();
-        for (i, l) in lanes.iter().enumerate() {
-            if let Some(id) = l.member_id.as_deref() {
-                by_member.entry(id).or_insert(i);
-            }
-        }
+        let by_member = lanes_by_member(lanes);
         rounds
             .iter()
             .flat_map(|r| &r.joins)
