@@ -5,6 +5,8 @@
 //! detail line. Shared by the timeline and the evidence of rebalances so the
 //! same event reads the same everywhere.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::fmt::Write as _;
 
 use crate::event::{BrokerLine, ClientLine, EventKind, GroupEvent, Location, RequestCompleted};
@@ -12,13 +14,14 @@ use crate::report::{EvidenceLine, TimelineEntry};
 
 /// The words for an event.
 pub struct Described {
-    /// Short kind, e.g. `JoinGroup request`.
-    pub kind: String,
+    /// Short kind, e.g. `JoinGroup request` (nearly always a fixed word:
+    /// not an allocation per event described).
+    pub kind: Cow<'static, str>,
     /// Category: join, sync, heartbeat, heartbeat_failed, leave, commit,
     /// coordinator, state, close, other.
     pub mark: &'static str,
     /// Error name, if any.
-    pub error: Option<String>,
+    pub error: Option<&'static str>,
     /// The rest.
     pub detail: String,
 }
@@ -33,9 +36,9 @@ pub fn describe(ev: &GroupEvent) -> Described {
 }
 
 fn d(
-    kind: impl Into<String>,
+    kind: impl Into<Cow<'static, str>>,
     mark: &'static str,
-    error: Option<String>,
+    error: Option<&'static str>,
     detail: String,
 ) -> Described {
     Described {
@@ -48,7 +51,7 @@ fn d(
 
 fn describe_wire(kind: &EventKind) -> Described {
     use EventKind as K;
-    let err = |e: &Option<crate::event::ErrorCode>| e.map(|e| e.name().to_string());
+    let err = |e: &Option<crate::event::ErrorCode>| e.map(|e| e.name());
     match kind {
         K::FindCoordinatorRequest { key_type, .. } => d(
             "FindCoordinator request",
@@ -272,7 +275,7 @@ fn describe_wire(kind: &EventKind) -> Described {
 
 fn describe_broker(line: &BrokerLine) -> Described {
     use BrokerLine as B;
-    let s = |k: &str, mark, detail: String| d(format!("broker: {k}"), mark, None, detail);
+    let s = |k: &'static str, mark, detail: String| d(k, mark, None, detail);
     match line {
         B::PreparingRebalance {
             state,
@@ -280,7 +283,7 @@ fn describe_broker(line: &BrokerLine) -> Described {
             reason,
             ..
         } => s(
-            "PreparingRebalance",
+            "broker: PreparingRebalance",
             "state",
             format!(
                 "from {state}, old generation {old_generation}; reason: {}",
@@ -292,35 +295,28 @@ fn describe_broker(line: &BrokerLine) -> Described {
             members,
             leader,
             ..
-        } => s(
-            "Stabilized",
-            "state",
-            format!(
-                "generation {generation}{}{}",
-                members
-                    .map(|m| format!(" with {m} members"))
-                    .unwrap_or_default(),
-                leader
-                    .as_ref()
-                    .map(|l| format!(", leader {l}"))
-                    .unwrap_or_default()
-            ),
-        ),
+        } => s("broker: Stabilized", "state", {
+            let mut t = format!("generation {generation}");
+            if let Some(m) = members {
+                let _ = write!(t, " with {m} members");
+            }
+            if let Some(l) = leader {
+                let _ = write!(t, ", leader {l}");
+            }
+            t
+        }),
         B::AssignmentReceived {
             generation,
             members,
-        } => s(
-            "AssignmentReceived",
-            "sync",
-            format!(
-                "generation {generation}{}",
-                members
-                    .map(|m| format!(", {m} members"))
-                    .unwrap_or_default()
-            ),
-        ),
+        } => s("broker: AssignmentReceived", "sync", {
+            let mut t = format!("generation {generation}");
+            if let Some(m) = members {
+                let _ = write!(t, ", {m} members");
+            }
+            t
+        }),
         B::MemberJoined { pending, .. } => s(
-            "MemberJoined",
+            "broker: MemberJoined",
             "join",
             if *pending {
                 "new member id created (KIP-394)".into()
@@ -329,59 +325,69 @@ fn describe_broker(line: &BrokerLine) -> Described {
             },
         ),
         B::MemberFailed => s(
-            "MemberFailed",
+            "broker: MemberFailed",
             "heartbeat_failed",
             "removed on heartbeat expiration".into(),
         ),
         B::MemberLeft { client_reason } => s(
-            "MemberLeft",
+            "broker: MemberLeft",
             "leave",
             client_reason
-                .clone()
+                .as_ref()
                 .map(|r| format!("client reason: {r}"))
                 .unwrap_or_default(),
         ),
         B::PendingMemberExpired => s(
-            "PendingMemberExpired",
+            "broker: PendingMemberExpired",
             "leave",
             "pending member removed after session timeout".into(),
         ),
         B::StaticMemberReplaced { old_member_id } => s(
-            "StaticMemberReplaced",
+            "broker: StaticMemberReplaced",
             "join",
             old_member_id
-                .clone()
+                .as_ref()
                 .map(|o| format!("replaced {o}"))
                 .unwrap_or_default(),
         ),
-        B::GroupEmpty => s("GroupEmpty", "state", String::new()),
-        B::GroupDead => s("GroupDead", "state", String::new()),
+        B::GroupEmpty => s("broker: GroupEmpty", "state", String::new()),
+        B::GroupDead => s("broker: GroupDead", "state", String::new()),
         B::CoordinatorLoaded { partition, epoch } => s(
-            "CoordinatorLoaded",
+            "broker: CoordinatorLoaded",
             "coordinator",
             format!("partition {} epoch {}", opt(partition), opt(epoch)),
         ),
         B::CoordinatorUnloaded { partition } => s(
-            "CoordinatorUnloaded",
+            "broker: CoordinatorUnloaded",
             "coordinator",
             format!("partition {}", opt(partition)),
         ),
-        B::OffsetsExpired { count } => s("OffsetsExpired", "commit", format!("{count} offsets")),
-        B::GroupEpochBumped { epoch } => s("GroupEpochBumped", "state", format!("epoch {epoch}")),
-        B::MemberFenced { reason } => s("MemberFenced", "heartbeat_failed", reason.clone()),
+        B::OffsetsExpired { count } => s(
+            "broker: OffsetsExpired",
+            "commit",
+            format!("{count} offsets"),
+        ),
+        B::GroupEpochBumped { epoch } => s(
+            "broker: GroupEpochBumped",
+            "state",
+            format!("epoch {epoch}"),
+        ),
+        B::MemberFenced { reason } => s("broker: MemberFenced", "heartbeat_failed", reason.clone()),
         B::MemberAssignmentState {
             epoch,
             previous_epoch,
             state,
         } => s(
-            "MemberAssignmentState",
+            "broker: MemberAssignmentState",
             "sync",
             format!("epoch {previous_epoch}→{epoch} {state}"),
         ),
-        B::SubscriptionChanged { detail } => s("SubscriptionChanged", "state", detail.clone()),
-        B::Other { message } => s("Other", "other", message.clone()),
+        B::SubscriptionChanged { detail } => {
+            s("broker: SubscriptionChanged", "state", detail.clone())
+        }
+        B::Other { message } => s("broker: Other", "other", message.clone()),
         B::RebalanceTimeoutRemoved { members } => s(
-            "RebalanceTimeoutRemoved",
+            "broker: RebalanceTimeoutRemoved",
             "leave",
             format!(
                 "removed for not rejoining within the rebalance timeout: {}",
@@ -389,7 +395,7 @@ fn describe_broker(line: &BrokerLine) -> Described {
             ),
         ),
         B::PendingSyncRemoved { members } => s(
-            "PendingSyncRemoved",
+            "broker: PendingSyncRemoved",
             "leave",
             format!(
                 "removed for not sending SyncGroup in time: {}",
@@ -399,30 +405,31 @@ fn describe_broker(line: &BrokerLine) -> Described {
         B::StaticMemberFenced {
             current_member_id,
             operation,
-        } => s(
-            "StaticMemberFenced",
-            "heartbeat_failed",
-            format!(
-                "{} fenced{}",
-                current_member_id.as_deref().unwrap_or("static member"),
-                operation
-                    .as_ref()
-                    .map(|o| format!(" on {o}"))
-                    .unwrap_or_default()
-            ),
+        } => s("broker: StaticMemberFenced", "heartbeat_failed", {
+            let mut t = current_member_id
+                .as_deref()
+                .unwrap_or("static member")
+                .to_string();
+            t.push_str(" fenced");
+            if let Some(o) = operation {
+                let _ = write!(t, " on {o}");
+            }
+            t
+        }),
+        B::StaticMemberTemporarilyLeft => s(
+            "broker: StaticMemberTemporarilyLeft",
+            "leave",
+            String::new(),
         ),
-        B::StaticMemberTemporarilyLeft => s("StaticMemberTemporarilyLeft", "leave", String::new()),
-        B::TargetAssignmentComputed { epoch, assignor } => s(
-            "TargetAssignmentComputed",
-            "sync",
-            format!(
-                "epoch {epoch}{}",
-                assignor
-                    .as_ref()
-                    .map(|a| format!(" by {a}"))
-                    .unwrap_or_default()
-            ),
-        ),
+        B::TargetAssignmentComputed { epoch, assignor } => {
+            s("broker: TargetAssignmentComputed", "sync", {
+                let mut t = format!("epoch {epoch}");
+                if let Some(a) = assignor {
+                    let _ = write!(t, " by {a}");
+                }
+                t
+            })
+        }
         B::RequestCompleted(rc) => {
             let RequestCompleted {
                 api,
@@ -433,8 +440,8 @@ fn describe_broker(line: &BrokerLine) -> Described {
                 reason,
                 ..
             } = rc.as_ref();
-            s(
-                &format!("request log: {api}"),
+            d(
+                format!("broker: request log: {api}"),
                 if api == "JoinGroup" {
                     "join"
                 } else if api == "SyncGroup" {
@@ -444,17 +451,19 @@ fn describe_broker(line: &BrokerLine) -> Described {
                 } else {
                     "heartbeat"
                 },
-                format!(
-                    "v{api_version} total={total_time_ms:.0}ms remote={remote_time_ms:.0}ms{}{}",
-                    error
-                        .as_ref()
-                        .map(|e| format!(" error={e}"))
-                        .unwrap_or_default(),
-                    reason
-                        .as_ref()
-                        .map(|r| format!(" reason=\"{r}\""))
-                        .unwrap_or_default()
-                ),
+                None,
+                {
+                    let mut t = format!(
+                        "v{api_version} total={total_time_ms:.0}ms remote={remote_time_ms:.0}ms"
+                    );
+                    if let Some(e) = error {
+                        let _ = write!(t, " error={e}");
+                    }
+                    if let Some(r) = reason {
+                        let _ = write!(t, " reason=\"{r}\"");
+                    }
+                    t
+                },
             )
         }
     }
@@ -462,79 +471,93 @@ fn describe_broker(line: &BrokerLine) -> Described {
 
 fn describe_client(line: &ClientLine) -> Described {
     use ClientLine as C;
-    let s = |k: &str, mark, detail: String| d(format!("client: {k}"), mark, None, detail);
+    let s = |k: &'static str, mark, detail: String| d(k, mark, None, detail);
     match line {
         C::Joining { reason } => s(
-            "Joining",
+            "client: Joining",
             "join",
             reason
-                .clone()
+                .as_ref()
                 .map(|r| format!("due to: {r}"))
                 .unwrap_or_default(),
         ),
         C::Joined { protocol } => s(
-            "Joined",
+            "client: Joined",
             "join",
             protocol
-                .clone()
+                .as_ref()
                 .map(|p| format!("protocol {p}"))
                 .unwrap_or_default(),
         ),
-        C::Synced => s("Synced", "sync", String::new()),
+        C::Synced => s("client: Synced", "sync", String::new()),
         C::PartitionsAssigned { partitions } => {
-            s("PartitionsAssigned", "sync", partitions.join(", "))
+            s("client: PartitionsAssigned", "sync", partitions.join(", "))
         }
         C::PartitionsRevoked { partitions } => {
-            s("PartitionsRevoked", "sync", partitions.join(", "))
+            s("client: PartitionsRevoked", "sync", partitions.join(", "))
         }
-        C::PartitionsLost { partitions } => s("PartitionsLost", "sync", partitions.join(", ")),
-        C::HeartbeatFailed { error } => s("HeartbeatFailed", "heartbeat_failed", error.clone()),
+        C::PartitionsLost { partitions } => {
+            s("client: PartitionsLost", "sync", partitions.join(", "))
+        }
+        C::HeartbeatFailed { error } => {
+            s("client: HeartbeatFailed", "heartbeat_failed", error.clone())
+        }
         C::Leaving { reason } => s(
-            "Leaving",
+            "client: Leaving",
             "leave",
             reason
-                .clone()
+                .as_ref()
                 .map(|r| format!("due to {r}"))
                 .unwrap_or_default(),
         ),
-        C::CoordinatorDiscovered { coordinator } => {
-            s("CoordinatorDiscovered", "coordinator", coordinator.clone())
-        }
-        C::CoordinatorUnavailable { detail } => {
-            s("CoordinatorUnavailable", "coordinator", detail.clone())
-        }
-        C::Other { message } => s("Other", "other", message.clone()),
-        C::RejoinRequested { reason } => s("RejoinRequested", "join", format!("due to: {reason}")),
+        C::CoordinatorDiscovered { coordinator } => s(
+            "client: CoordinatorDiscovered",
+            "coordinator",
+            coordinator.clone(),
+        ),
+        C::CoordinatorUnavailable { detail } => s(
+            "client: CoordinatorUnavailable",
+            "coordinator",
+            detail.clone(),
+        ),
+        C::Other { message } => s("client: Other", "other", message.clone()),
+        C::RejoinRequested { reason } => s(
+            "client: RejoinRequested",
+            "join",
+            format!("due to: {reason}"),
+        ),
         C::AssignmentFinished { members, .. } => s(
-            "AssignmentFinished",
+            "client: AssignmentFinished",
             "sync",
             format!("leader assigned {members} members"),
         ),
         C::AssignmentReceived { partitions } => {
-            s("AssignmentReceived", "sync", partitions.join(", "))
+            s("client: AssignmentReceived", "sync", partitions.join(", "))
         }
-        C::GenerationReset { reason } => s("GenerationReset", "leave", reason.clone()),
+        C::GenerationReset { reason } => s("client: GenerationReset", "leave", reason.clone()),
         C::PollTimeoutExpired { exceeded_ms } => s(
-            "PollTimeoutExpired",
+            "client: PollTimeoutExpired",
             "leave",
             exceeded_ms
                 .map(|ms| format!("poll timeout exceeded by {ms} ms"))
                 .unwrap_or_default(),
         ),
         C::RequestFailed { request, error } => s(
-            "RequestFailed",
+            "client: RequestFailed",
             "heartbeat_failed",
             format!("{request}: {error}"),
         ),
-        C::MemberStateChanged { from, to } => {
-            s("MemberStateChanged", "state", format!("{from} → {to}"))
-        }
+        C::MemberStateChanged { from, to } => s(
+            "client: MemberStateChanged",
+            "state",
+            format!("{from} → {to}"),
+        ),
         C::Reconciling {
             assigned,
             added,
             revoked,
         } => s(
-            "Reconciling",
+            "client: Reconciling",
             "sync",
             format!(
                 "assigned {} (added {}, revoked {})",
@@ -562,9 +585,9 @@ pub fn timeline_entry(ev: &GroupEvent) -> TimelineEntry {
         client_id: ev.client.client_id.clone(),
         client_host: ev.client.address.clone(),
         generation: ev.generation_id,
-        kind: words.kind,
+        kind: words.kind.into_owned(),
         mark: words.mark.to_string(),
-        error: words.error,
+        error: words.error.map(String::from),
         detail: words.detail,
         source: ev.evidence.source.to_string(),
         frame,
@@ -572,38 +595,47 @@ pub fn timeline_entry(ev: &GroupEvent) -> TimelineEntry {
     }
 }
 
+thread_local! {
+    /// The line [`evidence_line`] writes before copying it out (kept at the
+    /// longest line written on this thread).
+    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
 /// The event as one line of evidence.
 pub fn evidence_line(ev: &GroupEvent) -> EvidenceLine {
     let words = describe(ev);
     let (frame, line) = location(&ev.evidence.at);
-    // Written into the one string (a `format!` per part was a string
-    // each, for every event a round cites).
-    // Room for the ids and detail appended below: one allocation, not a
-    // growth per part.
-    let ids = ev.member_id.as_deref().map_or(0, str::len)
-        + ev.client.client_id.as_deref().map_or(0, str::len);
-    let mut text = String::with_capacity(words.kind.len() + words.detail.len() + ids + 48);
-    text.push_str(&words.kind);
-    if let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) {
-        let _ = write!(text, " member={m}");
-    }
-    if let Some(c) = &ev.client.client_id {
-        let _ = write!(text, " client={c}");
-    }
-    if let Some(g) = ev.generation_id {
-        let _ = write!(text, " generation={g}");
-    }
-    if let Some(e) = words.error {
-        let _ = write!(text, " error={e}");
-    }
-    if !words.detail.is_empty() {
-        text.push(' ');
-        text.push_str(&words.detail);
-    }
-    // A record keeps its evidence to the end of the run: the room asked
-    // for above, less what was written, is given back (with the evidence
-    // lists' own, a tenth of a rebalance-dense log's peak).
-    text.shrink_to_fit();
+    // Written into this thread's scratch line, then copied once into a
+    // string of its exact length: a record keeps its evidence to the end
+    // of the run (with the evidence lists' own room, a tenth of a
+    // rebalance-dense log's peak), and room guessed then given back was a
+    // reallocation per line cited.
+    let text = SCRATCH.with_borrow_mut(|text| {
+        text.clear();
+        text.push_str(&words.kind);
+        // Pushed, not `write!`: the formatting machinery per part was a
+        // fifth of citing.
+        if let Some(m) = ev.member_id.as_deref().filter(|m| !m.is_empty()) {
+            text.push_str(" member=");
+            text.push_str(m);
+        }
+        if let Some(c) = &ev.client.client_id {
+            text.push_str(" client=");
+            text.push_str(c);
+        }
+        if let Some(g) = ev.generation_id {
+            let _ = write!(text, " generation={g}");
+        }
+        if let Some(e) = words.error {
+            text.push_str(" error=");
+            text.push_str(e);
+        }
+        if !words.detail.is_empty() {
+            text.push(' ');
+            text.push_str(&words.detail);
+        }
+        String::from(text.as_str())
+    });
     EvidenceLine {
         source: ev.evidence.source.clone(),
         frame,

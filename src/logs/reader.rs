@@ -81,6 +81,10 @@ pub(crate) struct LineReader<'a> {
     /// [`MAX_SHARED_CLIENTS`] (a line is then given a fresh copy, correct,
     /// only not shared).
     clients: FastSet<Arc<ClientRef>>,
+    /// The last broker a line named without a client (`[GroupCoordinator
+    /// 1]: …`): its id as written and its shared copy, so that a broker's
+    /// run of lines builds and looks up no client.
+    last_broker: Option<(Vec<u8>, Arc<ClientRef>)>,
     /// One copy of each group, member and instance id the lines name.
     ids: Ids,
     /// Whether the first line was seen (it may be a CSV header).
@@ -100,6 +104,7 @@ impl<'a> LineReader<'a> {
             pending: None,
             rejoin_reasons: HashMap::new(),
             clients: FastSet::default(),
+            last_broker: None,
             ids: Ids::default(),
             started: false,
             csv: None,
@@ -273,11 +278,17 @@ impl<'a> LineReader<'a> {
         diags: &mut Diagnostics,
     ) -> Option<GroupEvent> {
         let ts = self.time(no, e.time, diags)?;
-        let (mut client, group, instance) = component_fields(e);
-        client.client_id = p.client_id.or(client.client_id);
         let mut kind = p.kind;
-        self.remember_rejoin_reason(&client, p.group.as_deref().or(group.as_deref()), &mut kind);
-        let client = self.shared(client);
+        let (client, group, instance) = match (e.component, p.client_id) {
+            (Component::Broker { id: Some(id) }, None) => (self.broker(id), None, None),
+            (_, client_id) => {
+                let (mut client, group, instance) = component_fields(e);
+                client.client_id = client_id.or(client.client_id);
+                let named = p.group.as_deref().or(group.as_deref());
+                self.remember_rejoin_reason(&client, named, &mut kind);
+                (self.shared(client), group, instance)
+            }
+        };
         Some(GroupEvent {
             ts,
             group: self.ids.of(p.group.or(group).as_deref()),
@@ -292,6 +303,20 @@ impl<'a> LineReader<'a> {
                 at: Location::Line { line: no },
             },
         })
+    }
+
+    /// The shared client of a broker's line that names no client: the last
+    /// one's when it is the same broker.
+    fn broker(&mut self, id: &[u8]) -> Arc<ClientRef> {
+        match &self.last_broker {
+            Some((last, client)) if last.as_slice() == id => client.clone(),
+            _ => {
+                let (client, _, _) = component_fields_of_broker(id);
+                let client = self.shared(client);
+                self.last_broker = Some((id.to_vec(), client.clone()));
+                client
+            }
+        }
     }
 
     /// The one shared copy of `client`.
@@ -372,7 +397,8 @@ fn component_fields(e: &Entry<'_>) -> (ClientRef, Option<String>, Option<String>
     let mut client = ClientRef::default();
     let (mut group, mut instance) = (None, None);
     match e.component {
-        Component::Broker { id } => client.broker = id.map(|id| format!("broker {}", s(id))),
+        Component::Broker { id: Some(id) } => return component_fields_of_broker(id),
+        Component::Broker { id: None } => {}
         Component::Client {
             client_id,
             group_id,
@@ -386,6 +412,15 @@ fn component_fields(e: &Entry<'_>) -> (ClientRef, Option<String>, Option<String>
         Component::BrokerBare | Component::ClientBare => {}
     }
     (client, group, instance)
+}
+
+/// [`component_fields`] of a broker's line whose prefix names broker `id`.
+fn component_fields_of_broker(id: &[u8]) -> (ClientRef, Option<String>, Option<String>) {
+    let client = ClientRef {
+        broker: Some(format!("broker {}", String::from_utf8_lossy(id))),
+        ..ClientRef::default()
+    };
+    (client, None, None)
 }
 
 /// Whether an unmatched line came from a membership logger (and so deserves
