@@ -180,6 +180,19 @@ pub(crate) fn starts_with_ci(msg: &[u8], prefix: &[u8]) -> bool {
     msg.len() >= prefix.len() && msg[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
+/// Asserts that a line reader split by hand reads each of `cases` as its
+/// regex does (the regex is the definition the split must keep).
+#[cfg(test)]
+pub(crate) fn assert_split_reads_as_regex<T: PartialEq + std::fmt::Debug>(
+    cases: &[&str],
+    split: impl Fn(&[u8]) -> T,
+    regex: impl Fn(&[u8]) -> T,
+) {
+    for c in cases {
+        assert_eq!(split(c.as_bytes()), regex(c.as_bytes()), "{c:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -65,8 +65,63 @@ pub(crate) fn rejoin_requested(msg: &[u8]) -> Option<Parsed> {
     })))
 }
 
+/// What [`generation_fields`] reads: the generation, member id and protocol.
+type GenerationFields = (Option<i32>, Option<String>, Option<String>);
+
 /// `Generation{generationId=N, memberId='M', protocol='P'}` (2.7+) or a bare N.
-fn generation_fields(g: &[u8]) -> (Option<i32>, Option<String>, Option<String>) {
+///
+/// Split by hand ([`generation_fields_split`]); the regex reads what the
+/// split leaves (a line break), as it read every line before: its greedy
+/// captures cost a join line 17,000 instructions.
+fn generation_fields(g: &[u8]) -> GenerationFields {
+    if g.contains(&b'\n') {
+        return generation_fields_by_regex(g);
+    }
+    generation_fields_split(g)
+}
+
+/// [`generation_fields`] of a line without a line break: what the regex
+/// gives, found by hand. The member id runs to the last `', protocol='`
+/// before the closing `'}` (the regex's greedy `(.*)`).
+fn generation_fields_split(g: &[u8]) -> GenerationFields {
+    const SEP: &[u8] = b"', protocol='";
+    let number = |d: &[u8]| std::str::from_utf8(d).ok()?.parse::<i32>().ok();
+    let whole = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    if is_whole_number(g) {
+        return (number(g), None, None);
+    }
+    let Some(rest) = g.strip_prefix(b"Generation{generationId=") else {
+        return (None, None, None);
+    };
+    let sign = usize::from(rest.first() == Some(&b'-'));
+    let digits = sign
+        + rest[sign..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+    let Some(tail) = rest[digits..].strip_prefix(b", memberId='") else {
+        return (None, None, None);
+    };
+    let body = tail.strip_suffix(b"'}");
+    let at = body.and_then(|b| memchr::memmem::rfind(b, SEP));
+    match (body, at) {
+        (Some(body), Some(at)) if digits > sign => (
+            number(&rest[..digits]),
+            Some(whole(&body[..at])),
+            Some(whole(&body[at + SEP.len()..])),
+        ),
+        _ => (None, None, None),
+    }
+}
+
+/// `-?\d+`, whole.
+fn is_whole_number(b: &[u8]) -> bool {
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+}
+
+/// [`generation_fields`] by its regex (every line).
+fn generation_fields_by_regex(g: &[u8]) -> GenerationFields {
     let re = regex!(
         r"(?-u)^(?:Generation\{generationId=(-?\d+), memberId='(.*)', protocol='(.*)'\}|(-?\d+))$"
     );
@@ -263,7 +318,62 @@ pub(crate) fn poll_timeout(msg: &[u8]) -> Option<Parsed> {
 
 /// "Sending LeaveGroup request to coordinator X" (2.1), "Member M sending
 /// LeaveGroup request to coordinator X[ due to R]" (2.2+).
+///
+/// Split by hand when the member id holds no quote or space (every Java
+/// client's), else by the regex: its lazy capture cost a line 25,000
+/// instructions.
 pub(crate) fn leaving(msg: &[u8]) -> Option<Parsed> {
+    match leaving_split(msg) {
+        Some(fields) => fields.map(leaving_line),
+        None => leaving_by_regex(msg),
+    }
+}
+
+/// The member and reason of a "… LeaveGroup request to coordinator …"
+/// line, as the regex of [`leaving_by_regex`] reads them; `Some(None)`
+/// when the regex would not match; `None` when the split cannot tell
+/// (a member id with quotes or spaces, a line break).
+#[allow(clippy::type_complexity)]
+fn leaving_split(msg: &[u8]) -> Option<Option<(Option<&[u8]>, Option<&[u8]>)>> {
+    const TO: &[u8] = b"LeaveGroup request to coordinator ";
+    if msg.contains(&b'\n') {
+        return None;
+    }
+    let (member, rest) = if let Some(rest) = msg.strip_prefix(b"Sending ") {
+        (None, rest)
+    } else if let Some(after) = msg.strip_prefix(b"Member ") {
+        let Some(at) = memchr::memmem::find(after, b" sending ") else {
+            return Some(None);
+        };
+        let member = &after[..at];
+        let plain = |b: &u8| !b.is_ascii_whitespace() && *b != b'\'' && *b != b'"';
+        if member.is_empty() || !member.iter().all(plain) {
+            return None;
+        }
+        (Some(member), &after[at + b" sending ".len()..])
+    } else {
+        return Some(None);
+    };
+    let Some(coordinator) = rest.strip_prefix(TO).filter(|c| !c.is_empty()) else {
+        return Some(None);
+    };
+    // The coordinator takes at least one byte; the reason is what follows
+    // the first " due to " after it.
+    const DUE: &[u8] = b" due to ";
+    let reason =
+        memchr::memmem::find(&coordinator[1..], DUE).map(|at| &coordinator[1 + at + DUE.len()..]);
+    Some(Some((member, reason)))
+}
+
+fn leaving_line((member, reason): (Option<&[u8]>, Option<&[u8]>)) -> Parsed {
+    let line = ClientLine::Leaving {
+        reason: reason.map(whole),
+    };
+    Parsed::new(client(line)).member(member.map(whole))
+}
+
+/// [`leaving`] by its regex (every line).
+fn leaving_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(concat!(
         r"(?s-u)^(?:Member ",
         member!(),
@@ -335,6 +445,65 @@ mod tests {
             EventKind::Client(l) => l,
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn generation_fields_split_by_hand_are_the_regex_fields() {
+        let cases = [
+            "Generation{generationId=4, memberId='consumer-g-1-6f1c', protocol='range'}",
+            "Generation{generationId=-1, memberId='', protocol='null'}",
+            "Generation{generationId=12, memberId='a', protocol='b', protocol='c'}",
+            "Generation{generationId=12, memberId='a', protocol=''}",
+            "Generation{generationId=12, memberId='it's', protocol='x'y'}",
+            "Generation{generationId=99999999999, memberId='m', protocol='p'}",
+            "Generation{generationId=, memberId='m', protocol='p'}",
+            "Generation{generationId=-, memberId='m', protocol='p'}",
+            "Generation{generationId=3, memberId='m', protocol='p'",
+            "Generation{generationId=3, memberId='m'}",
+            "Generation{generationId=3, memberId='m', protocol='p'}.",
+            "Generation{generationId=3,memberId='m', protocol='p'}",
+            "Generation{generationId=3, memberId='', protocol=''}",
+            "Generation{generationId=3, memberId=', protocol='}",
+            "7",
+            "-7",
+            "+7",
+            "7.",
+            "-",
+            "",
+            "generation 7",
+        ];
+        crate::logs::parsed::assert_split_reads_as_regex(
+            &cases,
+            generation_fields_split,
+            generation_fields_by_regex,
+        );
+    }
+
+    #[test]
+    fn leave_lines_split_by_hand_are_the_regex_lines() {
+        let cases = [
+            "Member consumer-g-1-6f1c sending LeaveGroup request to coordinator broker:9092 (id: 2147483646 rack: null) due to the consumer is being closed",
+            "Member m sending LeaveGroup request to coordinator c due to a due to b",
+            "Member m sending LeaveGroup request to coordinator  due to x",
+            "Member m sending LeaveGroup request to coordinator c due to ",
+            "Member m sending LeaveGroup request to coordinator c",
+            "Member m sending LeaveGroup request to coordinator ",
+            "Member m sending LeaveGroup request to coordinator",
+            "Sending LeaveGroup request to coordinator c:9092 (id: 1 rack: null)",
+            "Sending LeaveGroup request to coordinator c due to x",
+            "Member  sending LeaveGroup request to coordinator c",
+            "Member a sending b sending LeaveGroup request to coordinator c",
+            "Member 'a b' sending LeaveGroup request to coordinator c due to x",
+            "Member a'b sending LeaveGroup request to coordinator c due to 'x'",
+            "Member m Sending LeaveGroup request to coordinator c",
+            "member m sending LeaveGroup request to coordinator c",
+            "Member m sending LeaveGroup request to coordinator c\ndue to x",
+            "Sending Heartbeat request to coordinator c",
+        ];
+        crate::logs::parsed::assert_split_reads_as_regex(&cases, leaving, leaving_by_regex);
+        // The split, not the regex, read the plain ones.
+        let plain = cases[0].as_bytes();
+        assert!(leaving_split(plain).is_some_and(|f| f.is_some()));
     }
 
     #[test]
