@@ -177,7 +177,8 @@ impl<'a> Document<'a> {
         self.out.write_all(before)?;
         self.out.write_all(ITEM_INDENT)?;
         self.items += 1;
-        nested(&mut self.out, item, ITEM_INDENT)
+        // One item's text at a time: a field may be a whole list.
+        in_one_write(self.out, |text| nested(text, item, ITEM_INDENT))
     }
 
     /// Closes the list and writes the fields after it (of `tail`: only
@@ -238,8 +239,8 @@ fn list_name(view: View) -> &'static str {
 
 /// `value` pretty, as it would be written `indent` deep into a document:
 /// every line after its first indented by `indent` more.
-fn nested<T: Serialize + ?Sized>(
-    out: &mut dyn Write,
+fn nested<W: Write + ?Sized, T: Serialize + ?Sized>(
+    out: &mut W,
     value: &T,
     indent: &'static [u8],
 ) -> io::Result<()> {
@@ -247,6 +248,33 @@ fn nested<T: Serialize + ?Sized>(
     value
         .serialize(&mut serde_json::Serializer::with_formatter(out, f))
         .map_err(io::Error::from)
+}
+
+/// What `write` writes, handed to `out` in one write: serde_json writes a
+/// value in many small pieces, and each through `dyn Write` was a call
+/// into the writer (a fifth of writing `--stream`'s rows). The text is
+/// made in this thread's scratch.
+pub(super) fn in_one_write(
+    out: &mut dyn Write,
+    write: impl FnOnce(&mut Vec<u8>) -> io::Result<()>,
+) -> io::Result<()> {
+    SCRATCH.with_borrow_mut(|text| {
+        text.clear();
+        write(text)?;
+        let written = out.write_all(text);
+        // A record of thousands of members is not kept room for.
+        if text.capacity() > MAX_KEPT_SCRATCH {
+            *text = Vec::new();
+        }
+        written
+    })
+}
+
+/// The most room [`in_one_write`]'s scratch keeps between writes.
+const MAX_KEPT_SCRATCH: usize = 1 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// serde_json, with bidi controls in strings written as `\u202e` escapes
@@ -506,5 +534,22 @@ mod tests {
             String::from_utf8(out).unwrap(),
             r#"["member-1 a→b","x\u202ey\u007fz\u0085","tab\there"]"#
         );
+    }
+
+    #[test]
+    fn a_long_value_is_written_whole_and_its_room_not_kept() {
+        let long = "x".repeat(MAX_KEPT_SCRATCH + 1);
+        let mut out = Vec::new();
+        in_one_write(&mut out, |t| {
+            to_writer(t, &long, false).map_err(io::Error::from)
+        })
+        .unwrap();
+        assert_eq!(out.len(), long.len() + 2);
+        assert_eq!(SCRATCH.with_borrow(Vec::capacity), 0);
+        in_one_write(&mut out, |t| {
+            to_writer(t, "short", false).map_err(io::Error::from)
+        })
+        .unwrap();
+        assert!(SCRATCH.with_borrow(Vec::capacity) > 0);
     }
 }

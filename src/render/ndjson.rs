@@ -31,9 +31,11 @@ fn lines<T: Serialize>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
 }
 
 pub(super) fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
-    let mut out = &mut *out;
-    super::json::to_writer(&mut out, item, false)?;
-    out.write_all(b"\n")
+    super::json::in_one_write(out, |line| {
+        super::json::to_writer(&mut *line, item, false)?;
+        line.push(b'\n');
+        Ok(())
+    })
 }
 
 /// `{"type": …, "data": …}`.
