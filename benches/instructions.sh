@@ -46,6 +46,8 @@ cases=(
     "realistic log, first 200 MB|rebalances -q -c|$(slice realistic-200mb.log realistic-server.log 200000000)"
     "realistic log, group lines (5 MB)|rebalances -q -c|$(group_lines)"
     "generated all-group log, first 20 MB|rebalances -q -c|$(slice all-group-20mb.log server.log 20000000)"
+    "generated all-group log, first 20 MB|rebalances -q --format json|$slices/all-group-20mb.log"
+    "generated all-group log, first 20 MB|rebalances -q --stream --format ndjson|$slices/all-group-20mb.log"
     "dense capture, first 30 MB|rebalances -q --format json|$(slice dense-30mb.pcap dense.pcap 30000000)"
 )
 
