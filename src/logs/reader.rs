@@ -280,7 +280,9 @@ impl<'a> LineReader<'a> {
         let ts = self.time(no, e.time, diags)?;
         let mut kind = p.kind;
         let (client, group, instance) = match (e.component, p.client_id) {
-            (Component::Broker { id: Some(id) }, None) => (self.broker(id), None, None),
+            // A broker's line names no group or instance in its prefix and
+            // carries no client's rejoin reason.
+            (Component::Broker { id: Some(id) }, None) => (self.broker_client(id), None, None),
             (_, client_id) => {
                 let (mut client, group, instance) = component_fields(e);
                 client.client_id = client_id.or(client.client_id);
@@ -307,7 +309,7 @@ impl<'a> LineReader<'a> {
 
     /// The shared client of a broker's line that names no client: the last
     /// one's when it is the same broker.
-    fn broker(&mut self, id: &[u8]) -> Arc<ClientRef> {
+    fn broker_client(&mut self, id: &[u8]) -> Arc<ClientRef> {
         match &self.last_broker {
             Some((last, client)) if last.as_slice() == id => client.clone(),
             _ => {

@@ -329,12 +329,14 @@ pub(crate) fn leaving(msg: &[u8]) -> Option<Parsed> {
     }
 }
 
+/// A LeaveGroup line's member (none in 2.1's wording) and reason.
+type LeaveFields<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// The member and reason of a "… LeaveGroup request to coordinator …"
 /// line, as the regex of [`leaving_by_regex`] reads them; `Some(None)`
 /// when the regex would not match; `None` when the split cannot tell
 /// (a member id with quotes or spaces, a line break).
-#[allow(clippy::type_complexity)]
-fn leaving_split(msg: &[u8]) -> Option<Option<(Option<&[u8]>, Option<&[u8]>)>> {
+fn leaving_split(msg: &[u8]) -> Option<Option<LeaveFields<'_>>> {
     const TO: &[u8] = b"LeaveGroup request to coordinator ";
     if msg.contains(&b'\n') {
         return None;
@@ -365,7 +367,7 @@ fn leaving_split(msg: &[u8]) -> Option<Option<(Option<&[u8]>, Option<&[u8]>)>> {
     Some(Some((member, reason)))
 }
 
-fn leaving_line((member, reason): (Option<&[u8]>, Option<&[u8]>)) -> Parsed {
+fn leaving_line((member, reason): LeaveFields<'_>) -> Parsed {
     let line = ClientLine::Leaving {
         reason: reason.map(whole),
     };
