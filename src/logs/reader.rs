@@ -313,8 +313,7 @@ impl<'a> LineReader<'a> {
         match &self.last_broker {
             Some((last, client)) if last.as_slice() == id => client.clone(),
             _ => {
-                let (client, _, _) = component_fields_of_broker(id);
-                let client = self.shared(client);
+                let client = self.shared(broker_client_ref(id));
                 self.last_broker = Some((id.to_vec(), client.clone()));
                 client
             }
@@ -399,7 +398,7 @@ fn component_fields(e: &Entry<'_>) -> (ClientRef, Option<String>, Option<String>
     let mut client = ClientRef::default();
     let (mut group, mut instance) = (None, None);
     match e.component {
-        Component::Broker { id: Some(id) } => return component_fields_of_broker(id),
+        Component::Broker { id: Some(id) } => client = broker_client_ref(id),
         Component::Broker { id: None } => {}
         Component::Client {
             client_id,
@@ -416,13 +415,13 @@ fn component_fields(e: &Entry<'_>) -> (ClientRef, Option<String>, Option<String>
     (client, group, instance)
 }
 
-/// [`component_fields`] of a broker's line whose prefix names broker `id`.
-fn component_fields_of_broker(id: &[u8]) -> (ClientRef, Option<String>, Option<String>) {
-    let client = ClientRef {
+/// The client of a broker's line whose prefix names broker `id`: the
+/// broker alone.
+fn broker_client_ref(id: &[u8]) -> ClientRef {
+    ClientRef {
         broker: Some(format!("broker {}", String::from_utf8_lossy(id))),
         ..ClientRef::default()
-    };
-    (client, None, None)
+    }
 }
 
 /// Whether an unmatched line came from a membership logger (and so deserves
