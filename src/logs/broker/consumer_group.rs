@@ -98,6 +98,10 @@ pub(crate) fn subscription(msg: &[u8]) -> Option<Parsed> {
 
 /// "Bumped group epoch to E[ with metadata hash H]." — a KIP-848 rebalance.
 pub(crate) fn epoch_bumped(msg: &[u8]) -> Option<Parsed> {
+    // Its fixed start first: most tagged lines are others.
+    if !msg.starts_with(b"Bumped group epoch to ") {
+        return None;
+    }
     let re = regex!(r"(?-u)^Bumped group epoch to (-?\d+)(?: with metadata hash \S+?)?\.$");
     let c = re.captures(msg)?;
     let epoch = number(&c, 1)?;
@@ -106,6 +110,10 @@ pub(crate) fn epoch_bumped(msg: &[u8]) -> Option<Parsed> {
 
 /// "Computed a new target assignment for epoch E[ with 'A' assignor][ in Tms][: map]." (3.6–4.x).
 pub(crate) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
+    // Its fixed start first: most tagged lines are others.
+    if !msg.starts_with(b"Computed a new target assignment for epoch ") {
+        return None;
+    }
     let re = regex!(
         r"(?s-u)^Computed a new target assignment for epoch (-?\d+)(?: with '([^']*)' assignor)?(?: in \d+ms)?(?::.*)?\.$"
     );
@@ -121,7 +129,27 @@ pub(crate) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
 /// Reconciliation: "Member M new assignment state: epoch=E, previousEpoch=P,
 /// state=S, assignedPartitions=… and revokedPartitions=…." (3.8+) and the 3.6–3.7
 /// "Member M transitioned from CurrentAssignment(…) to CurrentAssignment(memberEpoch=E, previousMemberEpoch=P, …, state=S, …).".
+///
+/// Tried first on every tagged line, most of which are other lines: each
+/// form's fixed words are looked for before its regex runs (a regex's
+/// captures cost thousands of instructions even to fail), and the 3.8+
+/// form with a plain member id is split by hand ([`super::split`]).
 pub(crate) fn assignment_state(msg: &[u8]) -> Option<Parsed> {
+    if !msg.starts_with(b"Member ") {
+        return None;
+    }
+    if let Some(at) = memchr::memmem::find(msg, super::split::NEW_ASSIGNMENT_STATE) {
+        if let Some(p) = super::split::assignment_state(msg, at) {
+            return Some(p);
+        }
+    } else if memchr::memmem::find(msg, b" transitioned from CurrentAssignment(").is_none() {
+        return None;
+    }
+    assignment_state_by_regex(msg)
+}
+
+/// [`assignment_state`] by its regexes alone (every shape).
+pub(super) fn assignment_state_by_regex(msg: &[u8]) -> Option<Parsed> {
     let new = regex!(concat!(
         r"(?s-u)^Member ",
         member!(),

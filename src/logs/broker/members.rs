@@ -19,8 +19,15 @@ fn broker(line: BrokerLine) -> EventKind {
 
 /// "Member M in group G has failed[, removing it from the group][.]"
 /// (0.9–4.0; INFO from 0.11.0.1).
+///
+/// Tried first on every "Member…" line: the regex runs only on a line that
+/// holds its fixed words (its captures cost thousands of instructions even
+/// to fail).
 pub(crate) fn failed(msg: &[u8]) -> Option<Parsed> {
-    super::split::member_failed(msg).or_else(|| failed_by_regex(msg))
+    super::split::member_failed(msg).or_else(|| {
+        memchr::memmem::find(msg, b" has failed")?;
+        failed_by_regex(msg)
+    })
 }
 
 /// [`failed`] by its regex alone (every shape; the hand split takes the
@@ -63,22 +70,26 @@ fn left(client_reason: Option<String>) -> EventKind {
 /// member.id M] in group G has left, …"; 3.0+ "Member MemberMetadata(…) has
 /// left group G through explicit `LeaveGroup`[ request][; client reason: R]".
 pub(crate) fn left_classic(msg: &[u8]) -> Option<Parsed> {
+    if msg.starts_with(b"Member MemberMetadata(") {
+        return left_metadata(msg);
+    }
+    // The old forms' fixed words before their regex (most "Member…" lines
+    // are others, and a regex's captures cost thousands of instructions
+    // even to fail).
+    memchr::memmem::find(msg, b" has left, removing it from the group")?;
     let old = regex!(concat!(
         r"(?-u)^Member(?:\[group\.instance\.id (\S+), member\.id ([^\]]+)\]| ",
         member!(),
         r") in group (.+?) has left, removing it from the group\.?$"
     ));
-    let old_form = !msg.starts_with(b"Member MemberMetadata(");
-    if let Some(caps) = old_form.then(|| old.captures(msg)).flatten() {
-        let member_id = text(&caps, 2).or_else(|| text(&caps, 3));
-        return Some(
-            Parsed::new(left(None))
-                .member(member_id)
-                .group(text(&caps, 4))
-                .instance(text(&caps, 1)),
-        );
-    }
-    left_metadata(msg)
+    let caps = old.captures(msg)?;
+    let member_id = text(&caps, 2).or_else(|| text(&caps, 3));
+    Some(
+        Parsed::new(left(None))
+            .member(member_id)
+            .group(text(&caps, 4))
+            .instance(text(&caps, 1)),
+    )
 }
 
 /// The 3.0+ form, read by hand: `MemberMetadata(...)` spans most of a long

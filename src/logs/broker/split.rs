@@ -136,6 +136,62 @@ pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
+/// "Group G with generation N is now empty[ (__consumer_offsets-P)][.]",
+/// as `lifecycle::now_empty`'s regex reads it (a generation too large for
+/// an `i32` is left out, the line kept).
+pub(super) fn now_empty(msg: &[u8]) -> Option<Parsed> {
+    let rest = msg.strip_prefix(b"Group ")?;
+    let (group, digits) = first_split(rest, b" with generation ", |tail| {
+        let (digits, t) = signed_digits(tail)?;
+        let t = skip_offsets_partition(t.strip_prefix(b" is now empty")?);
+        matches!(t, b"" | b".").then_some(digits)
+    })?;
+    Some(
+        Parsed::new(EventKind::Broker(BrokerLine::GroupEmpty))
+            .group(Some(lossy(group)))
+            .generation(parse(digits)),
+    )
+}
+
+/// The fixed words after the member in a KIP-848 member's reconciliation
+/// line (3.8+).
+pub(super) const NEW_ASSIGNMENT_STATE: &[u8] = b" new assignment state: epoch=";
+
+/// "Member M new assignment state: epoch=E, previousEpoch=P, state=S…",
+/// its fixed words found at `at`, with a plain member id, as
+/// `consumer_group::assignment_state`'s regex reads it (what follows the
+/// state is not read).
+pub(super) fn assignment_state(msg: &[u8], at: usize) -> Option<Parsed> {
+    if !msg.starts_with(b"Member ") {
+        return None;
+    }
+    let member = msg.get(b"Member ".len()..at)?;
+    let (member, after) = plain_token(member)?;
+    if !after.is_empty() {
+        return None;
+    }
+    let rest = &msg[at + NEW_ASSIGNMENT_STATE.len()..];
+    let (epoch, rest) = signed_digits(rest)?;
+    let rest = rest.strip_prefix(b", previousEpoch=")?;
+    let (previous, rest) = signed_digits(rest)?;
+    let rest = rest.strip_prefix(b", state=")?;
+    let n = rest
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    let epoch: i32 = parse(epoch)?;
+    let line = BrokerLine::MemberAssignmentState {
+        epoch,
+        previous_epoch: parse(previous)?,
+        state: (n > 0).then(|| lossy(&rest[..n]))?,
+    };
+    Some(
+        Parsed::new(EventKind::Broker(line))
+            .member(Some(lossy(member)))
+            .generation(Some(epoch)),
+    )
+}
+
 /// The member (and static id) of the two most frequent rebalance reasons,
 /// "Adding new member M[ with group instance id I][; …]" and "removing
 /// member M on heartbeat expiration" / "… on LeaveGroup", with a plain
@@ -247,7 +303,7 @@ fn lossy(b: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logs::broker::{lifecycle, members, reason};
+    use crate::logs::broker::{consumer_group, lifecycle, members, reason};
     use crate::logs::synth::Rng;
 
     type Pair = (fn(&[u8]) -> Option<Parsed>, fn(&[u8]) -> Option<Parsed>);
@@ -259,6 +315,21 @@ mod tests {
         members::unknown_id_round_trip_by_regex,
     );
     const FAILED: Pair = (member_failed, members::failed_by_regex);
+    const NOW_EMPTY: Pair = (now_empty, lifecycle::now_empty_by_regex);
+    const ASSIGNMENT_STATE: Pair = (
+        |m| assignment_state(m, memchr::memmem::find(m, NEW_ASSIGNMENT_STATE)?),
+        consumer_group::assignment_state_by_regex,
+    );
+    /// Each reader whose regex runs only on a line holding its fixed words,
+    /// against its regex alone.
+    const GATED: &[Pair] = &[
+        (lifecycle::now_empty, lifecycle::now_empty_by_regex),
+        (
+            consumer_group::assignment_state,
+            consumer_group::assignment_state_by_regex,
+        ),
+        (members::failed, members::failed_by_regex),
+    ];
 
     /// Every combination of the pieces, joined in order.
     fn combine(parts: &[&[&str]]) -> Vec<String> {
@@ -442,6 +513,76 @@ mod tests {
         );
         let p = member_failed(b"Member c-1 in group g has failed has failed.").unwrap();
         assert_eq!(p.group.as_deref(), Some("g has failed"));
+    }
+
+    #[test]
+    fn now_empty_lines_are_split_as_their_regex_reads_them() {
+        let lines = combine(&[
+            &["Group ", "group "],
+            &["g", "g with generation 3", "é", "g\nh"],
+            &[" with generation "],
+            &["5", "-1", "99999999999", "", "5x"],
+            &[" is now empty", " is now Empty", " is empty"],
+            &["", " (__consumer_offsets-12)", " (__consumer_offsets-)"],
+            &["", ".", "..", " "],
+        ]);
+        let (read, split) = check(NOW_EMPTY, &lines, 4);
+        assert!(
+            split * 10 > read * 9,
+            "the split reads most ({split} of {read})"
+        );
+        let p = now_empty(b"Group g with generation 3 with generation 99999999999 is now empty.")
+            .unwrap();
+        assert_eq!(
+            (p.group.as_deref(), p.generation_id),
+            (Some("g with generation 3"), None)
+        );
+        gates_agree(&lines);
+    }
+
+    #[test]
+    fn assignment_state_lines_are_split_as_their_regex_reads_them() {
+        let lines = combine(&[
+            &["Member ", "member "],
+            &["m-1", "'m 1'", "m\t1", "m-1 new assignment state: epoch=1"],
+            &[" new assignment state: epoch="],
+            &["5", "-1", "99999999999", ""],
+            &[", previousEpoch="],
+            &["4", "-1", "x"],
+            &[", state="],
+            &["STABLE", "unrevoked_partitions", "UN-REVOKED", "", "é"],
+            &[
+                "",
+                ", assignedPartitions=[t-0] and revokedPartitions=[].",
+                "\n.",
+            ],
+        ]);
+        let (read, split) = check(ASSIGNMENT_STATE, &lines, 3);
+        // The plain combinations ("Member ", a plain member, both epochs
+        // numbers that fit, a state): 2 × 2 × 2 states × 3 endings.
+        assert!(
+            split >= 24,
+            "the split reads the plain ones ({split} of {read})"
+        );
+        let old = "Member m transitioned from CurrentAssignment(memberEpoch=3, previousMemberEpoch=2, state=stable) to CurrentAssignment(memberEpoch=4, previousMemberEpoch=3, targetMemberEpoch=4, state=revoking, assignedPartitions={}).";
+        let mut all = lines.clone();
+        all.push(old.to_string());
+        gates_agree(&all);
+        assert!(consumer_group::assignment_state(old.as_bytes()).is_some());
+    }
+
+    /// Each message and random edits of it: every reader of [`GATED`]
+    /// gives what its regex alone gives, line for line.
+    fn gates_agree(messages: &[String]) {
+        const BYTES: &[u8] = b" .-0123456789'\"\n\tinINstateS()_";
+        let mut rng = Rng(0x9a7e);
+        for m in messages {
+            for v in edited(m.as_bytes(), 3, BYTES, &mut rng) {
+                for (reader, regex) in GATED {
+                    assert_eq!(reader(&v), regex(&v), "{:?}", String::from_utf8_lossy(&v));
+                }
+            }
+        }
     }
 
     /// `reason::reason_subject` with the split, against its regexes alone.
