@@ -21,6 +21,18 @@ macro_rules! regex {
 }
 pub(crate) use regex;
 
+/// A substring searcher built once, on first use: `memmem::find` builds one
+/// per call, hundreds of instructions on a line a coordinator writes
+/// thousands of times a minute.
+macro_rules! finder {
+    ($needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new($needle));
+        &*FINDER
+    }};
+}
+pub(crate) use finder;
+
 /// A member id: runs of non-space bytes and quoted strings, because Erlang
 /// clients (brod, kaffe) put `'name@host'/<0.1.0>` and even spaces inside
 /// quotes into their ids.

@@ -7,7 +7,7 @@
 //! fills the group from the tag), or `None`.
 
 use crate::event::{BrokerLine, EventKind, Text};
-use crate::logs::parsed::{member, number, regex, text, Parsed};
+use crate::logs::parsed::{finder, member, number, regex, text, Parsed};
 
 fn broker(line: BrokerLine) -> EventKind {
     EventKind::Broker(line)
@@ -114,6 +114,13 @@ pub(crate) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
     if !msg.starts_with(b"Computed a new target assignment for epoch ") {
         return None;
     }
+    // A long map follows the words: split by hand (the regex must read it
+    // to its end).
+    super::split::target_assignment(msg).or_else(|| target_assignment_by_regex(msg))
+}
+
+/// [`target_assignment`] by its regex alone (every shape).
+pub(super) fn target_assignment_by_regex(msg: &[u8]) -> Option<Parsed> {
     let re = regex!(
         r"(?s-u)^Computed a new target assignment for epoch (-?\d+)(?: with '([^']*)' assignor)?(?: in \d+ms)?(?::.*)?\.$"
     );
@@ -135,17 +142,27 @@ pub(crate) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
 /// captures cost thousands of instructions even to fail), and the 3.8+
 /// form with a plain member id is split by hand ([`super::split`]).
 pub(crate) fn assignment_state(msg: &[u8]) -> Option<Parsed> {
-    if !msg.starts_with(b"Member ") {
-        return None;
+    const OLD: &[u8] = b" transitioned from CurrentAssignment(";
+    let rest = msg.strip_prefix(b"Member ")?;
+    // A member id without quotes ends at the first whitespace, where
+    // either form's words must then start; one with quotes may hold
+    // whitespace, and is the regexes' to read.
+    let end = rest
+        .iter()
+        .position(|b| super::split::is_space(*b))
+        .unwrap_or(rest.len());
+    if rest[..end].iter().any(|b| matches!(b, b'\'' | b'"')) {
+        return assignment_state_by_regex(msg);
     }
-    if let Some(at) = memchr::memmem::find(msg, super::split::NEW_ASSIGNMENT_STATE) {
-        if let Some(p) = super::split::assignment_state(msg, at) {
-            return Some(p);
-        }
-    } else if memchr::memmem::find(msg, b" transitioned from CurrentAssignment(").is_none() {
-        return None;
+    let after = &rest[end..];
+    if after.starts_with(super::split::NEW_ASSIGNMENT_STATE) {
+        let at = b"Member ".len() + end;
+        super::split::assignment_state(msg, at).or_else(|| assignment_state_by_regex(msg))
+    } else if after.starts_with(OLD) {
+        assignment_state_by_regex(msg)
+    } else {
+        None
     }
-    assignment_state_by_regex(msg)
 }
 
 /// [`assignment_state`] by its regexes alone (every shape).
@@ -206,7 +223,7 @@ pub(crate) fn fenced(msg: &[u8]) -> Option<Parsed> {
     const BECAUSE: &[u8] = b" fenced from the group because ";
     let plain = |b: &u8| !b.is_ascii_whitespace() && *b != b'\'' && *b != b'"';
     let split = msg.strip_prefix(b"Member ").and_then(|after| {
-        let at = memchr::memmem::find(after, BECAUSE)?;
+        let at = finder!(BECAUSE).find(after)?;
         let member = &after[..at];
         let reason = &after[at + BECAUSE.len()..];
         let plain = !member.is_empty() && member.iter().all(plain) && !reason.contains(&b'\n');

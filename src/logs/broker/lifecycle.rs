@@ -8,7 +8,8 @@
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, first_named, list_items, member, number, regex, text, NamedPatterns, Parsed,
+    compile_named, finder, first_named, list_items, member, number, regex, text, NamedPatterns,
+    Parsed,
 };
 
 use super::reason::reason_subject;
@@ -28,7 +29,7 @@ pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
     let rest = msg
         .strip_prefix(b"Preparing to rebalance group ")
         .or_else(|| msg.strip_prefix(b"Preparing to restabilize group "))?;
-    let at = memchr::memmem::find(rest, b" with old generation ")?;
+    let at = finder!(b" with old generation ").find(rest)?;
     let (head, tail) = (&rest[..at], &rest[at + b" with old generation ".len()..]);
     let (group, state) = match memchr::memmem::rfind(head, b" in state ") {
         Some(i) => (&head[..i], Some(&head[i + b" in state ".len()..])),
@@ -84,10 +85,8 @@ fn preparing_reason(tail: &[u8]) -> Option<Option<String>> {
 pub(crate) fn client_reason(reason: &str) -> Option<String> {
     // One searcher for the run: `str::split_once` sets up a two-way
     // searcher per call, a sixth of reading a "Preparing" line.
-    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(CLIENT_REASON));
     const CLIENT_REASON: &[u8] = b"; client reason: ";
-    let at = FINDER.find(reason.as_bytes())?;
+    let at = finder!(CLIENT_REASON).find(reason.as_bytes())?;
     Some(reason[at + CLIENT_REASON.len()..].to_string())
 }
 
@@ -149,7 +148,7 @@ pub(super) fn assignment_received_by_regex(msg: &[u8]) -> Option<Parsed> {
 /// Tried first on every untagged "Group …" line: its fixed words are looked
 /// for before anything else, then the plain shape is split by hand.
 pub(crate) fn now_empty(msg: &[u8]) -> Option<Parsed> {
-    memchr::memmem::find(msg, b" is now empty")?;
+    finder!(b" is now empty").find(msg)?;
     super::split::now_empty(msg).or_else(|| now_empty_by_regex(msg))
 }
 

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, first_named, member, number, regex, text, NamedPatterns, Parsed,
+    compile_named, finder, first_named, member, number, regex, text, NamedPatterns, Parsed,
 };
 
 fn broker(line: BrokerLine) -> EventKind {
@@ -25,7 +25,7 @@ fn broker(line: BrokerLine) -> EventKind {
 /// to fail).
 pub(crate) fn failed(msg: &[u8]) -> Option<Parsed> {
     super::split::member_failed(msg).or_else(|| {
-        memchr::memmem::find(msg, b" has failed")?;
+        finder!(b" has failed").find(msg)?;
         failed_by_regex(msg)
     })
 }
@@ -75,8 +75,16 @@ pub(crate) fn left_classic(msg: &[u8]) -> Option<Parsed> {
     }
     // The old forms' fixed words before their regex (most "Member…" lines
     // are others, and a regex's captures cost thousands of instructions
-    // even to fail).
-    memchr::memmem::find(msg, b" has left, removing it from the group")?;
+    // even to fail); the plain one split by hand.
+    finder!(b" has left, removing it from the group").find(msg)?;
+    super::split::member_left(msg).or_else(|| left_classic_by_regex(msg))
+}
+
+/// [`left_classic`] by its regex and the 3.0+ split alone (every shape).
+pub(super) fn left_classic_by_regex(msg: &[u8]) -> Option<Parsed> {
+    if msg.starts_with(b"Member MemberMetadata(") {
+        return left_metadata(msg);
+    }
     let old = regex!(concat!(
         r"(?-u)^Member(?:\[group\.instance\.id (\S+), member\.id ([^\]]+)\]| ",
         member!(),
@@ -96,23 +104,22 @@ pub(crate) fn left_classic(msg: &[u8]) -> Option<Parsed> {
 /// line, and a regex with lazy groups over it cost more than every other
 /// broker line together on big logs.
 fn left_metadata(msg: &[u8]) -> Option<Parsed> {
-    use memchr::memmem;
-    let split = |hay: &'_ [u8], needle: &[u8]| -> Option<(Vec<u8>, usize)> {
-        let at = memmem::find(hay, needle)?;
-        Some((hay[..at].to_vec(), at + needle.len()))
-    };
+    // Each searcher built once (`memmem::find` builds one per call).
+    fn split<'a>(
+        hay: &'a [u8],
+        finder: &memchr::memmem::Finder<'_>,
+    ) -> Option<(&'a [u8], &'a [u8])> {
+        let at = finder.find(hay)?;
+        Some((&hay[..at], &hay[at + finder.needle().len()..]))
+    }
     let rest = msg.strip_prefix(b"Member MemberMetadata(memberId=")?;
-    let (member, n) = split(rest, b", groupInstanceId=")?;
-    let rest = &rest[n..];
-    let (instance, n) = split(rest, b", clientId=")?;
-    let rest = &rest[n..];
-    let (client, n) = split(rest, b", clientHost=")?;
-    let rest = &rest[n..];
+    let (member, rest) = split(rest, finder!(b", groupInstanceId="))?;
+    let (instance, rest) = split(rest, finder!(b", clientId="))?;
+    let (client, rest) = split(rest, finder!(b", clientHost="))?;
     const LEFT: &[u8] = b") has left group ";
-    let rest = &rest[memmem::rfind(rest, LEFT)? + LEFT.len()..];
-    let (group, n) =
-        split(rest, b" through explicit `LeaveGroup`").filter(|(g, _)| !g.is_empty())?;
-    let tail = &rest[n..];
+    let rest = &rest[memchr::memmem::rfind(rest, LEFT)? + LEFT.len()..];
+    let (group, tail) =
+        split(rest, finder!(b" through explicit `LeaveGroup`")).filter(|(g, _)| !g.is_empty())?;
     let tail = tail.strip_prefix(b" request").unwrap_or(tail);
     let reason = match tail {
         [] => None,
@@ -120,10 +127,10 @@ fn left_metadata(msg: &[u8]) -> Option<Parsed> {
     };
     let owned = |b: &[u8]| Some(String::from_utf8_lossy(b).into_owned());
     let mut p = Parsed::new(left(reason.and_then(owned)))
-        .member(owned(&member))
-        .instance(owned(&instance))
-        .group(owned(&group));
-    p.client_id = owned(&client);
+        .member(owned(member))
+        .instance(owned(instance))
+        .group(owned(group));
+    p.client_id = owned(client);
     Some(p)
 }
 

@@ -16,7 +16,7 @@
 //! rebalance", was already split by hand).
 
 use crate::event::{BrokerLine, EventKind};
-use crate::logs::parsed::{starts_with_ci, Parsed};
+use crate::logs::parsed::{finder, starts_with_ci, Parsed};
 
 /// "Stabilized group G generation N[ (__consumer_offsets-P)][ with K
 /// members][.]", as `lifecycle::stabilized`'s regex reads it.
@@ -24,7 +24,7 @@ pub(super) fn stabilized(msg: &[u8]) -> Option<Parsed> {
     let rest = msg.strip_prefix(b"Stabilized group ")?;
     // The regex's group is lazy: the first " generation " after at least
     // one byte whose tail matches to the end.
-    let (group, tail) = first_split(rest, b" generation ", |tail| {
+    let (group, tail) = first_split(rest, finder!(b" generation "), |tail| {
         let (digits, t) = signed_digits(tail)?;
         let t = skip_offsets_partition(t);
         let (members, t) = match t.strip_prefix(b" with ") {
@@ -58,7 +58,7 @@ pub(super) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
     let rest = msg.strip_prefix(b"Assignment received from leader ")?;
     let (member, rest) = plain_token(rest)?;
     let rest = rest.strip_prefix(b" for group ")?;
-    let (group, tail) = first_split(rest, b" for generation ", |tail| {
+    let (group, tail) = first_split(rest, finder!(b" for generation "), |tail| {
         let (digits, t) = signed_digits(tail)?;
         if t.is_empty() {
             return Some((digits, None));
@@ -91,7 +91,7 @@ pub(super) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
     const HEAD: &[u8] = b"dynamic member with unknown member id joins group ";
     const ENDING: &[u8] = b" and request the member to rejoin with this id.";
     let rest = strip_prefix_ci(msg, HEAD)?;
-    let (group, (state, member)) = first_split(rest, b" in ", |tail| {
+    let (group, (state, member)) = first_split(rest, finder!(b" in "), |tail| {
         let t = tail.strip_prefix(b"state ").unwrap_or(tail);
         let n = t.iter().take_while(|b| b.is_ascii_alphabetic()).count();
         let (state, t) = t.split_at(n);
@@ -122,7 +122,7 @@ pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
     let rest = msg.strip_prefix(b"Member ")?;
     let (member, rest) = plain_token(rest)?;
     let rest = rest.strip_prefix(b" in group ")?;
-    let (group, ()) = first_split(rest, b" has failed", |tail| {
+    let (group, ()) = first_split(rest, finder!(b" has failed"), |tail| {
         matches!(
             tail,
             b"" | b"." | b", removing it from the group" | b", removing it from the group."
@@ -141,7 +141,7 @@ pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
 /// an `i32` is left out, the line kept).
 pub(super) fn now_empty(msg: &[u8]) -> Option<Parsed> {
     let rest = msg.strip_prefix(b"Group ")?;
-    let (group, digits) = first_split(rest, b" with generation ", |tail| {
+    let (group, digits) = first_split(rest, finder!(b" with generation "), |tail| {
         let (digits, t) = signed_digits(tail)?;
         let t = skip_offsets_partition(t.strip_prefix(b" is now empty")?);
         matches!(t, b"" | b".").then_some(digits)
@@ -192,6 +192,51 @@ pub(super) fn assignment_state(msg: &[u8], at: usize) -> Option<Parsed> {
     )
 }
 
+/// "Computed a new target assignment for epoch E[ with 'A' assignor][ in
+/// Tms][: map].", as `consumer_group::target_assignment`'s regex reads it
+/// (the map, any bytes, is not read).
+pub(super) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
+    let rest = msg.strip_prefix(b"Computed a new target assignment for epoch ")?;
+    let (epoch, mut rest) = signed_digits(rest)?;
+    let mut assignor = None;
+    if let Some(after) = rest.strip_prefix(b" with '") {
+        let close = memchr::memchr(b'\'', after)?;
+        assignor = Some(lossy(&after[..close]));
+        rest = after[close..].strip_prefix(b"' assignor")?;
+    }
+    if let Some(after) = rest.strip_prefix(b" in ") {
+        let (_, t) = digits_run(after)?;
+        rest = t.strip_prefix(b"ms")?;
+    }
+    let ends = rest == b"." || (rest.starts_with(b":") && rest.ends_with(b"."));
+    if !ends {
+        return None;
+    }
+    let epoch: i32 = parse(epoch)?;
+    let line = BrokerLine::TargetAssignmentComputed { epoch, assignor };
+    Some(Parsed::new(EventKind::Broker(line)).generation(Some(epoch)))
+}
+
+/// "Member M in group G has left, removing it from the group[.]" (0.11–2.3),
+/// with a plain member id, as `members::left_classic`'s regex reads it.
+pub(super) fn member_left(msg: &[u8]) -> Option<Parsed> {
+    let rest = msg.strip_prefix(b"Member ")?;
+    let (member, rest) = plain_token(rest)?;
+    let rest = rest.strip_prefix(b" in group ")?;
+    let (group, ()) = first_split(
+        rest,
+        finder!(b" has left, removing it from the group"),
+        |tail| matches!(tail, b"" | b".").then_some(()),
+    )?;
+    Some(
+        Parsed::new(EventKind::Broker(BrokerLine::MemberLeft {
+            client_reason: None,
+        }))
+        .member(Some(lossy(member)))
+        .group(Some(lossy(group))),
+    )
+}
+
 /// The member (and static id) of the two most frequent rebalance reasons,
 /// "Adding new member M[ with group instance id I][; …]" and "removing
 /// member M on heartbeat expiration" / "… on LeaveGroup", with a plain
@@ -227,15 +272,16 @@ fn strip_prefix_ci<'a>(s: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
     starts_with_ci(s, prefix).then(|| &s[prefix.len()..])
 }
 
-/// The first `sep` in `rest` after at least one byte, with no newline
-/// before it (the regexes' `.` stops at one), whose tail `tail_ok` accepts:
-/// (what is before it, what `tail_ok` gave).
+/// The first of `finder`'s words in `rest` after at least one byte, with no
+/// newline before it (the regexes' `.` stops at one), whose tail `tail_ok`
+/// accepts: (what is before it, what `tail_ok` gave). The searcher is
+/// built once by the caller ([`finder!`]).
 fn first_split<'a, T>(
     rest: &'a [u8],
-    sep: &[u8],
+    finder: &memchr::memmem::Finder<'_>,
     mut tail_ok: impl FnMut(&'a [u8]) -> Option<T>,
 ) -> Option<(&'a [u8], T)> {
-    let finder = memchr::memmem::Finder::new(sep);
+    let sep = finder.needle();
     let mut from = 1;
     while from <= rest.len() {
         let at = from + finder.find(&rest[from..])?;
@@ -262,7 +308,7 @@ fn plain_token(s: &[u8]) -> Option<(&[u8], &[u8])> {
 }
 
 /// `(?-u)\s`: ASCII whitespace with the vertical tab.
-fn is_space(b: u8) -> bool {
+pub(super) fn is_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
 }
 
@@ -315,7 +361,12 @@ mod tests {
         members::unknown_id_round_trip_by_regex,
     );
     const FAILED: Pair = (member_failed, members::failed_by_regex);
+    const LEFT: Pair = (member_left, members::left_classic_by_regex);
     const NOW_EMPTY: Pair = (now_empty, lifecycle::now_empty_by_regex);
+    const TARGET: Pair = (
+        target_assignment,
+        consumer_group::target_assignment_by_regex,
+    );
     const ASSIGNMENT_STATE: Pair = (
         |m| assignment_state(m, memchr::memmem::find(m, NEW_ASSIGNMENT_STATE)?),
         consumer_group::assignment_state_by_regex,
@@ -329,6 +380,11 @@ mod tests {
             consumer_group::assignment_state_by_regex,
         ),
         (members::failed, members::failed_by_regex),
+        (members::left_classic, members::left_classic_by_regex),
+        (
+            consumer_group::target_assignment,
+            consumer_group::target_assignment_by_regex,
+        ),
     ];
 
     /// Every combination of the pieces, joined in order.
@@ -541,10 +597,71 @@ mod tests {
     }
 
     #[test]
+    fn member_left_lines_are_split_as_their_regex_reads_them() {
+        let lines = combine(&[
+            &[
+                "Member ",
+                "member ",
+                "Member[group.instance.id i, member.id ",
+            ],
+            &["c-1", "'c 1'", "c\t1", "c-1]"],
+            &[" in group "],
+            &["g", "g has left, removing it from the group", "é", "g\nh"],
+            &[" has left, removing it from the group", " has left"],
+            &["", ".", "!"],
+        ]);
+        let (read, split) = check(LEFT, &lines, 6);
+        assert!(
+            split >= 8,
+            "the split reads the plain ones ({split} of {read})"
+        );
+        gates_agree(&lines);
+        let p = member_left(b"Member c-1 in group g has left, removing it from the group has left, removing it from the group.").unwrap();
+        assert_eq!(
+            p.group.as_deref(),
+            Some("g has left, removing it from the group")
+        );
+    }
+
+    #[test]
+    fn target_assignment_lines_are_split_as_their_regex_reads_them() {
+        let lines = combine(&[
+            &[
+                "Computed a new target assignment for epoch ",
+                "computed a new target assignment for epoch ",
+            ],
+            &["5", "-1", "99999999999", "", "5x"],
+            &[
+                "",
+                " with 'uniform' assignor",
+                " with '' assignor",
+                " with 'a' b' assignor",
+                " with 'range'",
+            ],
+            &["", " in 3ms", " in ms", " in 3s"],
+            &["", ": {m=Assignment(x)}", ":", ": {m=\n x}", ". {m}"],
+            &["", ".", ".."],
+        ]);
+        let (read, split) = check(TARGET, &lines, 3);
+        assert!(
+            split * 10 > read * 9,
+            "the split reads most ({split} of {read})"
+        );
+        gates_agree(&lines);
+    }
+
+    #[test]
     fn assignment_state_lines_are_split_as_their_regex_reads_them() {
         let lines = combine(&[
             &["Member ", "member "],
-            &["m-1", "'m 1'", "m\t1", "m-1 new assignment state: epoch=1"],
+            &[
+                "m-1",
+                "'m 1'",
+                "m\t1",
+                "m\x0b1",
+                "m'1' x",
+                "m-1 new assignment state: epoch=1",
+            ],
             &[" new assignment state: epoch="],
             &["5", "-1", "99999999999", ""],
             &[", previousEpoch="],
@@ -574,7 +691,7 @@ mod tests {
     /// Each message and random edits of it: every reader of [`GATED`]
     /// gives what its regex alone gives, line for line.
     fn gates_agree(messages: &[String]) {
-        const BYTES: &[u8] = b" .-0123456789'\"\n\tinINstateS()_";
+        const BYTES: &[u8] = b" .-0123456789'\"\n\t\x0binINstateS()_";
         let mut rng = Rng(0x9a7e);
         for m in messages {
             for v in edited(m.as_bytes(), 3, BYTES, &mut rng) {
