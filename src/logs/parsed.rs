@@ -33,6 +33,16 @@ macro_rules! finder {
 }
 pub(crate) use finder;
 
+/// [`finder!`] searching from the end.
+macro_rules! finder_rev {
+    ($needle:expr) => {{
+        static FINDER: std::sync::LazyLock<memchr::memmem::FinderRev<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::FinderRev::new($needle));
+        &*FINDER
+    }};
+}
+pub(crate) use finder_rev;
+
 /// A member id: runs of non-space bytes and quoted strings, because Erlang
 /// clients (brod, kaffe) put `'name@host'/<0.1.0>` and even spaces inside
 /// quotes into their ids.

@@ -8,8 +8,8 @@
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, finder, first_named, list_items, member, number, regex, text, NamedPatterns,
-    Parsed,
+    compile_named, finder, finder_rev, first_named, list_items, member, number, regex, text,
+    NamedPatterns, Parsed,
 };
 
 use super::reason::reason_subject;
@@ -31,7 +31,7 @@ pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
         .or_else(|| msg.strip_prefix(b"Preparing to restabilize group "))?;
     let at = finder!(b" with old generation ").find(rest)?;
     let (head, tail) = (&rest[..at], &rest[at + b" with old generation ".len()..]);
-    let (group, state) = match memchr::memmem::rfind(head, b" in state ") {
+    let (group, state) = match finder_rev!(b" in state ").rfind(head) {
         Some(i) => (&head[..i], Some(&head[i + b" in state ".len()..])),
         None => (head, None),
     };

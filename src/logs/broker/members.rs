@@ -10,7 +10,8 @@ use std::sync::LazyLock;
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, finder, first_named, member, number, regex, text, NamedPatterns, Parsed,
+    compile_named, finder, finder_rev, first_named, member, number, regex, text, NamedPatterns,
+    Parsed,
 };
 
 fn broker(line: BrokerLine) -> EventKind {
@@ -117,7 +118,7 @@ fn left_metadata(msg: &[u8]) -> Option<Parsed> {
     let (instance, rest) = split(rest, finder!(b", clientId="))?;
     let (client, rest) = split(rest, finder!(b", clientHost="))?;
     const LEFT: &[u8] = b") has left group ";
-    let rest = &rest[memchr::memmem::rfind(rest, LEFT)? + LEFT.len()..];
+    let rest = &rest[finder_rev!(LEFT).rfind(rest)? + LEFT.len()..];
     let (group, tail) =
         split(rest, finder!(b" through explicit `LeaveGroup`")).filter(|(g, _)| !g.is_empty())?;
     let tail = tail.strip_prefix(b" request").unwrap_or(tail);

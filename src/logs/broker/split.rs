@@ -51,25 +51,25 @@ pub(super) fn stabilized(msg: &[u8]) -> Option<Parsed> {
     )
 }
 
-/// "Assignment received from leader M for group G for generation N[. The
-/// group has K members, S of which are static.]", with a plain member id
-/// (the form without a leader is left to the regex).
+/// "Assignment received from leader [M ]for group G for generation N[. The
+/// group has K members, S of which are static.]", with a plain member id or
+/// none (before 3.0), as `lifecycle::assignment_received`'s regex reads it.
 pub(super) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
-    let rest = msg.strip_prefix(b"Assignment received from leader ")?;
-    let (member, rest) = plain_token(rest)?;
-    let rest = rest.strip_prefix(b" for group ")?;
-    let (group, tail) = first_split(rest, finder!(b" for generation "), |tail| {
-        let (digits, t) = signed_digits(tail)?;
-        if t.is_empty() {
-            return Some((digits, None));
+    let after = msg.strip_prefix(b"Assignment received from leader ")?;
+    let (member, rest) = plain_token(after)?;
+    // The regex tries a leader first; a line without one reads as one
+    // whose leader is "for" until that fails.
+    let with_leader = rest
+        .strip_prefix(b" for group ")
+        .and_then(|r| first_split(r, finder!(b" for generation "), generation_and_count));
+    let (member, (group, (digits, members))) = match with_leader {
+        Some(found) => (Some(member), found),
+        None => {
+            let r = after.strip_prefix(b"for group ")?;
+            let found = first_split(r, finder!(b" for generation "), generation_and_count)?;
+            (None, found)
         }
-        let t = t.strip_prefix(b". The group has ")?;
-        let (members, t) = digits_run(t)?;
-        let t = t.strip_prefix(b" members, ")?;
-        let (_, t) = digits_run(t)?;
-        (t == b" of which are static.").then_some((digits, Some(members)))
-    })?;
-    let (digits, members) = tail;
+    };
     let generation: i32 = parse(digits)?;
     let line = BrokerLine::AssignmentReceived {
         generation,
@@ -78,9 +78,23 @@ pub(super) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
     Some(
         Parsed::new(EventKind::Broker(line))
             .group(Some(lossy(group)))
-            .member(Some(lossy(member)))
+            .member(member.map(lossy))
             .generation(Some(generation)),
     )
+}
+
+/// What follows "for generation " in an "Assignment received" line, to its
+/// end: the generation's digits and the member count's, if stated.
+fn generation_and_count(tail: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let (digits, t) = signed_digits(tail)?;
+    if t.is_empty() {
+        return Some((digits, None));
+    }
+    let t = t.strip_prefix(b". The group has ")?;
+    let (members, t) = digits_run(t)?;
+    let t = t.strip_prefix(b" members, ")?;
+    let (_, t) = digits_run(t)?;
+    (t == b" of which are static.").then_some((digits, Some(members)))
 }
 
 /// "Dynamic member with unknown member id joins group G in S state. Created
@@ -497,11 +511,24 @@ mod tests {
             ],
         ]);
         let (read, split) = check(ASSIGNMENT, &lines, 4);
-        // The plain combinations (a plain member, a known ending): 16.
+        // The plain combinations (a plain member or none, a known ending).
         assert!(
-            split >= 16,
+            split >= 24,
             "the split reads the plain ones ({split} of {read})"
         );
+        for (msg, leader) in [
+            (
+                "Assignment received from leader for group g for generation 2",
+                None,
+            ),
+            (
+                "Assignment received from leader for for group g for generation 2",
+                Some("for"),
+            ),
+        ] {
+            let p = assignment_received(msg.as_bytes()).unwrap();
+            assert_eq!(p.member_id.as_deref(), leader, "{msg}");
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 
 use crate::event::{ClientLine, EventKind};
 use crate::logs::parsed::{
-    compile_named, first_named, list_items, member, number, regex, text, NamedPatterns, Parsed,
+    compile_named, finder, finder_rev, first_named, list_items, member, number, regex, text,
+    NamedPatterns, Parsed,
 };
 
 fn client(line: ClientLine) -> EventKind {
@@ -103,7 +104,7 @@ fn generation_fields_split(g: &[u8]) -> GenerationFields {
         return (None, None, None);
     };
     let body = tail.strip_suffix(b"'}");
-    let at = body.and_then(|b| memchr::memmem::rfind(b, SEP));
+    let at = body.and_then(|b| finder_rev!(SEP).rfind(b));
     match (body, at) {
         (Some(body), Some(at)) if digits > sign => (
             number(&rest[..digits]),
@@ -142,16 +143,16 @@ pub(crate) fn joined_or_synced(msg: &[u8]) -> Option<Parsed> {
         Some(rest) => (true, rest),
         None => (false, msg.strip_prefix(b"Successfully synced group")?),
     };
-    let sep: &[u8] = if joined {
-        b" with generation "
+    let sep = if joined {
+        finder!(b" with generation ")
     } else {
-        b" in generation "
+        finder!(b" in generation ")
     };
-    let at = memchr::memmem::find(rest, sep)?;
+    let at = sep.find(rest)?;
     let group = rest[..at]
         .strip_prefix(b" ")
         .map(|g| String::from_utf8_lossy(g).into_owned());
-    let (generation, member_id, protocol) = generation_fields(&rest[at + sep.len()..]);
+    let (generation, member_id, protocol) = generation_fields(&rest[at + sep.needle().len()..]);
     let line = if joined {
         ClientLine::Joined { protocol }
     } else {
@@ -344,7 +345,7 @@ fn leaving_split(msg: &[u8]) -> Option<Option<LeaveFields<'_>>> {
     let (member, rest) = if let Some(rest) = msg.strip_prefix(b"Sending ") {
         (None, rest)
     } else if let Some(after) = msg.strip_prefix(b"Member ") {
-        let Some(at) = memchr::memmem::find(after, b" sending ") else {
+        let Some(at) = finder!(b" sending ").find(after) else {
             return Some(None);
         };
         let member = &after[..at];
@@ -362,8 +363,9 @@ fn leaving_split(msg: &[u8]) -> Option<Option<LeaveFields<'_>>> {
     // The coordinator takes at least one byte; the reason is what follows
     // the first " due to " after it.
     const DUE: &[u8] = b" due to ";
-    let reason =
-        memchr::memmem::find(&coordinator[1..], DUE).map(|at| &coordinator[1 + at + DUE.len()..]);
+    let reason = finder!(DUE)
+        .find(&coordinator[1..])
+        .map(|at| &coordinator[1 + at + DUE.len()..]);
     Some(Some((member, reason)))
 }
 
