@@ -328,8 +328,9 @@ pub(super) fn fits_delta_ts(dt: i64) -> bool {
 /// The quarter is of the room, and `more` is what the next push writes,
 /// not the most a pair can take: room of `len + max(room / 4, 20)` (as
 /// this was until 2026-12-06) gave a list under a few hundred bytes one
-/// or two pairs more per growth, so nearly every push moved it (a tenth
-/// of the data path's cost on the dense capture went to reallocating),
+/// or two pairs more per growth, so nearly every push moved it (a sixth
+/// of the data path's instructions on a slice of the dense benchmark
+/// capture went to reallocating),
 /// and asking for room for 20 bytes (a pair takes 2 or 3) before growing
 /// held 5 MB more at the dense capture's peak.
 fn grow_by_a_quarter<T>(v: &mut Vec<T>, more: usize) {

@@ -13,7 +13,13 @@
 //! line) were the largest part of reading a line: "Stabilized group",
 //! "Assignment received" and "Dynamic member … joins group" are about
 //! half of a busy coordinator's lines (the other frequent one, "Preparing to
-//! rebalance", was already split by hand).
+//! rebalance", was already split by hand). Then "is now empty", the 0.11–2.3
+//! "has left", a KIP-848 member's new assignment state and a target
+//! assignment (whose regex read the whole assignment map to its final dot).
+//!
+//! The readers that are tried first on every line of their kind also look
+//! for words their regex cannot match without before running it: a
+//! regex's captures cost thousands of instructions even to fail.
 
 use crate::event::{BrokerLine, EventKind};
 use crate::logs::parsed::{finder, starts_with_ci, Parsed};
