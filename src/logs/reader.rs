@@ -394,7 +394,7 @@ impl<'a> LineReader<'a> {
 
 /// Client, group and static id from the line's prefix.
 fn component_fields(e: &Entry<'_>) -> (ClientRef, Option<String>, Option<String>) {
-    let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let s = crate::logs::parsed::owned_text;
     let mut client = ClientRef::default();
     let (mut group, mut instance) = (None, None);
     match e.component {

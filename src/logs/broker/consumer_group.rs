@@ -232,7 +232,7 @@ pub(crate) fn fenced(msg: &[u8]) -> Option<Parsed> {
     let Some((member, reason)) = split else {
         return fenced_by_regex(msg);
     };
-    let whole = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let whole = crate::logs::parsed::owned_text;
     let line = BrokerLine::MemberFenced {
         reason: whole(reason.strip_suffix(b".").unwrap_or(reason)),
     };

@@ -41,7 +41,7 @@ pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
         .count();
     let old_generation: i32 = std::str::from_utf8(&tail[..digits]).ok()?.parse().ok()?;
     let reason = preparing_reason(&tail[digits..])?;
-    let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let lossy = crate::logs::parsed::owned_text;
     let client_reason = reason.as_deref().and_then(client_reason);
     let (member_id, instance) = reason.as_deref().map(reason_subject).unwrap_or_default();
     let line = BrokerLine::PreparingRebalance {
@@ -78,7 +78,7 @@ fn preparing_reason(tail: &[u8]) -> Option<Option<String>> {
         .strip_suffix(b".")
         .unwrap_or(inner)
         .strip_suffix(b")")?;
-    Some(Some(String::from_utf8_lossy(inner).into_owned()))
+    Some(Some(crate::logs::parsed::owned_text(inner)))
 }
 
 /// The KIP-800 client reason inside a coordinator reason (3.2+).

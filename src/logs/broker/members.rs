@@ -126,7 +126,7 @@ fn left_metadata(msg: &[u8]) -> Option<Parsed> {
         [] => None,
         _ => Some(tail.strip_prefix(b"; client reason: ")?),
     };
-    let owned = |b: &[u8]| Some(String::from_utf8_lossy(b).into_owned());
+    let owned = |b: &[u8]| Some(crate::logs::parsed::owned_text(b));
     let mut p = Parsed::new(left(reason.and_then(owned)))
         .member(owned(member))
         .instance(owned(instance))

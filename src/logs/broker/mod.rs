@@ -155,10 +155,10 @@ impl Tag<'_> {
     /// The tag names the group (and sometimes the member) the message omits.
     fn fill(&self, mut p: Parsed) -> Parsed {
         if p.group.is_none() {
-            p.group = Some(String::from_utf8_lossy(self.group).into_owned());
+            p.group = Some(crate::logs::parsed::owned_text(self.group));
         }
         if p.member_id.is_none() {
-            p.member_id = self.member.map(|m| String::from_utf8_lossy(m).into_owned());
+            p.member_id = self.member.map(crate::logs::parsed::owned_text);
         }
         p
     }

@@ -10,7 +10,7 @@ use crate::logs::parsed::{list_items, member, optional_value, regex, text};
 /// The member (and instance id) a reason names, when it names exactly one.
 pub(crate) fn reason_subject(reason: &str) -> (Option<String>, Option<String>) {
     if let Some((member, instance)) = super::split::reason_subject(reason.as_bytes()) {
-        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let lossy = crate::logs::parsed::owned_text;
         return (
             Some(lossy(member)),
             instance.and_then(|i| optional_value(&lossy(i))),

@@ -363,7 +363,7 @@ fn parse<T: std::str::FromStr>(digits: &[u8]) -> Option<T> {
 }
 
 fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+    crate::logs::parsed::owned_text(b)
 }
 
 #[cfg(test)]

@@ -87,7 +87,7 @@ fn generation_fields(g: &[u8]) -> GenerationFields {
 fn generation_fields_split(g: &[u8]) -> GenerationFields {
     const SEP: &[u8] = b"', protocol='";
     let number = |d: &[u8]| std::str::from_utf8(d).ok()?.parse::<i32>().ok();
-    let whole = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let whole = crate::logs::parsed::owned_text;
     if is_whole_number(g) {
         return (number(g), None, None);
     }
@@ -151,7 +151,7 @@ pub(crate) fn joined_or_synced(msg: &[u8]) -> Option<Parsed> {
     let at = sep.find(rest)?;
     let group = rest[..at]
         .strip_prefix(b" ")
-        .map(|g| String::from_utf8_lossy(g).into_owned());
+        .map(crate::logs::parsed::owned_text);
     let (generation, member_id, protocol) = generation_fields(&rest[at + sep.needle().len()..]);
     let line = if joined {
         ClientLine::Joined { protocol }
