@@ -7,7 +7,7 @@
 //! fills the group from the tag), or `None`.
 
 use crate::event::{BrokerLine, EventKind, Text};
-use crate::logs::parsed::{finder, member, number, regex, text, Parsed};
+use crate::logs::parsed::{finder, member, number, owned_text, regex, text, Parsed};
 
 fn broker(line: BrokerLine) -> EventKind {
     EventKind::Broker(line)
@@ -232,11 +232,10 @@ pub(crate) fn fenced(msg: &[u8]) -> Option<Parsed> {
     let Some((member, reason)) = split else {
         return fenced_by_regex(msg);
     };
-    let whole = crate::logs::parsed::owned_text;
     let line = BrokerLine::MemberFenced {
-        reason: whole(reason.strip_suffix(b".").unwrap_or(reason)),
+        reason: owned_text(reason.strip_suffix(b".").unwrap_or(reason)),
     };
-    Some(Parsed::new(broker(line)).member(Some(whole(member))))
+    Some(Parsed::new(broker(line)).member(Some(owned_text(member))))
 }
 
 /// [`fenced`] by its regex (every line).

@@ -8,8 +8,8 @@
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, finder, finder_rev, first_named, list_items, member, number, regex, text,
-    NamedPatterns, Parsed,
+    compile_named, finder, finder_rev, first_named, list_items, member, number, owned_text, regex,
+    text, NamedPatterns, Parsed,
 };
 
 use super::reason::reason_subject;
@@ -41,18 +41,20 @@ pub(crate) fn preparing(msg: &[u8]) -> Option<Parsed> {
         .count();
     let old_generation: i32 = std::str::from_utf8(&tail[..digits]).ok()?.parse().ok()?;
     let reason = preparing_reason(&tail[digits..])?;
-    let lossy = crate::logs::parsed::owned_text;
     let client_reason = reason.as_deref().and_then(client_reason);
     let (member_id, instance) = reason.as_deref().map(reason_subject).unwrap_or_default();
     let line = BrokerLine::PreparingRebalance {
-        state: state.map_or_else(|| Text::from("PreparingRebalance"), |s| lossy(s).into()),
+        state: state.map_or_else(
+            || Text::from("PreparingRebalance"),
+            |s| owned_text(s).into(),
+        ),
         old_generation,
         reason: reason.map(Text::from),
         client_reason: client_reason.map(Text::from),
     };
     Some(
         Parsed::new(broker(line))
-            .group(Some(lossy(group)))
+            .group(Some(owned_text(group)))
             .generation(Some(old_generation))
             .member(member_id)
             .instance(instance),
@@ -78,7 +80,7 @@ fn preparing_reason(tail: &[u8]) -> Option<Option<String>> {
         .strip_suffix(b".")
         .unwrap_or(inner)
         .strip_suffix(b")")?;
-    Some(Some(crate::logs::parsed::owned_text(inner)))
+    Some(Some(owned_text(inner)))
 }
 
 /// The KIP-800 client reason inside a coordinator reason (3.2+).

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use crate::event::{BrokerLine, EventKind, Text};
 use crate::logs::parsed::{
-    compile_named, finder, finder_rev, first_named, member, number, regex, text, NamedPatterns,
-    Parsed,
+    compile_named, finder, finder_rev, first_named, member, number, owned_text, regex, text,
+    NamedPatterns, Parsed,
 };
 
 fn broker(line: BrokerLine) -> EventKind {
@@ -126,7 +126,7 @@ fn left_metadata(msg: &[u8]) -> Option<Parsed> {
         [] => None,
         _ => Some(tail.strip_prefix(b"; client reason: ")?),
     };
-    let owned = |b: &[u8]| Some(crate::logs::parsed::owned_text(b));
+    let owned = |b: &[u8]| Some(owned_text(b));
     let mut p = Parsed::new(left(reason.and_then(owned)))
         .member(owned(member))
         .instance(owned(instance))
@@ -379,10 +379,7 @@ const OTHER_MEMBER_LINES: &[(&str, &str)] = &[
 pub(crate) fn other_member_line(msg: &[u8]) -> Option<Parsed> {
     static TABLE: LazyLock<NamedPatterns> = LazyLock::new(|| compile_named(OTHER_MEMBER_LINES));
     let (caps, name) = first_named(&TABLE, msg)?;
-    let named = |n: &str| {
-        caps.name(n)
-            .map(|m| String::from_utf8_lossy(m.as_bytes()).into_owned())
-    };
+    let named = |n: &str| caps.name(n).map(|m| owned_text(m.as_bytes()));
     let line = BrokerLine::Other {
         message: name.to_string(),
     };

@@ -5,15 +5,14 @@
 //! it names, so the event carries them; the reason text itself is kept
 //! verbatim by the caller.
 
-use crate::logs::parsed::{list_items, member, optional_value, regex, text};
+use crate::logs::parsed::{list_items, member, optional_value, owned_text, regex, text};
 
 /// The member (and instance id) a reason names, when it names exactly one.
 pub(crate) fn reason_subject(reason: &str) -> (Option<String>, Option<String>) {
     if let Some((member, instance)) = super::split::reason_subject(reason.as_bytes()) {
-        let lossy = crate::logs::parsed::owned_text;
         return (
-            Some(lossy(member)),
-            instance.and_then(|i| optional_value(&lossy(i))),
+            Some(owned_text(member)),
+            instance.and_then(|i| optional_value(&owned_text(i))),
         );
     }
     reason_subject_by_regex(reason)

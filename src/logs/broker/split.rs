@@ -22,7 +22,7 @@
 //! regex's captures cost thousands of instructions even to fail.
 
 use crate::event::{BrokerLine, EventKind};
-use crate::logs::parsed::{finder, starts_with_ci, Parsed};
+use crate::logs::parsed::{finder, owned_text, starts_with_ci, Parsed};
 
 /// "Stabilized group G generation N[ (__consumer_offsets-P)][ with K
 /// members][.]", as `lifecycle::stabilized`'s regex reads it.
@@ -52,7 +52,7 @@ pub(super) fn stabilized(msg: &[u8]) -> Option<Parsed> {
     };
     Some(
         Parsed::new(EventKind::Broker(line))
-            .group(Some(lossy(group)))
+            .group(Some(owned_text(group)))
             .generation(Some(generation)),
     )
 }
@@ -83,8 +83,8 @@ pub(super) fn assignment_received(msg: &[u8]) -> Option<Parsed> {
     };
     Some(
         Parsed::new(EventKind::Broker(line))
-            .group(Some(lossy(group)))
-            .member(member.map(lossy))
+            .group(Some(owned_text(group)))
+            .member(member.map(owned_text))
             .generation(Some(generation)),
     )
 }
@@ -131,8 +131,8 @@ pub(super) fn unknown_id_round_trip(msg: &[u8]) -> Option<Parsed> {
     };
     Some(
         Parsed::new(EventKind::Broker(line))
-            .group(Some(lossy(group)))
-            .member(Some(lossy(member))),
+            .group(Some(owned_text(group)))
+            .member(Some(owned_text(member))),
     )
 }
 
@@ -151,8 +151,8 @@ pub(super) fn member_failed(msg: &[u8]) -> Option<Parsed> {
     })?;
     Some(
         Parsed::new(EventKind::Broker(BrokerLine::MemberFailed))
-            .member(Some(lossy(member)))
-            .group(Some(lossy(group))),
+            .member(Some(owned_text(member)))
+            .group(Some(owned_text(group))),
     )
 }
 
@@ -168,7 +168,7 @@ pub(super) fn now_empty(msg: &[u8]) -> Option<Parsed> {
     })?;
     Some(
         Parsed::new(EventKind::Broker(BrokerLine::GroupEmpty))
-            .group(Some(lossy(group)))
+            .group(Some(owned_text(group)))
             .generation(parse(digits)),
     )
 }
@@ -203,11 +203,11 @@ pub(super) fn assignment_state(msg: &[u8], at: usize) -> Option<Parsed> {
     let line = BrokerLine::MemberAssignmentState {
         epoch,
         previous_epoch: parse(previous)?,
-        state: (n > 0).then(|| lossy(&rest[..n]))?,
+        state: (n > 0).then(|| owned_text(&rest[..n]))?,
     };
     Some(
         Parsed::new(EventKind::Broker(line))
-            .member(Some(lossy(member)))
+            .member(Some(owned_text(member)))
             .generation(Some(epoch)),
     )
 }
@@ -221,7 +221,7 @@ pub(super) fn target_assignment(msg: &[u8]) -> Option<Parsed> {
     let mut assignor = None;
     if let Some(after) = rest.strip_prefix(b" with '") {
         let close = memchr::memchr(b'\'', after)?;
-        assignor = Some(lossy(&after[..close]));
+        assignor = Some(owned_text(&after[..close]));
         rest = after[close..].strip_prefix(b"' assignor")?;
     }
     if let Some(after) = rest.strip_prefix(b" in ") {
@@ -252,8 +252,8 @@ pub(super) fn member_left(msg: &[u8]) -> Option<Parsed> {
         Parsed::new(EventKind::Broker(BrokerLine::MemberLeft {
             client_reason: None,
         }))
-        .member(Some(lossy(member)))
-        .group(Some(lossy(group))),
+        .member(Some(owned_text(member)))
+        .group(Some(owned_text(group))),
     )
 }
 
@@ -360,10 +360,6 @@ fn contains_ci(hay: &[u8], needle: &[u8]) -> bool {
 
 fn parse<T: std::str::FromStr>(digits: &[u8]) -> Option<T> {
     std::str::from_utf8(digits).ok()?.parse().ok()
-}
-
-fn lossy(b: &[u8]) -> String {
-    crate::logs::parsed::owned_text(b)
 }
 
 #[cfg(test)]

@@ -9,16 +9,12 @@ use std::sync::LazyLock;
 
 use crate::event::{ClientLine, EventKind};
 use crate::logs::parsed::{
-    compile_named, finder, finder_rev, first_named, list_items, member, number, regex, text,
-    NamedPatterns, Parsed,
+    compile_named, finder, finder_rev, first_named, list_items, member, number, owned_text, regex,
+    text, NamedPatterns, Parsed,
 };
 
 fn client(line: ClientLine) -> EventKind {
     EventKind::Client(line)
-}
-
-fn whole(msg: &[u8]) -> String {
-    String::from_utf8_lossy(msg).into_owned()
 }
 
 /// "Discovered coordinator X for group G." (0.10–0.11), "Discovered
@@ -42,7 +38,9 @@ pub(crate) fn unavailable(msg: &[u8]) -> Option<Parsed> {
         r"(?-u)^(?:Marking the coordinator .+ dead(?: for group (.+))?|Group coordinator .+ is unavailable or invalid.*|Consumer has been disconnected from the group coordinator for \d+ms)$"
     );
     let c = re.captures(msg)?;
-    let line = ClientLine::CoordinatorUnavailable { detail: whole(msg) };
+    let line = ClientLine::CoordinatorUnavailable {
+        detail: owned_text(msg),
+    };
     Some(Parsed::new(client(line)).group(text(&c, 1)))
 }
 
@@ -62,7 +60,7 @@ pub(crate) fn rejoin_requested(msg: &[u8]) -> Option<Parsed> {
             msg.strip_prefix(b"Requesting to re-join the group and trigger rebalance since ")
         })?;
     Some(Parsed::new(client(ClientLine::RejoinRequested {
-        reason: whole(reason),
+        reason: owned_text(reason),
     })))
 }
 
@@ -87,7 +85,6 @@ fn generation_fields(g: &[u8]) -> GenerationFields {
 fn generation_fields_split(g: &[u8]) -> GenerationFields {
     const SEP: &[u8] = b"', protocol='";
     let number = |d: &[u8]| std::str::from_utf8(d).ok()?.parse::<i32>().ok();
-    let whole = crate::logs::parsed::owned_text;
     if is_whole_number(g) {
         return (number(g), None, None);
     }
@@ -108,8 +105,8 @@ fn generation_fields_split(g: &[u8]) -> GenerationFields {
     match (body, at) {
         (Some(body), Some(at)) if digits > sign => (
             number(&rest[..digits]),
-            Some(whole(&body[..at])),
-            Some(whole(&body[at + SEP.len()..])),
+            Some(owned_text(&body[..at])),
+            Some(owned_text(&body[at + SEP.len()..])),
         ),
         _ => (None, None, None),
     }
@@ -149,9 +146,7 @@ pub(crate) fn joined_or_synced(msg: &[u8]) -> Option<Parsed> {
         finder!(b" in generation ")
     };
     let at = sep.find(rest)?;
-    let group = rest[..at]
-        .strip_prefix(b" ")
-        .map(crate::logs::parsed::owned_text);
+    let group = rest[..at].strip_prefix(b" ").map(owned_text);
     let (generation, member_id, protocol) = generation_fields(&rest[at + sep.needle().len()..]);
     let line = if joined {
         ClientLine::Joined { protocol }
@@ -184,7 +179,7 @@ pub(crate) fn assignment_finished(msg: &[u8]) -> Option<Parsed> {
     let member_ids = key
         .captures_iter(map)
         .filter_map(|k| k.get(1))
-        .map(|k| String::from_utf8_lossy(k.as_bytes()).into_owned())
+        .map(|k| owned_text(k.as_bytes()))
         .take(MAX_ASSIGNED_MEMBER_IDS)
         .collect();
     let line = ClientLine::AssignmentFinished {
@@ -230,9 +225,7 @@ pub(crate) fn heartbeat_failed(msg: &[u8]) -> Option<Parsed> {
         return Some(p);
     }
     let (caps, error) = first_named(&TABLE, msg)?;
-    let group = caps
-        .name("g")
-        .map(|g| String::from_utf8_lossy(g.as_bytes()).into_owned());
+    let group = caps.name("g").map(|g| owned_text(g.as_bytes()));
     let line = ClientLine::HeartbeatFailed {
         error: error.to_string(),
     };
@@ -371,9 +364,9 @@ fn leaving_split(msg: &[u8]) -> Option<Option<LeaveFields<'_>>> {
 
 fn leaving_line((member, reason): LeaveFields<'_>) -> Parsed {
     let line = ClientLine::Leaving {
-        reason: reason.map(whole),
+        reason: reason.map(owned_text),
     };
-    Parsed::new(client(line)).member(member.map(whole))
+    Parsed::new(client(line)).member(member.map(owned_text))
 }
 
 /// [`leaving`] by its regex (every line).

@@ -71,7 +71,7 @@ fn field(continuation: &[u8], name: &[u8]) -> Option<String> {
     continuation.split(|&b| b == b'\n').find_map(|l| {
         let l = l.trim_ascii();
         let v = l.strip_prefix(name)?;
-        Some(String::from_utf8_lossy(v.trim_ascii()).into_owned())
+        Some(crate::logs::parsed::owned_text(v.trim_ascii()))
     })
 }
 
