@@ -17,6 +17,18 @@ use crate::event::{ErrorCode, Id, PartitionOffset, PartitionWatermark};
 /// Partitions kept per Fetch message; the rest are read past.
 pub(crate) const MAX_PARTITIONS: usize = 4096;
 
+/// Room asked at once for a topic's partitions, from its stated count (a
+/// consumer fetches a few partitions of a topic: asked once, not grown one
+/// partition at a time), at most this many (the count is untrusted).
+const ROOM_AT_ONCE: u64 = 64;
+
+/// Room for `count` more partitions beside `len`, within [`ROOM_AT_ONCE`]
+/// and [`MAX_PARTITIONS`].
+fn room_for(count: u64, len: usize) -> usize {
+    let count = usize::try_from(count.min(ROOM_AT_ONCE)).unwrap_or(0);
+    count.min(MAX_PARTITIONS.saturating_sub(len))
+}
+
 /// Largest step the skimmer buffers (a topic name is at most 249 bytes in
 /// Kafka; a tagged field's body is skipped, not buffered).
 const SKIM_BUFFER_CAP: usize = 4096;
@@ -189,7 +201,10 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<FetchAsk> {
     for _ in 0..c.count(flexible)? {
         // Shared by the topic's partitions (one allocation, not one each).
         let topic: Id = c.topic(version)?.into();
-        for _ in 0..c.count(flexible)? {
+        let count = c.count(flexible)?;
+        ask.partitions
+            .reserve(room_for(count, ask.partitions.len()));
+        for _ in 0..count {
             let partition = c.i32()?;
             if version >= 9 {
                 c.i32()?; // current_leader_epoch
@@ -415,6 +430,8 @@ impl FetchSkim {
             Step::Topic => {
                 let topic = c.topic(v)?;
                 self.parts_left = c.count(flexible)?;
+                self.partitions
+                    .reserve(room_for(self.parts_left, self.partitions.len()));
                 self.topic = topic.into();
                 self.topics_left -= 1;
                 self.next_partition();
@@ -776,6 +793,14 @@ mod tests {
         let (got, complete) = skim(&b, 12, 333);
         assert!(!complete);
         assert!(got.len() <= MAX_PARTITIONS);
+    }
+
+    #[test]
+    fn room_is_asked_for_the_stated_partitions_up_to_a_cap() {
+        assert_eq!(room_for(3, 0), 3);
+        assert_eq!(room_for(u64::MAX, 0), ROOM_AT_ONCE as usize);
+        assert_eq!(room_for(50, MAX_PARTITIONS - 10), 10);
+        assert_eq!(room_for(50, MAX_PARTITIONS + 5), 0);
     }
 }
 

@@ -102,7 +102,7 @@ impl FetchMemory {
         };
         let round = self.round;
         let retell = std::mem::replace(&mut self.assigned, assigned) != assigned;
-        let mut kept: Vec<PartitionOffset> = Vec::new();
+        let mut kept: Vec<PartitionOffset> = Vec::with_capacity(ask.partitions.len());
         for p in ask.partitions {
             let topic = match self.seen.get_mut(&*p.topic) {
                 Some(t) => t,
@@ -159,8 +159,8 @@ impl FetchMemory {
             return None;
         }
         self.last_told = Some(ts);
-        // Held until the end of the run: no spare capacity.
-        kept.shrink_to_fit();
+        // Not shrunk: folded into the stops stage's index as soon as it is
+        // normalized, not held (a shrink was a reallocation per Fetch).
         Some(DataKind::FetchRequest {
             exchange,
             partitions: kept,
@@ -196,7 +196,10 @@ impl FetchMemory {
         partitions: Vec<PartitionWatermark>,
         ts: Timestamp,
     ) -> Vec<PartitionWatermark> {
-        let mut news: Vec<PartitionWatermark> = partitions
+        // Collected in place and not shrunk: folded into the stops stage's
+        // index as soon as it is normalized, not held (a shrink was a
+        // reallocation per Fetch answer).
+        partitions
             .into_iter()
             .filter(|p| {
                 if p.last_offset.is_some() || p.error.is_some() {
@@ -214,11 +217,7 @@ impl FetchMemory {
                 }
                 news
             })
-            .collect();
-        // Collected in place: held until the end of the run, so without the
-        // skimmer's spare capacity.
-        news.shrink_to_fit();
-        news
+            .collect()
     }
 }
 
