@@ -140,7 +140,8 @@ pub fn strip(link: LinkType, frame: &[u8]) -> Option<NetworkStart<'_>> {
     }
 }
 
-fn be16(bytes: &[u8], at: usize) -> Option<u16> {
+/// The big-endian 16 bits at `at`, if there.
+pub(super) fn be16(bytes: &[u8], at: usize) -> Option<u16> {
     let pair = bytes.get(at..at + 2)?;
     Some(u16::from_be_bytes([pair[0], pair[1]]))
 }

@@ -8,10 +8,21 @@
 //! TCP payload ends where the IP total length says, so Ethernet padding and
 //! a captured FCS never reach the stream; when the snaplen cut it short, the
 //! same length says how many payload bytes were sent but not captured.
+//!
+//! The common packet (whole, unfragmented IPv4 and TCP, after Ethernet with
+//! at most one 802.1Q tag or after any other link) is sliced first with
+//! etherparse's header slicers alone ([`whole_ipv4_tcp`]); anything else,
+//! or anything they doubt, goes to the lax slicer. The lax slicer builds
+//! and copies its whole packet struct at each layer: on a
+//! group-traffic-dense capture it took about 12 % of the run's
+//! instructions. A unit test holds the two to the same answer on every
+//! packet the first one slices.
 
 use std::net::{IpAddr, SocketAddr};
 
-use etherparse::{EtherType, IpNumber, LaxNetSlice, LaxSlicedPacket, TransportSlice};
+use etherparse::{
+    EtherType, IpNumber, Ipv4HeaderSlice, LaxNetSlice, LaxSlicedPacket, TcpSlice, TransportSlice,
+};
 
 use super::link::{self, LinkType, NetworkStart};
 use super::{Segment, TcpFlags};
@@ -35,7 +46,80 @@ pub enum Sliced<'a> {
 
 /// Slices `data`, captured on `link` as packet number `frame` at `ts`.
 pub fn slice(link: LinkType, frame: u64, ts: Timestamp, data: &[u8]) -> Sliced<'_> {
-    let lax = match link::strip(link, data) {
+    let start = link::strip(link, data);
+    match start.and_then(|start| whole_ipv4_tcp(start, frame, ts)) {
+        Some(sliced) => sliced,
+        None => slice_lax(start, frame, ts),
+    }
+}
+
+/// EtherType of an 802.1Q tag.
+const ETHERTYPE_VLAN: u16 = 0x8100;
+
+/// The common packet's segment: whole (the IPv4 total length within what
+/// was captured, not 0), unfragmented IPv4 carrying TCP, after an Ethernet
+/// header with at most one 802.1Q tag or straight after the link header.
+/// `None` for anything else, which the lax slicer reads.
+fn whole_ipv4_tcp<'a>(start: NetworkStart<'a>, frame: u64, ts: Timestamp) -> Option<Sliced<'a>> {
+    let ip = match start {
+        NetworkStart::Ethernet(f) => match link::be16(f, 12)? {
+            link::ETHERTYPE_IPV4 => f.get(14..)?,
+            ETHERTYPE_VLAN if link::be16(f, 16)? == link::ETHERTYPE_IPV4 => f.get(18..)?,
+            _ => return None,
+        },
+        NetworkStart::EtherType(link::ETHERTYPE_IPV4, ip) | NetworkStart::Ip(ip) => ip,
+        _ => return None,
+    };
+    let header = Ipv4HeaderSlice::from_slice(ip).ok()?;
+    let (header_len, total) = (header.slice().len(), usize::from(header.total_len()));
+    if total < header_len
+        || total > ip.len()
+        || header.protocol() != IpNumber::TCP
+        || header.is_fragmenting_payload()
+    {
+        return None;
+    }
+    let tcp = TcpSlice::from_slice(&ip[header_len..total]).ok()?;
+    let (src, dst) = (
+        header.source_addr().into(),
+        header.destination_addr().into(),
+    );
+    Some(Sliced::Tcp {
+        segment: segment_of(&tcp, (src, dst), (frame, ts), 0),
+        cut: false,
+    })
+}
+
+/// The segment `tcp` carries from `src` to `dst`, packet `frame` at `ts`,
+/// with `missing` payload bytes cut by the snaplen.
+fn segment_of<'a>(
+    tcp: &TcpSlice<'a>,
+    (src, dst): (IpAddr, IpAddr),
+    (frame, ts): (u64, Timestamp),
+    missing: u32,
+) -> Segment<'a> {
+    Segment {
+        frame,
+        ts,
+        src: SocketAddr::new(src, tcp.source_port()),
+        dst: SocketAddr::new(dst, tcp.destination_port()),
+        seq: tcp.sequence_number(),
+        ack: tcp.acknowledgment_number(),
+        flags: TcpFlags {
+            syn: tcp.syn(),
+            ack: tcp.ack(),
+            fin: tcp.fin(),
+            rst: tcp.rst(),
+        },
+        payload: tcp.payload(),
+        missing,
+    }
+}
+
+/// Slices with etherparse's lax slicer: every link, IP version and
+/// oddity (VLAN stacks, IPv6 extension headers, cut and TSO packets).
+fn slice_lax(start: Option<NetworkStart<'_>>, frame: u64, ts: Timestamp) -> Sliced<'_> {
+    let lax = match start {
         None => return Sliced::Malformed("shorter than its link-layer header"),
         Some(NetworkStart::NotIp) => return Sliced::NotTcp,
         Some(NetworkStart::Ethernet(f)) => match LaxSlicedPacket::from_ethernet(f) {
@@ -143,22 +227,7 @@ fn from_lax<'a>(lax: &LaxSlicedPacket<'a>, frame: u64, ts: Timestamp) -> Sliced<
             } else {
                 0
             };
-            let segment = Segment {
-                frame,
-                ts,
-                src: SocketAddr::new(ip.src, tcp.source_port()),
-                dst: SocketAddr::new(ip.dst, tcp.destination_port()),
-                seq: tcp.sequence_number(),
-                ack: tcp.acknowledgment_number(),
-                flags: TcpFlags {
-                    syn: tcp.syn(),
-                    ack: tcp.ack(),
-                    fin: tcp.fin(),
-                    rst: tcp.rst(),
-                },
-                payload: tcp.payload(),
-                missing,
-            };
+            let segment = segment_of(tcp, (ip.src, ip.dst), (frame, ts), missing);
             Sliced::Tcp {
                 segment,
                 cut: ip.cut,
@@ -293,6 +362,73 @@ mod tests {
         assert_eq!(
             slice(LinkType::Ethernet, 1, Timestamp(0), &arp),
             Sliced::NotTcp
+        );
+    }
+
+    /// Every packet the header slicers slice is sliced the same by the lax
+    /// slicer: real frames on every link, then edited where their headers
+    /// are (lengths, versions, flags, fragment offsets, data offsets,
+    /// EtherTypes), cut short and padded.
+    #[test]
+    fn the_common_packets_path_agrees_with_the_lax_slicer() {
+        use crate::logs::synth::Rng;
+        let links = [
+            Link::Ethernet,
+            Link::EthernetVlan(42),
+            Link::EthernetQinQ(100, 200),
+            Link::LinuxSll,
+            Link::LinuxSll2,
+            Link::Raw,
+            Link::RawIpv4,
+            Link::Null { big_endian: false },
+            Link::Loop,
+        ];
+        let telling = [
+            0x00, 0x04, 0x06, 0x08, 0x11, 0x20, 0x3f, 0x40, 0x45, 0x46, 0x4f, 0x50, 0x60, 0x81,
+            0x86, 0xdd, 0xf0, 0xff,
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut common, mut common_edited) = (0, 0);
+        for round in 0..40_000 {
+            let link = links[round % links.len()];
+            let mut p = packet(&[0x5a; 64][..rng.below(40) as usize]);
+            if rng.below(4) == 0 && link != Link::RawIpv4 {
+                p.src = "[fd00::1]:40000".parse().unwrap();
+                p.dst = "[fd00::2]:9092".parse().unwrap();
+            }
+            let mut frame = Vec::new();
+            encode_frame(link, &p, &mut frame);
+            let whole = frame.clone();
+            for _ in 0..rng.below(4) {
+                if frame.is_empty() {
+                    break;
+                }
+                let at = rng.below(frame.len().min(80) as u64) as usize;
+                match rng.below(4) {
+                    0 => frame[at] = rng.next() as u8,
+                    1 | 2 => frame[at] = telling[rng.below(telling.len() as u64) as usize],
+                    _ => frame.truncate(rng.below(frame.len() as u64 + 1) as usize),
+                }
+            }
+            if rng.below(4) == 0 {
+                frame.extend((0..rng.below(8)).map(|_| rng.next() as u8));
+            }
+            let start = link::strip(link.link_type(), &frame);
+            let Some(fast) = start.and_then(|s| whole_ipv4_tcp(s, 7, Timestamp(3))) else {
+                continue;
+            };
+            common += 1;
+            assert_eq!(
+                fast,
+                slice_lax(start, 7, Timestamp(3)),
+                "{link:?} {frame:02x?}"
+            );
+            common_edited += usize::from(frame != whole);
+        }
+        // Most frames stay common; so do enough edited ones to test it.
+        assert!(
+            common > 15_000 && common_edited > 5_000,
+            "{common} {common_edited}"
         );
     }
 
