@@ -18,6 +18,7 @@ use crate::time::Timestamp;
 use super::apis;
 use super::consumer_protocol;
 use super::data_path;
+use super::data_path::TopicNames;
 use super::decode::{self, Decoded};
 use super::decode_data;
 use super::decode_response;
@@ -72,6 +73,8 @@ pub(crate) struct Connection {
     unmatched: u32,
     source: Source,
     fetch_memory: FetchMemory,
+    /// The topics its Fetch requests named.
+    topic_names: TopicNames,
 }
 
 impl Connection {
@@ -89,6 +92,7 @@ impl Connection {
             unmatched: 0,
             source,
             fetch_memory: FetchMemory::default(),
+            topic_names: TopicNames::default(),
         }
     }
 
@@ -290,7 +294,7 @@ impl Connection {
         } else if apis::is_group_api(api_key) && f.cut {
             partial::request(&f.bytes, api_key, version, exchange).unwrap_or_default()
         } else if f.complete && api_key == decode_data::key::FETCH {
-            let ask = data_path::fetch_request(&f.bytes, version);
+            let ask = data_path::fetch_request(&f.bytes, version, &mut self.topic_names);
             Decoded {
                 data: self.fetch_memory.asked(ask, exchange, ts, assigned),
                 ..Decoded::default()

@@ -48,6 +48,41 @@ pub(crate) fn uuid_text(b: &[u8]) -> String {
     s
 }
 
+/// The topics one connection's Fetch traffic names, each as its bytes on
+/// the wire (a name, or from v13 a topic id's 16 bytes) beside its text: a
+/// consumer names the same few topics in every Fetch and every answer, and
+/// making each one's text anew (two allocations and, for an id, its hex)
+/// was about 3 % of a group-traffic-dense capture's instructions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TopicNames {
+    /// (an id's bytes, not a name's; the bytes; their text)
+    known: Vec<(bool, Box<[u8]>, Id)>,
+}
+
+/// Topics remembered per connection; past this the list starts over (a
+/// consumer fetches a few topics, and the list is searched in order).
+const MAX_TOPIC_NAMES: usize = 64;
+
+impl TopicNames {
+    /// The text of the topic `raw` names: a topic id's 16 bytes as
+    /// [`uuid_text`] writes them when `id`, else a name's bytes, lossily.
+    fn text(&mut self, raw: &[u8], id: bool) -> Id {
+        if let Some((_, _, text)) = self.known.iter().find(|(i, r, _)| *i == id && **r == *raw) {
+            return text.clone();
+        }
+        let text: Id = if id {
+            uuid_text(raw).into()
+        } else {
+            String::from_utf8_lossy(raw).as_ref().into()
+        };
+        if self.known.len() >= MAX_TOPIC_NAMES {
+            self.known.clear();
+        }
+        self.known.push((id, raw.into(), text.clone()));
+        text
+    }
+}
+
 /// Reads big-endian Kafka primitives; `None` when the bytes run out.
 pub(crate) struct Cursor<'a> {
     b: &'a [u8],
@@ -100,12 +135,17 @@ impl<'a> Cursor<'a> {
 
     /// STRING (INT16 length) or COMPACT_STRING (uvarint length + 1).
     fn string(&mut self, flexible: bool) -> Option<String> {
+        Some(String::from_utf8_lossy(self.string_bytes(flexible)?).into_owned())
+    }
+
+    /// The bytes of a STRING or COMPACT_STRING.
+    fn string_bytes(&mut self, flexible: bool) -> Option<&'a [u8]> {
         let len = if flexible {
             (self.uvarint()? as usize).checked_sub(1)?
         } else {
             usize::try_from(self.i16()?).ok()?
         };
-        Some(String::from_utf8_lossy(self.take(len)?).into_owned())
+        self.take(len)
     }
 
     /// An array's element count (-1/null as 0): INT32, or uvarint N + 1.
@@ -141,6 +181,17 @@ impl<'a> Cursor<'a> {
             self.string(version >= 12)
         }
     }
+
+    /// [`Self::topic`] as the connection's `names` know it.
+    fn topic_named(&mut self, version: i16, names: &mut TopicNames) -> Option<Id> {
+        let id = version >= 13;
+        let raw = if id {
+            self.take(16)?
+        } else {
+            self.string_bytes(version >= 12)?
+        };
+        Some(names.text(raw, id))
+    }
 }
 
 /// What one Fetch request asked: its KIP-227 fetch session and the
@@ -170,8 +221,9 @@ impl FetchAsk {
 }
 
 /// Each partition's `fetch_offset` in a whole Fetch request body (request
-/// header included), with its fetch session. `None` when it does not parse.
-pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<FetchAsk> {
+/// header included), with its fetch session, its topics named as the
+/// connection's `names` know them. `None` when it does not parse.
+pub(crate) fn fetch_request(body: &[u8], version: i16, names: &mut TopicNames) -> Option<FetchAsk> {
     let flexible = version >= 12;
     let mut c = Cursor::new(body);
     c.take(8)?; // api key, version, correlation id
@@ -200,7 +252,7 @@ pub(crate) fn fetch_request(body: &[u8], version: i16) -> Option<FetchAsk> {
     }
     for _ in 0..c.count(flexible)? {
         // Shared by the topic's partitions (one allocation, not one each).
-        let topic: Id = c.topic(version)?.into();
+        let topic = c.topic_named(version, names)?;
         let count = c.count(flexible)?;
         ask.partitions
             .reserve(room_for(count, ask.partitions.len()));
@@ -315,6 +367,8 @@ pub(crate) struct FetchSkim {
     partitions: Vec<PartitionWatermark>,
     /// Whether the bytes made sense to the end of the topics.
     complete: bool,
+    /// The topics this connection's answers named (kept across answers).
+    names: TopicNames,
 }
 
 impl FetchSkim {
@@ -336,6 +390,7 @@ impl FetchSkim {
             current: None,
             partitions: Vec::new(),
             complete: false,
+            names: TopicNames::default(),
         }
     }
 
@@ -351,6 +406,7 @@ impl FetchSkim {
         buf.clear();
         *self = FetchSkim {
             buf,
+            names: std::mem::take(&mut self.names),
             ..FetchSkim::new(version)
         };
     }
@@ -428,11 +484,11 @@ impl FetchSkim {
                 self.next_topic();
             }
             Step::Topic => {
-                let topic = c.topic(v)?;
+                let topic = c.topic_named(v, &mut self.names)?;
                 self.parts_left = c.count(flexible)?;
                 self.partitions
                     .reserve(room_for(self.parts_left, self.partitions.len()));
-                self.topic = topic.into();
+                self.topic = topic;
                 self.topics_left -= 1;
                 self.next_partition();
             }
@@ -692,7 +748,8 @@ mod tests {
     fn reads_every_fetch_offset_in_every_request_version() {
         for version in 4..=17 {
             let f = req_frame(1, version, 5, "consumer-1", &request());
-            let got = fetch_request(&f[4..], version).unwrap_or_else(|| panic!("v{version}"));
+            let got = fetch_request(&f[4..], version, &mut TopicNames::default())
+                .unwrap_or_else(|| panic!("v{version}"));
             let (a, b) = names(version);
             let got: Vec<(String, i32, i64)> = got
                 .partitions
@@ -719,7 +776,8 @@ mod tests {
                 .with_partitions(vec![5, 6])]);
         for version in 7..=17 {
             let f = req_frame(1, version, 5, "consumer-1", &req);
-            let got = fetch_request(&f[4..], version).unwrap_or_else(|| panic!("v{version}"));
+            let got = fetch_request(&f[4..], version, &mut TopicNames::default())
+                .unwrap_or_else(|| panic!("v{version}"));
             let (a, _) = names(version);
             assert_eq!((got.session_id, got.epoch), (77, 3), "v{version}");
             assert!(!got.is_full());
@@ -728,14 +786,17 @@ mod tests {
         }
         // Before v7 there are no sessions: every request is full.
         let f = req_frame(1, 6, 5, "consumer-1", &request());
-        let got = fetch_request(&f[4..], 6).unwrap();
+        let got = fetch_request(&f[4..], 6, &mut TopicNames::default()).unwrap();
         assert!(got.is_full() && got.forgotten.is_empty());
     }
 
     #[test]
     fn a_truncated_request_gives_none() {
         let f = req_frame(1, 12, 5, "c", &request());
-        assert_eq!(fetch_request(&f[4..40], 12), None);
+        assert_eq!(
+            fetch_request(&f[4..40], 12, &mut TopicNames::default()),
+            None
+        );
     }
 
     fn skim(bytes: &[u8], version: i16, chunk: usize) -> (Vec<PartitionWatermark>, bool) {
@@ -793,6 +854,27 @@ mod tests {
         let (got, complete) = skim(&b, 12, 333);
         assert!(!complete);
         assert!(got.len() <= MAX_PARTITIONS);
+    }
+
+    #[test]
+    fn a_topic_named_again_is_the_same_text_made_once() {
+        let mut names = TopicNames::default();
+        let id = [0xab; 16];
+        let first = names.text(&id, true);
+        assert_eq!(first.as_str(), uuid_text(&id));
+        assert!(Id::ptr_eq(&first, &names.text(&id, true)));
+        // The same bytes as a name are another topic.
+        assert_eq!(
+            names.text(&id, false).as_str(),
+            String::from_utf8_lossy(&id)
+        );
+        assert_eq!(names.text(b"orders", false).as_str(), "orders");
+        assert_eq!(names.text(b"orders\xff", false).as_str(), "orders\u{fffd}");
+        for n in 0..200u32 {
+            let name = format!("t{n}");
+            assert_eq!(names.text(name.as_bytes(), false).as_str(), name);
+        }
+        assert!(names.known.len() <= MAX_TOPIC_NAMES);
     }
 
     #[test]
