@@ -274,21 +274,23 @@ mod tests {
         }
     }
 
+    /// Every link encoding the capture generator writes.
+    const EVERY_LINK: [Link; 10] = [
+        Link::Ethernet,
+        Link::EthernetVlan(42),
+        Link::EthernetQinQ(100, 200),
+        Link::LinuxSll,
+        Link::LinuxSll2,
+        Link::Raw,
+        Link::RawIpv4,
+        Link::Null { big_endian: false },
+        Link::Null { big_endian: true },
+        Link::Loop,
+    ];
+
     #[test]
     fn every_link_encoding_slices_back_to_the_same_segment() {
-        let links = [
-            Link::Ethernet,
-            Link::EthernetVlan(42),
-            Link::EthernetQinQ(100, 200),
-            Link::LinuxSll,
-            Link::LinuxSll2,
-            Link::Raw,
-            Link::RawIpv4,
-            Link::Null { big_endian: false },
-            Link::Null { big_endian: true },
-            Link::Loop,
-        ];
-        for link in links {
+        for link in EVERY_LINK {
             let mut frame = Vec::new();
             encode_frame(link, &packet(b"hello"), &mut frame);
             let Sliced::Tcp { segment, .. } = slice(link.link_type(), 3, Timestamp(9), &frame)
@@ -366,23 +368,12 @@ mod tests {
     }
 
     /// Every packet the header slicers slice is sliced the same by the lax
-    /// slicer: real frames on every link, then edited where their headers
-    /// are (lengths, versions, flags, fragment offsets, data offsets,
-    /// EtherTypes), cut short and padded.
+    /// slicer: frames the capture generator encodes on every link, then
+    /// edited where their headers are (lengths, versions, flags, fragment
+    /// offsets, data offsets, EtherTypes), cut short and padded.
     #[test]
     fn the_common_packets_path_agrees_with_the_lax_slicer() {
         use crate::logs::synth::Rng;
-        let links = [
-            Link::Ethernet,
-            Link::EthernetVlan(42),
-            Link::EthernetQinQ(100, 200),
-            Link::LinuxSll,
-            Link::LinuxSll2,
-            Link::Raw,
-            Link::RawIpv4,
-            Link::Null { big_endian: false },
-            Link::Loop,
-        ];
         let telling = [
             0x00, 0x04, 0x06, 0x08, 0x11, 0x20, 0x3f, 0x40, 0x45, 0x46, 0x4f, 0x50, 0x60, 0x81,
             0x86, 0xdd, 0xf0, 0xff,
@@ -390,7 +381,7 @@ mod tests {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let (mut common, mut common_edited) = (0, 0);
         for round in 0..40_000 {
-            let link = links[round % links.len()];
+            let link = EVERY_LINK[round % EVERY_LINK.len()];
             let mut p = packet(&[0x5a; 64][..rng.below(40) as usize]);
             if rng.below(4) == 0 && link != Link::RawIpv4 {
                 p.src = "[fd00::1]:40000".parse().unwrap();
