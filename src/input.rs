@@ -1732,10 +1732,6 @@ impl CaptureRun {
     }
 }
 
-/// Moves `from`'s items to the end of `to`. The first capture's vector is
-/// taken whole: appending would copy every event into a second buffer
-/// while the first, grown by doubling, still held its capacity (on a long
-/// capture, a peak of three times the events' size).
 /// What `v` holds, leaving it empty with as much room as it had: the next
 /// batch of exchanges fills it without growing it from nothing (each
 /// growth moved every exchange so far: about 4 % of the instructions on a
@@ -1745,6 +1741,10 @@ fn take_keeping_room<T>(v: &mut Vec<T>) -> Vec<T> {
     std::mem::replace(v, Vec::with_capacity(room))
 }
 
+/// Moves `from`'s items to the end of `to`. The first capture's vector is
+/// taken whole: appending would copy every event into a second buffer
+/// while the first, grown by doubling, still held its capacity (on a long
+/// capture, a peak of three times the events' size).
 fn move_all<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
     if to.is_empty() {
         std::mem::swap(to, from);

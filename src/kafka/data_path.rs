@@ -63,11 +63,13 @@ pub(crate) struct TopicNames {
 /// consumer fetches a few topics, and the list is searched in order).
 const MAX_TOPIC_NAMES: usize = 16;
 
-/// Longest name remembered: Kafka's own limit (`Topic.MAX_NAME_LENGTH`,
-/// 249). A longer one (a hostile or corrupt capture) is named each time,
-/// so a list holds a few kilobytes at most on any of up to a hundred
-/// thousand connections.
-const MAX_REMEMBERED_NAME: usize = 249;
+/// Longest name remembered (Kafka allows 249 bytes, `Topic.MAX_NAME_LENGTH`;
+/// a Kafka Streams repartition or changelog topic can pass 64). A longer
+/// name, or one that is not UTF-8 (its text is longer than its bytes), is
+/// named each time: a list holds at most 16 × (128 + 128) bytes of names
+/// and texts, about 5 KB with their headers, on each of up to a hundred
+/// thousand connections (two lists each).
+const MAX_REMEMBERED_NAME: usize = 128;
 
 impl TopicNames {
     /// The text of the topic `raw` names: a topic id's 16 bytes as
@@ -81,7 +83,7 @@ impl TopicNames {
         } else {
             String::from_utf8_lossy(raw).as_ref().into()
         };
-        if raw.len() > MAX_REMEMBERED_NAME {
+        if raw.len() > MAX_REMEMBERED_NAME || (!id && text.len() != raw.len()) {
             return text;
         }
         if self.known.len() >= MAX_TOPIC_NAMES {
@@ -879,6 +881,9 @@ mod tests {
         );
         assert_eq!(names.text(b"orders", false).as_str(), "orders");
         assert_eq!(names.text(b"orders\xff", false).as_str(), "orders\u{fffd}");
+        // The id's bytes as a name and "orders\xff" are not UTF-8: named
+        // each time, not remembered.
+        assert_eq!(names.known.len(), 2);
         for n in 0..200u32 {
             let name = format!("t{n}");
             assert_eq!(names.text(name.as_bytes(), false).as_str(), name);

@@ -102,7 +102,10 @@ impl FetchMemory {
         };
         let round = self.round;
         let retell = std::mem::replace(&mut self.assigned, assigned) != assigned;
-        let mut kept: Vec<PartitionOffset> = Vec::with_capacity(ask.partitions.len());
+        // Grown as news is found, not sized by the request: it waits in
+        // the request until the answer comes (or is given up), and most of
+        // a long-polling consumer's partitions are not news.
+        let mut kept: Vec<PartitionOffset> = Vec::new();
         for p in ask.partitions {
             let topic = match self.seen.get_mut(&*p.topic) {
                 Some(t) => t,
@@ -159,8 +162,10 @@ impl FetchMemory {
             return None;
         }
         self.last_told = Some(ts);
-        // Not shrunk: folded into the stops stage's index as soon as it is
-        // normalized, not held (a shrink was a reallocation per Fetch).
+        // Not shrunk (a reallocation per Fetch): grown from nothing, its
+        // spare room is at most its own size while its request waits for
+        // the answer, and it is folded into the stops stage's index as soon
+        // as the exchange is normalized.
         Some(DataKind::FetchRequest {
             exchange,
             partitions: kept,
