@@ -9,7 +9,10 @@
 //! case-insensitively because 2.x logs write "leader ... re-joining" in
 //! lower case.
 
+use memchr::memmem::Finder;
 use serde::Serialize;
+
+use crate::logs::finder;
 
 /// The kinds of rebalance trigger kgtrace names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -159,42 +162,49 @@ pub fn is_cooperative_follow_up(reason: &str) -> bool {
 pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
     let r = reason.to_ascii_lowercase();
     let client = client_reason_part(reason);
-    let kind = if r.contains("when storing group assignment") {
+    let kind = if has(&r, finder!(b"when storing group assignment")) {
         // GroupCoordinator.scala `doSyncGroup` / GroupMetadataManager.java
         // `completeClassicGroupSyncGroup`: `storeGroup` failed; the error
         // is mapped by `appendGroupMetadataErrorToResponseError`, where
         // NOT_LEADER_OR_FOLLOWER (old NOT_LEADER_FOR_PARTITION) and
         // NOT_COORDINATOR mean the partition moved.
-        if r.contains("not_coordinator")
-            || r.contains("not_leader")
-            || r.contains("coordinator_not_available")
+        if has(&r, finder!(b"not_coordinator"))
+            || has(&r, finder!(b"not_leader"))
+            || has(&r, finder!(b"coordinator_not_available"))
         {
             Kind::CoordinatorChanged
         } else {
             Kind::StorageError
         }
-    } else if r.contains("heartbeat expiration") || r.contains("session timeout") {
+    } else if has(&r, finder!(b"heartbeat expiration")) || has(&r, finder!(b"session timeout")) {
         Kind::SessionTimeout
-    } else if r.contains("pending sync") {
+    } else if has(&r, finder!(b"pending sync")) {
         Kind::PendingSyncExpired
-    } else if r.contains("over capacity") {
+    } else if has(&r, finder!(b"over capacity")) {
         Kind::GroupOverCapacity
-    } else if r.contains("downgrade") || r.contains("upgrade") && r.contains("group") {
+    } else if has(&r, finder!(b"downgrade"))
+        || has(&r, finder!(b"upgrade")) && has(&r, finder!(b"group"))
+    {
         Kind::ProtocolMigration
-    } else if r.contains("leavegroup") || r.contains("leave group") || r.contains("has left") {
+    } else if has(&r, finder!(b"leavegroup"))
+        || has(&r, finder!(b"leave group"))
+        || has(&r, finder!(b"has left"))
+    {
         client
             .and_then(from_client_reason)
             .unwrap_or(Kind::MemberLeft)
-    } else if r.contains("re-joining group during stable")
-        || r.contains("rejoining group during stable")
+    } else if has(&r, finder!(b"re-joining group during stable"))
+        || has(&r, finder!(b"rejoining group during stable"))
     {
         match client.and_then(from_client_reason) {
             Some(k @ (Kind::MetadataChanged | Kind::SubscriptionChanged)) => k,
             _ => Kind::LeaderRejoined,
         }
-    } else if r.contains("updating metadata for static member") || r.contains("static member") {
+    } else if has(&r, finder!(b"updating metadata for static member"))
+        || has(&r, finder!(b"static member"))
+    {
         Kind::StaticMemberReplaced
-    } else if r.contains("updating metadata for member") {
+    } else if has(&r, finder!(b"updating metadata for member")) {
         // GroupCoordinator.scala `doCurrentMemberJoinGroup`: a known member
         // whose protocol metadata BYTES differ (`!member.matches(protocols)`).
         // With cooperative-sticky the owned partitions are in those bytes,
@@ -204,14 +214,24 @@ pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
             Some(k @ (Kind::MetadataChanged | Kind::SubscriptionChanged)) => k,
             _ => Kind::LeaderRejoined,
         }
-    } else if r.contains("adding new member") || r.contains("new member") {
+    } else if has(&r, finder!(b"adding new member")) || has(&r, finder!(b"new member")) {
         Kind::MemberJoined
-    } else if r.contains("freshly-loaded") || r.contains("coordinator") || r.contains("loading") {
+    } else if has(&r, finder!(b"freshly-loaded"))
+        || has(&r, finder!(b"coordinator"))
+        || has(&r, finder!(b"loading"))
+    {
         Kind::CoordinatorChanged
     } else {
         return (Kind::Unknown, Confidence::Low);
     };
     (kind, Confidence::High)
+}
+
+/// Whether `text` holds the needle of `finder` (built once: `str::contains`
+/// set up a two-way searcher at every call, about 250 instructions each on
+/// a coordinator's reason, checked a dozen times per Preparing line).
+fn has(text: &str, finder: &Finder<'_>) -> bool {
+    finder.find(text.as_bytes()).is_some()
 }
 
 /// The text after "client reason: " in a coordinator reason, if any.

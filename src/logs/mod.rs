@@ -22,6 +22,8 @@ mod files;
 mod foreign;
 mod layout;
 mod parsed;
+/// A substring searcher built once ([`parsed`]), for readers of log text elsewhere.
+pub(crate) use parsed::finder;
 mod reader;
 mod request_log;
 pub mod synth;
