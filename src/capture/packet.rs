@@ -16,7 +16,7 @@
 //! and copies its whole packet struct at each layer: on a
 //! group-traffic-dense capture it took about 12 % of the run's
 //! instructions. A unit test holds the two to the same answer on every
-//! packet the first one slices.
+//! generated and edited frame the first one slices.
 
 use std::net::{IpAddr, SocketAddr};
 

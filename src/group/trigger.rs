@@ -229,7 +229,8 @@ pub fn from_coordinator_reason(reason: &str) -> (Kind, Confidence) {
 
 /// Whether `text` holds the needle of `finder` (built once: `str::contains`
 /// set up a two-way searcher at every call, about 250 instructions each on
-/// a coordinator's reason, checked a dozen times per Preparing line).
+/// a coordinator's reason, checked up to two dozen times per Preparing
+/// line).
 fn has(text: &str, finder: &Finder<'_>) -> bool {
     finder.find(text.as_bytes()).is_some()
 }

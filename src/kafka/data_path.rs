@@ -889,7 +889,7 @@ mod tests {
             assert_eq!(names.text(name.as_bytes(), false).as_str(), name);
         }
         assert!(names.known.len() <= MAX_TOPIC_NAMES);
-        // A name longer than Kafka allows is named, not remembered.
+        // A name longer than the list keeps is named, not remembered.
         names.known.clear();
         let long = vec![b'x'; MAX_REMEMBERED_NAME + 1];
         assert_eq!(names.text(&long, false).len(), long.len());
