@@ -163,7 +163,16 @@ pub fn parse_log_datetime(text: &[u8]) -> Option<(LocalDateTime, usize)> {
 /// Returns the instant and the bytes used; `None` if there is no zone.
 pub fn parse_zoned_datetime(text: &[u8]) -> Option<(Timestamp, usize)> {
     let (dt, used) = parse_log_datetime(text)?;
-    let rest = &text[used..];
+    with_zone(&dt, used, text)
+}
+
+/// The instant of `dt`, read from the first `used` bytes of `text`, when a
+/// zone follows it there, and the bytes used with the zone's; `None` when
+/// no zone follows (a caller that read `dt` already need not read it again
+/// to learn that: [`parse_zoned_datetime`] is this after
+/// [`parse_log_datetime`]).
+pub fn with_zone(dt: &LocalDateTime, used: usize, text: &[u8]) -> Option<(Timestamp, usize)> {
+    let rest = text.get(used..)?;
     let (offset_secs, zone_len) = match rest.first()? {
         b'Z' | b'z' => (0, 1),
         b'+' | b'-' => {
@@ -179,7 +188,7 @@ pub fn parse_zoned_datetime(text: &[u8]) -> Option<(Timestamp, usize)> {
         }
         _ => return None,
     };
-    Some((utc_from_civil(&dt, offset_secs), used + zone_len))
+    Some((utc_from_civil(dt, offset_secs), used + zone_len))
 }
 
 /// The value of an all-digit ASCII slice.

@@ -17,7 +17,7 @@ use std::sync::LazyLock;
 
 use memchr::memmem::{Finder, FinderRev};
 
-use crate::time::{parse_log_datetime, parse_zoned_datetime, LocalDateTime, Timestamp};
+use crate::time::{parse_log_datetime, parse_zoned_datetime, with_zone, LocalDateTime, Timestamp};
 
 /// The time a line carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,10 +216,16 @@ pub(crate) fn find_time(head: &[u8]) -> (LineTime, usize) {
         if !head[start].is_ascii_digit() {
             continue;
         }
-        if let Some((ts, used)) = parse_zoned_datetime(&head[start..]) {
+        // The date read once, then its zone if one follows (read as zoned
+        // first and, failing that, again as local, a line's date was read
+        // twice).
+        let Some((dt, used)) = parse_log_datetime(&head[start..]) else {
+            continue;
+        };
+        if let Some((ts, used)) = with_zone(&dt, used, &head[start..]) {
             zoned = Some((ts, start + used));
             i = start + used;
-        } else if let Some((dt, used)) = parse_log_datetime(&head[start..]) {
+        } else {
             local = Some((dt, start + used));
             i = start + used;
         }
@@ -508,6 +514,31 @@ mod tests {
             }
         }
         m
+    }
+
+    #[test]
+    fn a_lines_time_is_read_once_zoned_when_a_zone_follows_else_local() {
+        let cases: [(&str, usize); 6] = [
+            ("2021-05-04T16:41:31.006683114Z rest", 30),
+            ("x 2021-05-04 16:41:31,006+02:00 rest", 31),
+            ("[2021-05-04 16:41:31,006+0200] rest", 29),
+            ("[2021-05-04 16:41:31,006] rest", 24),
+            ("2021-05-04 16:41:31,006 -0 rest", 23),
+            ("pid 12-34 then 2021-05-04 16:41:31 rest", 34),
+        ];
+        for (line, end) in cases {
+            let b = line.as_bytes();
+            let at = line.find("2021").unwrap();
+            let want = match parse_zoned_datetime(&b[at..]) {
+                Some((ts, used)) => (LineTime::Zoned(ts), at + used),
+                None => {
+                    let (dt, used) = parse_log_datetime(&b[at..]).unwrap();
+                    (LineTime::Local(dt), at + used)
+                }
+            };
+            assert_eq!(find_time(b), want, "{line}");
+            assert_eq!(want.1, end, "{line}");
+        }
     }
 
     #[test]
