@@ -220,7 +220,6 @@ const SWEEP_EVERY_NANOS: i64 = 1_000_000_000;
 /// Closed 4-tuples remembered to ignore their stale retransmissions.
 const RECENTLY_CLOSED_CAP: usize = 4096;
 
-/// A 4-tuple, smaller address first, so both directions find one entry.
 /// A connection's 4-tuple as the tables' key, the same whichever way a
 /// segment goes: each endpoint packed as its address's bits (an IPv4
 /// address in the low 32), and its port with whether it is IPv6, the lower
@@ -568,6 +567,7 @@ fn is_new_syn(conn: &Connection, seg: &Segment<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::synth::{Side, SynthPacket, TcpConversation};
 
     #[test]
     fn a_table_key_is_one_connection_either_way_and_no_other() {
@@ -590,7 +590,6 @@ mod tests {
             }
         }
     }
-    use crate::capture::synth::{Side, SynthPacket, TcpConversation};
 
     /// An owned event, for comparing.
     #[derive(Clone, Debug, PartialEq, Eq)]
