@@ -32,12 +32,27 @@
 //! crafted so that one extra element re-aligns every later read could still
 //! pass; random corruption cannot in practice. The real fix belongs
 //! upstream (the PRs above).
+//!
+//! Nearly every JoinGroup request took that third path: its
+//! `rebalance_timeout_ms` (300000 by default) is over the cap and its
+//! `session_timeout_ms` over the bytes left, so it was decoded three times.
+//! A decode is a function of the bytes read so far, so a value read at the
+//! same position after the same bytes, by the same message type and
+//! version, with every value before it handed out true, is the same field.
+//! The positions proven plain are remembered by the bytes before them
+//! ([`PlainFields`]), and the next such message (the next member of the
+//! group, the next coordinator answer naming the same broker) is decoded
+//! once. What they remember was proven as above, so a crafted message could
+//! teach them a wrong position only as it could pass itself.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use bytes::{Buf, Bytes, TryGetError};
 use kafka_protocol::protocol::buf::ByteBuf;
 use kafka_protocol::protocol::Decodable;
+
+use crate::fast_hash::FastSet;
 
 /// Most elements one array of a decoded message may declare. Kafka has no
 /// protocol limit on members or partitions (`group.max.size` defaults to
@@ -50,6 +65,95 @@ pub(crate) const MAX_ARRAY_ELEMENTS: usize = 1 << 17;
 /// Most lengths over [`MAX_ARRAY_ELEMENTS`] one message may hold before it
 /// is refused (each costs one more decode).
 const MAX_LONG_FIELDS: usize = 64;
+
+/// Plain fields remembered per thread before the memory starts again
+/// (a JoinGroup request teaches two, a coordinator's answer one: a few
+/// hundred groups' worth).
+const MAX_PLAIN_FIELDS: usize = 1024;
+
+/// Longest prefix a plain field is remembered by (a JoinGroup's fields
+/// before its timeouts are its group id and session timeout; a longer
+/// prefix is decoded the long way each time).
+const MAX_PLAIN_PREFIX: usize = 512;
+
+/// Replaced values one decode remembers the positions of, for
+/// [`PlainFields::learn`] (more: nothing is learned from that message).
+const MAX_REPLACED: usize = 8;
+
+/// Suspect values proven plain fields (see the module's doc): each kept as
+/// the message type and version, then every byte before the value. At most
+/// [`MAX_PLAIN_FIELDS`] of at most [`MAX_PLAIN_PREFIX`] bytes (about half a
+/// megabyte per thread at worst).
+#[derive(Default)]
+struct PlainFields {
+    known: FastSet<Box<[u8]>>,
+}
+
+thread_local! {
+    static PLAIN_FIELDS: RefCell<PlainFields> = RefCell::new(PlainFields::default());
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Guarded decodes run on this thread, for the tests.
+    static GUARDED_DECODES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one guarded decode (tests only).
+fn count_guarded_decode() {
+    #[cfg(test)]
+    GUARDED_DECODES.set(GUARDED_DECODES.get() + 1);
+}
+
+/// The message type and version a decode reads as, for [`PlainFields`].
+#[derive(Clone, Copy)]
+struct MessageKind {
+    /// The kafka-protocol type's name.
+    name: &'static str,
+    version: i16,
+}
+
+impl MessageKind {
+    fn of<T>(version: i16) -> MessageKind {
+        MessageKind {
+            name: std::any::type_name::<T>(),
+            version,
+        }
+    }
+
+    /// A [`PlainFields`] key: the type's name (no NUL in it), a NUL, the
+    /// version, then the bytes before the value.
+    fn key(self, before: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.name.len() + 3 + before.len());
+        k.extend_from_slice(self.name.as_bytes());
+        k.push(0);
+        k.extend_from_slice(&self.version.to_be_bytes());
+        k.extend_from_slice(before);
+        k
+    }
+}
+
+impl PlainFields {
+    /// Whether the value at `at` of `bytes`, read by a message of `kind`,
+    /// was proven a plain field.
+    fn proven(&self, kind: MessageKind, bytes: &[u8], at: usize) -> bool {
+        if self.known.is_empty() || at > MAX_PLAIN_PREFIX {
+            return false;
+        }
+        self.known.contains(kind.key(&bytes[..at]).as_slice())
+    }
+
+    /// Remembers each position of `replaced` in `bytes` as a plain field of
+    /// `kind`: called once a decode showed every replaced value plain.
+    fn learn(&mut self, kind: MessageKind, bytes: &[u8], replaced: &[usize]) {
+        for &at in replaced.iter().filter(|&&at| at <= MAX_PLAIN_PREFIX) {
+            if self.known.len() >= MAX_PLAIN_FIELDS {
+                self.known.clear();
+            }
+            self.known.insert(kind.key(&bytes[..at]).into_boxed_slice());
+        }
+    }
+}
 
 /// A read-only buffer that records read positions and replaces suspect
 /// counts.
@@ -76,6 +180,14 @@ struct Guard<'a> {
     trace: Vec<usize>,
     /// Continuation bytes of an accepted varint still to hand out as read.
     varint_left: u8,
+    /// Where each replaced value started (the first [`MAX_REPLACED`]), and
+    /// whether there were more.
+    replaced_at: Vec<usize>,
+    replaced_more: bool,
+    /// Plain fields proven by earlier messages, and this message's kind:
+    /// a suspect value read with nothing replaced before it is handed out
+    /// true when its prefix is one of them.
+    plain: Option<(&'a PlainFields, MessageKind)>,
 }
 
 impl<'a> Guard<'a> {
@@ -90,7 +202,27 @@ impl<'a> Guard<'a> {
             found_length: None,
             trace: Vec::new(),
             varint_left: 0,
+            replaced_at: Vec::new(),
+            replaced_more: false,
+            plain: None,
         }
+    }
+
+    /// The same guard, handing out true the suspect values `plain` proved
+    /// plain fields of `kind`.
+    fn knowing(mut self, plain: &'a PlainFields, kind: MessageKind) -> Guard<'a> {
+        self.plain = Some((plain, kind));
+        self
+    }
+
+    /// Whether the suspect value at `at` is a plain field an earlier
+    /// message proved: only while nothing was replaced before it, so that
+    /// every read before it was the true decode's.
+    fn proven_plain(&self, at: usize) -> bool {
+        !self.replaced
+            && self
+                .plain
+                .is_some_and(|(plain, kind)| plain.proven(kind, &self.bytes, at))
     }
 
     /// Whether a value starting at `at`, read as `elements` array elements
@@ -108,6 +240,11 @@ impl<'a> Guard<'a> {
     fn replace(&mut self, at: usize) {
         self.replaced = true;
         self.last_replaced = Some(at);
+        if self.replaced_at.len() < MAX_REPLACED {
+            self.replaced_at.push(at);
+        } else {
+            self.replaced_more = true;
+        }
     }
 
     /// Called by every bytes read: a read of the fill's size right after a
@@ -174,7 +311,7 @@ impl Buf for Guard<'_> {
         };
         let value = i32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
         self.advance(4);
-        if value > 0 && self.suspect(at, at + 4, value as u64) {
+        if value > 0 && self.suspect(at, at + 4, value as u64) && !self.proven_plain(at) {
             self.replace(at);
             return Ok(i32::from(self.fill));
         }
@@ -198,7 +335,10 @@ impl Buf for Guard<'_> {
             return Ok(b);
         }
         let (value, len) = self.varint_at(at);
-        if b >= 0x80 && self.suspect(at, at + len, value.saturating_sub(1)) {
+        if b >= 0x80
+            && self.suspect(at, at + len, value.saturating_sub(1))
+            && !self.proven_plain(at)
+        {
             self.advance(len);
             self.replace(at);
             return Ok(self.fill);
@@ -230,10 +370,41 @@ impl ByteBuf for Guard<'_> {
 /// what was read; an array count over the bytes left or over
 /// [`MAX_ARRAY_ELEMENTS`] is an error, never an allocation.
 pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, String> {
+    let kind = MessageKind::of::<T>(version);
+    match PLAIN_FIELDS.with_borrow(|plain| guarded::<T>(buf, kind, plain))? {
+        Guarded::Decoded(result) => result,
+        Guarded::AllPlain(replaced) => {
+            // Every replaced value was a plain field: the true decode is
+            // safe, and the next message with the same bytes before them
+            // is decoded once.
+            PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, buf, &replaced));
+            T::decode(buf, version).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// What the guarded decodes of [`guarded`] found.
+enum Guarded<T> {
+    /// No value was replaced: this is the true decode (`buf` advanced).
+    Decoded(Result<T, String>),
+    /// Every replaced value was a plain field, at these positions (none
+    /// listed when there were more than [`MAX_REPLACED`]).
+    AllPlain(Vec<usize>),
+}
+
+/// The guarded decodes of `buf`: the first (again with each length it
+/// found), and when it replaced a value the second; an error when a count
+/// is over the cap or the bytes left.
+fn guarded<T: Decodable>(
+    buf: &mut Bytes,
+    kind: MessageKind,
+    plain: &PlainFields,
+) -> Result<Guarded<T>, String> {
     let mut lengths = Vec::new();
-    let (result, first) = loop {
-        let mut first = Guard::new(buf.clone(), 1, &lengths);
-        let result = T::decode(&mut first, version).map_err(|e| e.to_string());
+    let first = loop {
+        let mut first = Guard::new(buf.clone(), 1, &lengths).knowing(plain, kind);
+        count_guarded_decode();
+        let result = T::decode(&mut first, kind.version).map_err(|e| e.to_string());
         match first.found_length {
             Some(at) if lengths.contains(&at) => {
                 return Err(
@@ -246,26 +417,31 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
                     "more than {MAX_LONG_FIELDS} fields over {MAX_ARRAY_ELEMENTS} bytes"
                 ))
             }
-            None => break (result, (first.pos, first.replaced, first.trace)),
+            None if !first.replaced => {
+                buf.advance(first.pos);
+                return Ok(Guarded::Decoded(result));
+            }
+            None => break first,
         }
     };
-    let (pos, replaced, trace) = first;
-    if !replaced {
-        buf.advance(pos);
-        return result;
-    }
     // A replaced count read as 1 must decode that many elements, read as 2
     // one more; if that fails at the end of the buffer no position moves,
-    // so failure itself counts.
-    let mut again = Guard::new(buf.clone(), 2, &lengths);
-    let ok = T::decode(&mut again, version).is_ok();
-    if !ok || again.trace != trace || again.halted() {
+    // so failure itself counts. The plain fields known are the same for
+    // both, so both hand out the same true values before their first
+    // replacement.
+    let mut again = Guard::new(buf.clone(), 2, &lengths).knowing(plain, kind);
+    count_guarded_decode();
+    let ok = T::decode(&mut again, kind.version).is_ok();
+    if !ok || again.trace != first.trace || again.halted() {
         return Err(format!(
             "an array count exceeds the bytes left or the cap of {MAX_ARRAY_ELEMENTS} elements (corrupt or oversized message)"
         ));
     }
-    // Every replaced value was a plain field: the true decode is safe.
-    T::decode(buf, version).map_err(|e| e.to_string())
+    let mut replaced = first.replaced_at;
+    if first.replaced_more {
+        replaced.clear();
+    }
+    Ok(Guarded::AllPlain(replaced))
 }
 
 #[cfg(test)]
@@ -273,7 +449,7 @@ mod tests {
     use bytes::BytesMut;
     use kafka_protocol::messages::join_group_request::JoinGroupRequestProtocol;
     use kafka_protocol::messages::{
-        GroupId, JoinGroupRequest, JoinGroupResponse, ListGroupsResponse,
+        GroupId, JoinGroupRequest, JoinGroupResponse, ListGroupsResponse, OffsetFetchRequest,
     };
     use kafka_protocol::protocol::{Encodable, StrBytes};
 
@@ -372,5 +548,106 @@ mod tests {
         let long = Bytes::from(vec![0u8; MAX_ARRAY_ELEMENTS + 16]);
         let g = Guard::new(long, 1, &lengths);
         assert!(!g.suspect(0, 5, MAX_ARRAY_ELEMENTS as u64 + 1));
+    }
+
+    fn join_group(
+        group: &'static str,
+        session: i32,
+        rebalance: i32,
+        member: &'static str,
+    ) -> Bytes {
+        let mut b = BytesMut::new();
+        JoinGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_static_str(group)))
+            .with_session_timeout_ms(session)
+            .with_rebalance_timeout_ms(rebalance)
+            .with_member_id(StrBytes::from_static_str(member))
+            .with_protocol_type(StrBytes::from_static_str("consumer"))
+            .with_protocols(vec![JoinGroupRequestProtocol::default()
+                .with_name(StrBytes::from_static_str("range"))
+                .with_metadata(Bytes::from_static(&[0, 1, 0, 0, 0, 0]))])
+            .encode(&mut b, 5)
+            .unwrap();
+        b.freeze()
+    }
+
+    /// The guarded decodes `f` ran on this thread.
+    fn guarded_decodes(f: impl FnOnce()) -> usize {
+        let before = GUARDED_DECODES.get();
+        f();
+        GUARDED_DECODES.get() - before
+    }
+
+    #[test]
+    fn a_join_group_after_one_with_the_same_group_and_timeouts_is_decoded_once() {
+        PLAIN_FIELDS.with_borrow_mut(|p| p.known.clear());
+        // 45000 is over the bytes left and 300000 over the cap: both are
+        // replaced, proven plain by a second guarded decode, then read true.
+        let first = join_group("orders", 45_000, 300_000, "");
+        let n = guarded_decodes(|| {
+            let got: JoinGroupRequest = decode(&mut first.clone(), 5).unwrap();
+            assert_eq!(
+                (got.session_timeout_ms, got.rebalance_timeout_ms),
+                (45_000, 300_000)
+            );
+        });
+        assert_eq!(n, 2);
+        // The next member: the same bytes before both timeouts, so each is
+        // the same field and handed out true at once.
+        let next = join_group("orders", 45_000, 300_000, "consumer-1-a");
+        let n = guarded_decodes(|| {
+            let got: JoinGroupRequest = decode(&mut next.clone(), 5).unwrap();
+            assert_eq!(got.member_id.as_str(), "consumer-1-a");
+            assert_eq!(got.rebalance_timeout_ms, 300_000);
+        });
+        assert_eq!(n, 1);
+        // Only the bytes before a value are its key: another rebalance
+        // timeout after the same group and session timeout is read true.
+        let longer = join_group("orders", 45_000, 600_000, "");
+        let got: JoinGroupRequest = decode(&mut longer.clone(), 5).unwrap();
+        assert_eq!(got.rebalance_timeout_ms, 600_000);
+        // Another group's bytes differ before both: the long way again.
+        let other = join_group("payments", 45_000, 300_000, "");
+        assert_eq!(
+            guarded_decodes(|| drop(decode::<JoinGroupRequest>(&mut other.clone(), 5))),
+            2
+        );
+    }
+
+    #[test]
+    fn a_plain_field_learned_for_one_message_never_passes_a_count_of_another() {
+        PLAIN_FIELDS.with_borrow_mut(|p| p.known.clear());
+        // JoinGroup v1: group_id "g", then session_timeout_ms 45000 (plain).
+        let mut join = BytesMut::new();
+        JoinGroupRequest::default()
+            .with_group_id(GroupId(StrBytes::from_static_str("g")))
+            .with_session_timeout_ms(45_000)
+            .encode(&mut join, 1)
+            .unwrap();
+        decode::<JoinGroupRequest>(&mut join.freeze(), 1).unwrap();
+        // OffsetFetch v1: group_id "g", then its topics count, 45000 again,
+        // after the very same bytes: a count over the bytes left, refused.
+        let mut fetch = vec![0, 1, b'g'];
+        fetch.extend_from_slice(&45_000i32.to_be_bytes());
+        fetch.extend_from_slice(&[0; 16]);
+        let got = decode::<OffsetFetchRequest>(&mut Bytes::from(fetch), 1);
+        assert!(got.unwrap_err().contains("array count"));
+    }
+
+    #[test]
+    fn plain_fields_are_forgotten_past_their_bound() {
+        let mut plain = PlainFields::default();
+        let kind = MessageKind::of::<JoinGroupRequest>(5);
+        for i in 0..MAX_PLAIN_FIELDS + 10 {
+            let bytes = (i as u32).to_be_bytes();
+            plain.learn(kind, &bytes, &[4]);
+            assert!(plain.known.len() <= MAX_PLAIN_FIELDS);
+            assert!(plain.proven(kind, &bytes, 4));
+        }
+        // A prefix longer than the bound is never kept.
+        plain.known.clear();
+        let long = vec![0u8; MAX_PLAIN_PREFIX + 1];
+        plain.learn(kind, &long, &[MAX_PLAIN_PREFIX + 1]);
+        assert!(plain.known.is_empty());
     }
 }
