@@ -9,7 +9,6 @@
 //! KIP-896/KIP-866), nor KIP-1071's streams-group APIs; those are added here
 //! by hand so that old and new captures still pair and resync.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use kafka_protocol::messages::ApiKey;
@@ -53,40 +52,53 @@ struct ApiInfo {
     max_version: i16,
 }
 
-fn table() -> &'static HashMap<i16, ApiInfo> {
-    static TABLE: OnceLock<HashMap<i16, ApiInfo>> = OnceLock::new();
+/// Every API Kafka has (had), indexed by key: looked up for every frame
+/// header and every exchange, where hashing the key cost more than the
+/// rest of the check.
+fn table() -> &'static [Option<ApiInfo>] {
+    static TABLE: OnceLock<Vec<Option<ApiInfo>>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut t: HashMap<i16, ApiInfo> = ApiKey::iter()
+        let entries = ApiKey::iter()
             .map(|k| {
                 // The crate's variant names are Kafka's API names.
                 let name: &'static str = Box::leak(format!("{k:?}").into_boxed_str());
-                let max_version = k.valid_versions().max;
-                (k as i16, ApiInfo { name, max_version })
+                (k as i16, name, k.valid_versions().max)
             })
-            .collect();
-        for (k, name, max_version) in EXTRA_APIS {
-            t.insert(k, ApiInfo { name, max_version });
+            .chain(EXTRA_APIS);
+        let mut t: Vec<Option<ApiInfo>> = Vec::new();
+        for (k, name, max_version) in entries {
+            // Keys are small (0 to a hundred or so); a negative one is
+            // never Kafka's.
+            let Ok(at) = usize::try_from(k) else { continue };
+            if t.len() <= at {
+                t.resize_with(at + 1, || None);
+            }
+            t[at] = Some(ApiInfo { name, max_version });
         }
         t
     })
 }
 
+/// What the table says of `api_key`, if it names an API.
+fn info(api_key: i16) -> Option<&'static ApiInfo> {
+    table().get(usize::try_from(api_key).ok()?)?.as_ref()
+}
+
 /// Kafka's name for an API key (`"JoinGroup"`), or `"Unknown"`.
 pub fn api_name(api_key: i16) -> &'static str {
-    table().get(&api_key).map_or("Unknown", |i| i.name)
+    info(api_key).map_or("Unknown", |i| i.name)
 }
 
 /// Whether `api_key` names an API Kafka has (had).
 pub(crate) fn is_known(api_key: i16) -> bool {
-    table().contains_key(&api_key)
+    info(api_key).is_some()
 }
 
 /// Whether a header claiming `api_key` at `version` is believable. Every
 /// API started at version 0, so anything from 0 up to the newest known
 /// version (plus a little slack) is plausible.
 pub(crate) fn plausible_version(api_key: i16, version: i16) -> bool {
-    table()
-        .get(&api_key)
+    info(api_key)
         .is_some_and(|i| (0..=i.max_version.saturating_add(VERSION_SLACK)).contains(&version))
 }
 
@@ -202,6 +214,8 @@ mod tests {
         assert!(!plausible_version(12, 40));
         assert!(!plausible_version(12, -1));
         assert!(!plausible_version(4000, 0));
+        assert!(!plausible_version(-3, 0));
+        assert!(!is_known(i16::MAX) && !is_known(i16::MIN));
     }
 
     #[test]

@@ -201,7 +201,10 @@ impl Connection {
         f: impl FnOnce(&mut HalfStream, &Limits, &mut dyn FnMut(Released<'_>)) -> T,
         limits: &Limits,
     ) -> T {
-        let (conn, key) = (self.id, self.key);
+        // The key by reference (only a gap reads it): copied, its 64 bytes
+        // went into the sink with every packet.
+        let (conn, key) = (self.id, &self.key);
+        let half = &mut self.halves[index(dir)];
         let Emit { source, diags, out } = emit;
         let mut sink = |r: Released<'_>| match r {
             Released::Data { ts, frame, bytes } => out(StreamEvent::Data {
@@ -217,7 +220,7 @@ impl Connection {
                 missing,
                 reason,
             } => {
-                let on = describe(key, dir);
+                let on = describe(*key, dir);
                 let detail =
                     format!("{missing} bytes missing on {on}; resynced after them ({reason})");
                 diags.add(
@@ -245,7 +248,7 @@ impl Connection {
                 snapped: true,
             }),
         };
-        f(&mut self.halves[index(dir)], limits, &mut sink)
+        f(half, limits, &mut sink)
     }
 }
 
