@@ -553,6 +553,9 @@ pub struct ClientFolder {
     /// Topics as the wire named them (name or id), interned.
     topics: FastMap<String, u32>,
     topic_list: Vec<String>,
+    /// The topic interned last: a Fetch names the same topic for each of
+    /// its partitions, in one shared text, so most lookups are this one.
+    last_topic: Option<(Id, u32)>,
     /// Each connection's client (by the address of its shared
     /// [`ClientRef`], kept alive here so the address is never reused): its
     /// trail, if it has a client id.
@@ -584,7 +587,7 @@ impl ClientFolder {
                 self.trails[slot].use_at(d.ts);
                 self.trails[slot].fetches.push(d.ts, 0);
                 for p in partitions {
-                    let t = self.topic(&p.topic);
+                    let t = self.wire_topic(&p.topic);
                     self.trails[slot]
                         .partitions
                         .entry((t, p.partition))
@@ -596,7 +599,7 @@ impl ClientFolder {
             DataKind::FetchResponse { partitions, .. } => {
                 self.trails[slot].use_at(d.ts);
                 for p in partitions.iter().filter(|p| p.error.is_none()) {
-                    let t = self.topic(&p.topic);
+                    let t = self.wire_topic(&p.topic);
                     self.trails[slot]
                         .partitions
                         .entry((t, p.partition))
@@ -808,6 +811,20 @@ impl ClientFolder {
         s
     }
 
+    /// [`Self::topic`] of a topic as a data-path event names it, through
+    /// [`Self::last_topic`] (the text is kept there, so its address is not
+    /// reused while it is compared by address).
+    fn wire_topic(&mut self, topic: &Id) -> u32 {
+        if let Some((last, t)) = &self.last_topic {
+            if Id::ptr_eq(last, topic) || last == topic {
+                return *t;
+            }
+        }
+        let t = self.topic(topic);
+        self.last_topic = Some((topic.clone(), t));
+        t
+    }
+
     /// The interned number of `topic`.
     fn topic(&mut self, topic: &str) -> u32 {
         if let Some(t) = self.topics.get(topic) {
@@ -985,6 +1002,24 @@ mod folder_tests {
             partitions: vec![p],
         };
         event(ts, client, kind)
+    }
+
+    #[test]
+    fn a_topic_is_one_number_whether_its_text_is_shared_or_equal_or_neither() {
+        let mut f = ClientFolder::default();
+        let orders = Id::from("orders");
+        let payments = Id::from("payments");
+        let a = f.wire_topic(&orders);
+        // The same shared text, an equal one made apart, and a name
+        // interned by text alone all take the first number.
+        assert_eq!(f.wire_topic(&orders.clone()), a);
+        assert_eq!(f.wire_topic(&Id::from(String::from("orders"))), a);
+        assert_eq!(f.topic("orders"), a);
+        // Another topic takes another; back to the first, the first.
+        let b = f.wire_topic(&payments);
+        assert_ne!(a, b);
+        assert_eq!(f.wire_topic(&Id::from("orders")), a);
+        assert_eq!(f.topic_list, ["orders", "payments"]);
     }
 
     fn folded(events: &[DataEvent]) -> ClientFolder {
