@@ -42,8 +42,11 @@
 //! The positions proven plain are remembered by the bytes before them
 //! ([`PlainFields`]), and the next such message (the next member of the
 //! group, the next coordinator answer naming the same broker) is decoded
-//! once. What they remember was proven as above, so a crafted message could
-//! teach them a wrong position only as it could pass itself.
+//! once. What they remember was proven as above, and is learned only when
+//! the true decode then read as many bytes as the guarded ones: a crafted
+//! message could teach them a wrong position only as it could pass itself,
+//! but what it taught would then reach every later message on that thread
+//! with the same bytes before that position.
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -373,12 +376,19 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
     let kind = MessageKind::of::<T>(version);
     match PLAIN_FIELDS.with_borrow(|plain| guarded::<T>(buf, kind, plain))? {
         Guarded::Decoded(result) => result,
-        Guarded::AllPlain(replaced) => {
+        Guarded::AllPlain { replaced, read } => {
             // Every replaced value was a plain field: the true decode is
             // safe, and the next message with the same bytes before them
-            // is decoded once.
-            PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, buf, &replaced));
-            T::decode(buf, version).map_err(|e| e.to_string())
+            // is decoded once. Learned only when the true decode read
+            // what the guarded ones did: a byte the guard took for a long
+            // varint where the message has a boolean (read the same way)
+            // would have shifted every later position.
+            let whole = buf.clone();
+            let result = T::decode(buf, version).map_err(|e| e.to_string());
+            if result.is_ok() && whole.len() - buf.len() == read {
+                PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, &whole, &replaced));
+            }
+            result
         }
     }
 }
@@ -388,8 +398,9 @@ enum Guarded<T> {
     /// No value was replaced: this is the true decode (`buf` advanced).
     Decoded(Result<T, String>),
     /// Every replaced value was a plain field, at these positions (none
-    /// listed when there were more than [`MAX_REPLACED`]).
-    AllPlain(Vec<usize>),
+    /// listed when there were more than [`MAX_REPLACED`]); the guarded
+    /// decodes read this many bytes.
+    AllPlain { replaced: Vec<usize>, read: usize },
 }
 
 /// The guarded decodes of `buf`: the first (again with each length it
@@ -441,7 +452,10 @@ fn guarded<T: Decodable>(
     if first.replaced_more {
         replaced.clear();
     }
-    Ok(Guarded::AllPlain(replaced))
+    Ok(Guarded::AllPlain {
+        replaced,
+        read: first.pos,
+    })
 }
 
 #[cfg(test)]
@@ -632,6 +646,24 @@ mod tests {
         fetch.extend_from_slice(&[0; 16]);
         let got = decode::<OffsetFetchRequest>(&mut Bytes::from(fetch), 1);
         assert!(got.unwrap_err().contains("array count"));
+    }
+
+    #[test]
+    fn nothing_is_learned_when_the_true_decode_reads_otherwise_than_the_guarded_ones() {
+        PLAIN_FIELDS.with_borrow_mut(|p| p.known.clear());
+        // JoinGroup v9 response: throttle, error, generation, null protocol
+        // type and name, leader "", then skip_assignment, a boolean read a
+        // byte at a time: 0xff and four more bytes the guard takes for one
+        // varint of 2^32 - 1 (replaced, proven "plain" by the second guarded
+        // decode, which skips the same five bytes), then member_id "", no
+        // members, no tagged fields. The true decode reads the boolean as
+        // one byte and the rest as a member id of 2^32 - 2 bytes: it fails,
+        // and the boolean's position must not be remembered.
+        let mut b = vec![0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1];
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+        b.extend_from_slice(&[1, 1, 0]);
+        assert!(decode::<JoinGroupResponse>(&mut Bytes::from(b), 9).is_err());
+        assert!(PLAIN_FIELDS.with_borrow(|p| p.known.is_empty()));
     }
 
     #[test]
