@@ -85,8 +85,8 @@ const MAX_REPLACED: usize = 8;
 
 /// Suspect values proven plain fields (see the module's doc): each kept as
 /// the message type and version, then every byte before the value. At most
-/// [`MAX_PLAIN_FIELDS`] of at most [`MAX_PLAIN_PREFIX`] bytes (about half a
-/// megabyte per thread at worst).
+/// [`MAX_PLAIN_FIELDS`] of at most [`MAX_PLAIN_PREFIX`] bytes and a type
+/// name (about 600 KB per thread at worst).
 #[derive(Default)]
 struct PlainFields {
     known: FastSet<Box<[u8]>>,
@@ -147,7 +147,8 @@ impl PlainFields {
     }
 
     /// Remembers each position of `replaced` in `bytes` as a plain field of
-    /// `kind`: called once a decode showed every replaced value plain.
+    /// `kind`: called once the guarded decodes showed every replaced value
+    /// plain and the true decode read what they read.
     fn learn(&mut self, kind: MessageKind, bytes: &[u8], replaced: &[usize]) {
         for &at in replaced.iter().filter(|&&at| at <= MAX_PLAIN_PREFIX) {
             if self.known.len() >= MAX_PLAIN_FIELDS {
