@@ -22,18 +22,24 @@
 //! - otherwise the message is decoded again with a second `fill`: a replaced
 //!   *count* changes how many elements are read, so the read positions
 //!   differ; a replaced plain field (a rebalance timeout of 300000) changes
-//!   nothing. Same positions → every replaced value was a plain field, so an
-//!   unguarded decode is safe and gives the true values; different positions
-//!   → an array count is over the cap or the bytes left, and the message is
-//!   refused with that reason.
+//!   nothing. Same positions → every replaced value was a plain field;
+//!   different positions → an array count is over the cap or the bytes
+//!   left, and the message is refused with that reason;
+//! - the true values come from a third decode, guarded still, with the
+//!   replaced positions handed out true (a varint's alone): a suspect value
+//!   it meets elsewhere is refused. The guarded decodes agree but misread
+//!   when a corrupt boolean of 0x80 or more (read a byte at a time) is
+//!   taken for a long varint and skipped whole, shifting every later
+//!   position alike; the true layout is then checked by this decode.
 //!
 //! So no array is ever reserved for more than [`MAX_ARRAY_ELEMENTS`]
 //! elements or more elements than bytes left (docs/limits.md). A message
 //! crafted so that one extra element re-aligns every later read could still
-//! pass; random corruption cannot in practice. The real fix belongs
-//! upstream (the PRs above).
+//! pass a count at a position both guarded decodes took for a plain field;
+//! random corruption cannot in practice. The real fix belongs upstream
+//! (the PRs above).
 //!
-//! Nearly every JoinGroup request took that third path: its
+//! Nearly every JoinGroup request took that long path: its
 //! `rebalance_timeout_ms` (300000 by default) is over the cap and its
 //! `session_timeout_ms` over the bytes left, so it was decoded three times.
 //! A decode is a function of the bytes read so far, so a value read at the
@@ -79,9 +85,13 @@ const MAX_PLAIN_FIELDS: usize = 1024;
 /// prefix is decoded the long way each time).
 const MAX_PLAIN_PREFIX: usize = 512;
 
-/// Replaced values one decode remembers the positions of, for
-/// [`PlainFields::learn`] (more: nothing is learned from that message).
+/// Replaced values one message may teach [`PlainFields`] (more: nothing
+/// is learned from it).
 const MAX_REPLACED: usize = 8;
+
+/// Replaced values proven plain that the true decode is checked against
+/// (more, in one message: it is decoded unguarded, as before this check).
+const MAX_TRUSTED: usize = 4096;
 
 /// Suspect values proven plain fields (see the module's doc): each kept as
 /// the message type and version, then every byte before the value. At most
@@ -184,10 +194,13 @@ struct Guard<'a> {
     trace: Vec<usize>,
     /// Continuation bytes of an accepted varint still to hand out as read.
     varint_left: u8,
-    /// Where each replaced value started (the first [`MAX_REPLACED`]), and
+    /// Where each replaced value started (the first [`MAX_TRUSTED`]), and
     /// whether there were more.
     replaced_at: Vec<usize>,
     replaced_more: bool,
+    /// The true decode's guard: where the values proven plain start
+    /// (ascending): handed out true, each alone.
+    trusted: &'a [usize],
     /// Plain fields proven by earlier messages, and this message's kind:
     /// a suspect value read with nothing replaced before it is handed out
     /// true when its prefix is one of them.
@@ -208,8 +221,19 @@ impl<'a> Guard<'a> {
             varint_left: 0,
             replaced_at: Vec::new(),
             replaced_more: false,
+            trusted: &[],
             plain: None,
         }
+    }
+
+    /// The same guard, handing out true the values at `trusted`.
+    fn trusting(mut self, trusted: &'a [usize]) -> Guard<'a> {
+        self.trusted = trusted;
+        self
+    }
+
+    fn is_trusted(&self, at: usize) -> bool {
+        self.trusted.binary_search(&at).is_ok()
     }
 
     /// The same guard, handing out true the suspect values `plain` proved
@@ -244,7 +268,7 @@ impl<'a> Guard<'a> {
     fn replace(&mut self, at: usize) {
         self.replaced = true;
         self.last_replaced = Some(at);
-        if self.replaced_at.len() < MAX_REPLACED {
+        if self.replaced_at.len() < MAX_TRUSTED {
             self.replaced_at.push(at);
         } else {
             self.replaced_more = true;
@@ -315,7 +339,11 @@ impl Buf for Guard<'_> {
         };
         let value = i32::from_be_bytes([raw[0], raw[1], raw[2], raw[3]]);
         self.advance(4);
-        if value > 0 && self.suspect(at, at + 4, value as u64) && !self.proven_plain(at) {
+        if value > 0
+            && self.suspect(at, at + 4, value as u64)
+            && !self.proven_plain(at)
+            && !self.is_trusted(at)
+        {
             self.replace(at);
             return Ok(i32::from(self.fill));
         }
@@ -335,6 +363,15 @@ impl Buf for Guard<'_> {
         };
         if self.varint_left > 0 {
             self.varint_left -= 1;
+            self.advance(1);
+            return Ok(b);
+        }
+        if self.is_trusted(at) {
+            // A value proven plain that the guarded decodes read as a
+            // varint: in a real message, never (counts, lengths and tags
+            // are not plain); a corrupt boolean of 0x80 or more, read a
+            // byte at a time. Handed out alone, so that whatever the
+            // decoder reads next is looked at afresh.
             self.advance(1);
             return Ok(b);
         }
@@ -375,33 +412,65 @@ impl ByteBuf for Guard<'_> {
 /// [`MAX_ARRAY_ELEMENTS`] is an error, never an allocation.
 pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, String> {
     let kind = MessageKind::of::<T>(version);
-    match PLAIN_FIELDS.with_borrow(|plain| guarded::<T>(buf, kind, plain))? {
-        Guarded::Decoded(result) => result,
-        Guarded::AllPlain { replaced, read } => {
-            // Every replaced value was a plain field: the true decode is
-            // safe, and the next message with the same bytes before them
-            // is decoded once. Learned only when the true decode read
-            // what the guarded ones did: a byte the guard took for a long
-            // varint where the message has a boolean (read the same way)
-            // would have shifted every later position.
-            let whole = buf.clone();
-            let result = T::decode(buf, version).map_err(|e| e.to_string());
-            if result.is_ok() && whole.len() - buf.len() == read {
-                PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, &whole, &replaced));
+    let whole = buf.clone();
+    let (result, learned) = PLAIN_FIELDS.with_borrow(|plain| {
+        Ok::<_, String>(match guarded::<T>(buf, kind, plain)? {
+            Guarded::Decoded(result) => (result, None),
+            Guarded::AllPlain {
+                complete: false, ..
+            } => {
+                // Too many to check against: decoded unguarded.
+                (T::decode(buf, version).map_err(|e| e.to_string()), None)
             }
-            result
-        }
+            Guarded::AllPlain {
+                replaced,
+                read,
+                lengths,
+                complete: true,
+            } => {
+                // Every replaced value was a plain field: the true decode,
+                // guarded still with them handed out true, so that a value
+                // the guarded decodes never read (their positions shifted
+                // by a byte they took for a long varint where the message
+                // has a boolean) is still refused.
+                let mut truly = Guard::new(buf.clone(), 1, &lengths)
+                    .knowing(plain, kind)
+                    .trusting(&replaced);
+                count_guarded_decode();
+                let result = T::decode(&mut truly, version).map_err(|e| e.to_string());
+                if truly.replaced || truly.halted() {
+                    return Err(format!(
+                        "a count the guarded decodes did not read exceeds the bytes left or the cap of {MAX_ARRAY_ELEMENTS} elements (corrupt message)"
+                    ));
+                }
+                buf.advance(truly.pos);
+                // The next message with the same bytes before them is
+                // decoded once: learned only when this decode read what
+                // the guarded ones did.
+                let teach = result.is_ok() && truly.pos == read && replaced.len() <= MAX_REPLACED;
+                (result, teach.then_some(replaced))
+            }
+        })
+    })?;
+    if let Some(replaced) = learned {
+        PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, &whole, &replaced));
     }
+    result
 }
 
 /// What the guarded decodes of [`guarded`] found.
 enum Guarded<T> {
     /// No value was replaced: this is the true decode (`buf` advanced).
     Decoded(Result<T, String>),
-    /// Every replaced value was a plain field, at these positions (none
-    /// listed when there were more than [`MAX_REPLACED`]); the guarded
-    /// decodes read this many bytes.
-    AllPlain { replaced: Vec<usize>, read: usize },
+    /// Every replaced value was a plain field, at these positions
+    /// (ascending; `complete` when there were at most [`MAX_TRUSTED`]); the
+    /// guarded decodes read `read` bytes, knowing these `lengths`.
+    AllPlain {
+        replaced: Vec<usize>,
+        read: usize,
+        lengths: Vec<usize>,
+        complete: bool,
+    },
 }
 
 /// The guarded decodes of `buf`: the first (again with each length it
@@ -449,13 +518,12 @@ fn guarded<T: Decodable>(
             "an array count exceeds the bytes left or the cap of {MAX_ARRAY_ELEMENTS} elements (corrupt or oversized message)"
         ));
     }
-    let mut replaced = first.replaced_at;
-    if first.replaced_more {
-        replaced.clear();
-    }
+    let (replaced, read, complete) = (first.replaced_at, first.pos, !first.replaced_more);
     Ok(Guarded::AllPlain {
         replaced,
-        read: first.pos,
+        read,
+        lengths,
+        complete,
     })
 }
 
@@ -597,7 +665,8 @@ mod tests {
     fn a_join_group_after_one_with_the_same_group_and_timeouts_is_decoded_once() {
         PLAIN_FIELDS.with_borrow_mut(|p| p.known.clear());
         // 45000 is over the bytes left and 300000 over the cap: both are
-        // replaced, proven plain by a second guarded decode, then read true.
+        // replaced, proven plain by a second guarded decode, then read true
+        // by a third, guarded still.
         let first = join_group("orders", 45_000, 300_000, "");
         let n = guarded_decodes(|| {
             let got: JoinGroupRequest = decode(&mut first.clone(), 5).unwrap();
@@ -606,7 +675,7 @@ mod tests {
                 (45_000, 300_000)
             );
         });
-        assert_eq!(n, 2);
+        assert_eq!(n, 3);
         // The next member: the same bytes before both timeouts, so each is
         // the same field and handed out true at once.
         let next = join_group("orders", 45_000, 300_000, "consumer-1-a");
@@ -625,7 +694,7 @@ mod tests {
         let other = join_group("payments", 45_000, 300_000, "");
         assert_eq!(
             guarded_decodes(|| drop(decode::<JoinGroupRequest>(&mut other.clone(), 5))),
-            2
+            3
         );
     }
 
@@ -665,6 +734,21 @@ mod tests {
         b.extend_from_slice(&[1, 1, 0]);
         assert!(decode::<JoinGroupResponse>(&mut Bytes::from(b), 9).is_err());
         assert!(PLAIN_FIELDS.with_borrow(|p| p.known.is_empty()));
+    }
+
+    #[test]
+    fn a_trusted_byte_is_handed_out_alone_and_what_follows_is_still_looked_at() {
+        // The true decode's guard trusts position 0 (a boolean of 0xff the
+        // guarded decodes took for a varint): it hands out that byte alone,
+        // and the bytes after it, a varint of 2^32 - 1, are still replaced,
+        // so the decode that reads them as a count is refused.
+        let bytes = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]);
+        let mut g = Guard::new(bytes, 1, &[]).trusting(&[0]);
+        assert_eq!(g.try_get_u8().unwrap(), 0xff);
+        assert_eq!(g.pos, 1);
+        assert!(!g.replaced);
+        assert_eq!(g.try_get_u8().unwrap(), 1);
+        assert!(g.replaced);
     }
 
     #[test]
