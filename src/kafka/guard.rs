@@ -26,17 +26,21 @@
 //!   different positions → an array count is over the cap or the bytes
 //!   left, and the message is refused with that reason;
 //! - the true values come from a third decode, guarded still, with the
-//!   replaced positions handed out true (a varint's alone): a suspect value
-//!   it meets elsewhere is refused. The guarded decodes agree but misread
-//!   when a corrupt boolean of 0x80 or more (read a byte at a time) is
-//!   taken for a long varint and skipped whole, shifting every later
-//!   position alike; the true layout is then checked by this decode.
+//!   replaced positions handed out true: a suspect value it meets elsewhere
+//!   is refused. The guarded decodes agree but misread when a corrupt
+//!   boolean of 0x80 or more (read a byte at a time) is taken for a long
+//!   varint and skipped whole, shifting every later position alike; the
+//!   true layout is then checked by this decode, but for the bytes of that
+//!   "varint" after the boolean, handed out as a varint's are (a real
+//!   tagged field's tag or size is read the same way and must pass). Past
+//!   [`MAX_TRUSTED`] replaced values in one message it is unguarded.
 //!
 //! So no array is ever reserved for more than [`MAX_ARRAY_ELEMENTS`]
 //! elements or more elements than bytes left (docs/limits.md). A message
 //! crafted so that one extra element re-aligns every later read could still
-//! pass a count at a position both guarded decodes took for a plain field;
-//! random corruption cannot in practice. The real fix belongs upstream
+//! pass a count at a position both guarded decodes took for a plain field,
+//! or in the four bytes after a corrupt boolean; random corruption cannot
+//! in practice. The real fix belongs upstream
 //! (the PRs above).
 //!
 //! Nearly every JoinGroup request took that long path: its
@@ -199,7 +203,7 @@ struct Guard<'a> {
     replaced_at: Vec<usize>,
     replaced_more: bool,
     /// The true decode's guard: where the values proven plain start
-    /// (ascending): handed out true, each alone.
+    /// (ascending): handed out true.
     trusted: &'a [usize],
     /// Plain fields proven by earlier messages, and this message's kind:
     /// a suspect value read with nothing replaced before it is handed out
@@ -366,19 +370,16 @@ impl Buf for Guard<'_> {
             self.advance(1);
             return Ok(b);
         }
-        if self.is_trusted(at) {
-            // A value proven plain that the guarded decodes read as a
-            // varint: in a real message, never (counts, lengths and tags
-            // are not plain); a corrupt boolean of 0x80 or more, read a
-            // byte at a time. Handed out alone, so that whatever the
-            // decoder reads next is looked at afresh.
-            self.advance(1);
-            return Ok(b);
-        }
         let (value, len) = self.varint_at(at);
+        // A trusted varint (a value proven plain that the guarded decodes
+        // read as a varint: an unknown tagged field's tag, a known one's
+        // size, or a corrupt boolean of 0x80 or more, read a byte at a
+        // time) is handed out whole, as any accepted varint: a real tag of
+        // 2^14 or more must not be refused for its continuation bytes.
         if b >= 0x80
             && self.suspect(at, at + len, value.saturating_sub(1))
             && !self.proven_plain(at)
+            && !self.is_trusted(at)
         {
             self.advance(len);
             self.replace(at);
@@ -737,17 +738,18 @@ mod tests {
     }
 
     #[test]
-    fn a_trusted_byte_is_handed_out_alone_and_what_follows_is_still_looked_at() {
-        // The true decode's guard trusts position 0 (a boolean of 0xff the
-        // guarded decodes took for a varint): it hands out that byte alone,
-        // and the bytes after it, a varint of 2^32 - 1, are still replaced,
-        // so the decode that reads them as a count is refused.
-        let bytes = Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 2, 3]);
-        let mut g = Guard::new(bytes, 1, &[]).trusting(&[0]);
-        assert_eq!(g.try_get_u8().unwrap(), 0xff);
-        assert_eq!(g.pos, 1);
+    fn a_trusted_varint_passes_whole_and_a_value_after_it_is_still_looked_at() {
+        // The true decode's guard trusts position 0: its varint of 2^28 - 1
+        // (over the bytes left) is handed out whole, as an unknown tagged
+        // field's tag would be, continuation bytes and all.
+        let mut b = vec![0xff, 0xff, 0xff, 0x7f];
+        b.extend_from_slice(&0x7fff_ffffi32.to_be_bytes());
+        let mut g = Guard::new(Bytes::from(b), 1, &[]).trusting(&[0]);
+        let tag: Vec<u8> = (0..4).map(|_| g.try_get_u8().unwrap()).collect();
+        assert_eq!(tag, [0xff, 0xff, 0xff, 0x7f]);
         assert!(!g.replaced);
-        assert_eq!(g.try_get_u8().unwrap(), 1);
+        // The INT32 after it, not trusted, is still replaced.
+        assert_eq!(g.try_get_i32().unwrap(), 1);
         assert!(g.replaced);
     }
 
