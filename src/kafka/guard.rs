@@ -413,7 +413,6 @@ impl ByteBuf for Guard<'_> {
 /// [`MAX_ARRAY_ELEMENTS`] is an error, never an allocation.
 pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, String> {
     let kind = MessageKind::of::<T>(version);
-    let whole = buf.clone();
     let (result, learned) = PLAIN_FIELDS.with_borrow(|plain| {
         Ok::<_, String>(match guarded::<T>(buf, kind, plain)? {
             Guarded::Decoded(result) => (result, None),
@@ -444,16 +443,20 @@ pub(crate) fn decode<T: Decodable>(buf: &mut Bytes, version: i16) -> Result<T, S
                         "a count the guarded decodes did not read exceeds the bytes left or the cap of {MAX_ARRAY_ELEMENTS} elements (corrupt message)"
                     ));
                 }
+                // The message's bytes, kept for learning (only on this
+                // path: a clone per decode was a reference count per
+                // message for nothing).
+                let whole = buf.clone();
                 buf.advance(truly.pos);
                 // The next message with the same bytes before them is
                 // decoded once: learned only when this decode read what
                 // the guarded ones did.
                 let teach = result.is_ok() && truly.pos == read && replaced.len() <= MAX_REPLACED;
-                (result, teach.then_some(replaced))
+                (result, teach.then_some((whole, replaced)))
             }
         })
     })?;
-    if let Some(replaced) = learned {
+    if let Some((whole, replaced)) = learned {
         PLAIN_FIELDS.with_borrow_mut(|plain| plain.learn(kind, &whole, &replaced));
     }
     result
