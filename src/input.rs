@@ -42,9 +42,11 @@ use crate::time::Timestamp;
 mod parallel;
 mod pipeline;
 mod rows;
+mod sample;
 mod split;
 
 pub use rows::{EventWindow, RowWindow};
+pub use sample::{EventSample, SAMPLE_CAP};
 
 use pipeline::Handed;
 
@@ -125,6 +127,10 @@ pub struct Collected {
     pub commits: Option<crate::stops::CommitBook>,
     /// Group events made while `events_not_kept`.
     pub events_seen: u64,
+    /// Copies of those events, up to a cap, when the run writes `decode`'s
+    /// or the time line's rows as it reads: for its check of inputs whose
+    /// events made no rebalance ([`EventSample`]).
+    pub sample: Option<EventSample>,
     /// One summary per input.
     pub inputs: Vec<InputSummary>,
     /// Every anomaly.
@@ -165,6 +171,9 @@ impl Collected {
         if self.events_not_kept {
             if let Flow::Captured(v) | Flow::Logged(v) = &flow {
                 self.events_seen += v.len() as u64;
+                if let Some(sample) = &mut self.sample {
+                    sample.keep(v, matches!(flow, Flow::Logged(_)));
+                }
             }
             return;
         }
@@ -464,6 +473,7 @@ fn read_units_apart(
         }
     }
     let one_thread = !apart;
+    let sampled = (rows.is_some() || events.is_some()) && !data_beside;
     let apart = apart && !units.iter().any(|u| matches!(u, Unit::Stdin(_)));
     // A large log alone on the machine is read on every core (its parts);
     // several inputs read at once share them.
@@ -488,6 +498,12 @@ fn read_units_apart(
         drop(held);
         out.events_not_kept = out.rows_out.is_some();
         out.data_beside_window = data_beside;
+        // Rows written as read keep no event: a few are kept for the
+        // check the batch run makes (the fold of `rebalances` keeps its
+        // events and rebuilds them).
+        if sampled {
+            out.sample.get_or_insert_with(EventSample::default);
+        }
         let read = read_unit(unit, opts, keep_exchanges, quiet, out);
         if let Some(window) = out.rows_out.take() {
             window.finish(&mut out.diagnostics);
@@ -1817,6 +1833,9 @@ impl ExchangeSink {
     fn hand_on_data(&mut self, out: &mut Collected) {
         if out.events_not_kept {
             out.events_seen += self.events.len() as u64;
+            if let Some(sample) = &mut out.sample {
+                sample.keep(&self.events, false);
+            }
             self.events.clear();
             if !out.data_beside_window {
                 self.data.clear();
@@ -1855,6 +1874,9 @@ impl ExchangeSink {
         }
         if let (true, Some(window)) = (out.events_not_kept, &mut out.events_out) {
             out.events_seen += self.events.len() as u64;
+            if let Some(sample) = &mut out.sample {
+                sample.keep(&self.events, false);
+            }
             window.take(&mut self.events, mark);
         }
     }

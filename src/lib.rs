@@ -44,7 +44,9 @@
 //!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
 //!   in a format whose rows stand alone, sent in request order to the
 //!   writer while the capture is read, [`input::RowWindow`], its events
-//!   only counted; the group events of one capture file or rotation set
+//!   only counted, the first few kept to check for inputs that made no
+//!   rebalance, [`input::EventSample`]; the group events of one capture
+//!   file or rotation set
 //!   named alone, for the timeline in such a format, the same way,
 //!   [`input::EventWindow`]; for `rebalances` and `groups`, the same
 //!   window holding each group's events apart (a request waiting for its
@@ -416,6 +418,7 @@ fn analyse_writing_decode_rows(
         };
         return analyse_collected(opts, collected, rows_read, None);
     }
+    check_sample(&mut collected);
     assemble_without_groups(opts, collected, tally, matched)
 }
 
@@ -442,9 +445,10 @@ fn analyse_writing_capture_timeline(
                 .all(|event| written.write(&describe::timeline_entry(event)))
         },
     );
-    let collected = read?;
+    let mut collected = read?;
     if collected.events_not_kept {
         let (tally, matched) = written.finish()?;
+        check_sample(&mut collected);
         return assemble_without_groups(opts, collected, tally, matched);
     }
     // Not captures alone: the events were gathered, nothing was written.
@@ -594,6 +598,31 @@ fn analyse_writing_settled_rebalances(
     watch::settled::finish_from_batch(back, &rebalances, &mut diagnostics, |r| written.write(r));
     let (_, matched) = written.finish()?;
     Ok((report, matched, diagnostics))
+}
+
+/// For a run whose rows were written as read: the groups of the events
+/// it kept for the purpose ([`input::EventSample`]) rebuilt as
+/// [`rebuild`] rebuilds them, for the same warnings about rounds let go
+/// and inputs whose events made no rebalance. Past the sample's cap
+/// nothing is rebuilt: an input of that many events shows its rows, and
+/// `rebalances` what they made.
+fn check_sample(collected: &mut input::Collected) {
+    let Some(sample) = collected.sample.take() else {
+        return;
+    };
+    if sample.overflowed {
+        return;
+    }
+    let timeline = timeline::merge(sample.captured, sample.logged);
+    let histories = group::reconstruct(&timeline.events);
+    say_rounds_let_go(&histories, &mut collected.diagnostics);
+    no_rebalance::explain(
+        &mut collected.inputs,
+        &timeline.events,
+        &collected.events_folded,
+        &histories,
+        &mut collected.diagnostics,
+    );
 }
 
 /// The report of a run whose rows were written as read and whose events

@@ -143,6 +143,35 @@ fn watch_on_a_capture_without_a_join_says_why_there_is_no_rebalance_as_rebalance
 }
 
 #[test]
+fn timeline_and_decode_written_as_read_say_why_there_is_no_rebalance_as_their_tables_do() {
+    // In a format whose rows stand alone (or counted), `timeline` and
+    // `decode` write their rows while the capture is read and keep no
+    // event; the warning comes from the few they keep for the check.
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = &written(&dir, "mid.pcap", "orders", false);
+    let joined = &written(&dir, "joined.pcap", "orders", true);
+    let said = format!(
+        "{quiet}: 6 group events (Heartbeat, OffsetCommit) of group orders but no rebalance: \
+         the capture holds no join"
+    );
+    for view in ["timeline", "decode"] {
+        let table = run(&[view, "--format", "table", quiet]).expect_code(0);
+        assert!(table.stderr.contains(&said), "{view}: {}", table.stderr);
+        for how in [&["--format", "ndjson"][..], &["--format", "csv"], &["-c"]] {
+            let args: Vec<&str> = [view].into_iter().chain(how.iter().copied()).collect();
+            let streamed = run(&[&args[..], &[quiet.as_str()]].concat()).expect_code(0);
+            assert_eq!(streamed.stderr, table.stderr, "{args:?}");
+            let streamed = run(&[&args[..], &[joined.as_str()]].concat()).expect_code(0);
+            assert!(
+                !streamed.stderr.contains("no rebalance"),
+                "{args:?}: {}",
+                streamed.stderr
+            );
+        }
+    }
+}
+
+#[test]
 fn a_markdown_report_counts_the_group_events_it_does_not_list() {
     // The Markdown report does not list the group events: it keeps their
     // count (what decides the exit code) and their span, not the events.
