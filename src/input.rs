@@ -738,7 +738,11 @@ fn read_unit(
             let file = File::open(path).map_err(|e| read_error(path, e))?;
             let name = path.to_string_lossy();
             let bar = crate::progress::Bar::new(*len, &name, quiet);
-            if let Some(len) = *len {
+            // A log named alone whose events go to the time line's window
+            // as read is read in one pass, in order (a part's events could
+            // go only once every part before it had).
+            let windowed = out.events_out.as_ref().is_some_and(|w| !w.is_by_group());
+            if let Some(len) = len.filter(|_| !windowed) {
                 if read_log_in_parts(&file, path, len, opts, &bar, out)
                     .map_err(|e| read_error(path, e))?
                 {
@@ -819,6 +823,11 @@ fn read_opened(
             Ok(())
         }
         Kind::Log => {
+            // One log named alone, for the time line written as read: its
+            // events go in the time line's order as they come.
+            if top && out.events_out.as_ref().is_some_and(|w| !w.is_by_group()) {
+                out.events_not_kept = true;
+            }
             read_log(opened, source, opts, out);
             Ok(())
         }
@@ -1125,6 +1134,8 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
     let mut events = Vec::new();
     let mut seen = SeenEvents::default();
     let streaming = out.streaming();
+    let windowed = to_window(out);
+    let mut latest = None;
     let mut diagnostics = std::mem::take(&mut out.diagnostics);
     let result = logs::read_log_streaming(
         BufReader::with_capacity(LOG_BUFFER, &mut nuls),
@@ -1136,11 +1147,17 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
             if streaming {
                 seen.count(evs);
                 out.deliver(Flow::Logged(std::mem::take(evs)));
+            } else if windowed && evs.len() >= LOG_EVENTS_AT_ONCE {
+                seen.count(evs);
+                to_window_in_order(evs, &mut latest, out);
             }
         },
     );
     out.diagnostics = diagnostics;
     seen.count(&events);
+    if windowed {
+        to_window_in_order(&mut events, &mut latest, out);
+    }
     note_bomb(bomb.as_deref(), &source, out);
     let read = LogRead {
         events,
@@ -1151,6 +1168,41 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
         result,
     };
     finish_log(read, &source, read_as, foreign, out);
+}
+
+/// A log's events handed to the time line's window at once, at least (a
+/// hand-over per line would look for rows to let go at every line).
+const LOG_EVENTS_AT_ONCE: usize = 1024;
+
+/// Whether a log's events go to `out`'s window as they are read, in the
+/// time line's order ([`EventWindow`], `timeline` of one log written as
+/// read), not kept.
+fn to_window(out: &Collected) -> bool {
+    out.events_not_kept
+        && out.rows_out.is_none()
+        && out.events_out.as_ref().is_some_and(|w| !w.is_by_group())
+}
+
+/// Hands a log's `events` (emptying the list) to `out`'s window: a line
+/// still to come may carry a time up to [`rows::LOG_WINDOW_NS`] before the
+/// latest so far, `latest` ([`rows::Mark::of_log`]).
+fn to_window_in_order(
+    events: &mut Vec<GroupEvent>,
+    latest: &mut Option<crate::time::Timestamp>,
+    out: &mut Collected,
+) {
+    *latest = events.iter().map(|e| e.ts).chain(*latest).max();
+    let Some(at) = *latest else {
+        return;
+    };
+    out.events_seen += events.len() as u64;
+    if let Some(sample) = &mut out.sample {
+        sample.keep(events, true);
+    }
+    if let Some(window) = &mut out.events_out {
+        window.reading_a_log();
+        window.take(events, rows::Mark::of_log(at));
+    }
 }
 
 /// One log read through (in one pass or in parts, [`split`]).
@@ -2185,7 +2237,8 @@ mod tests {
     }
 
     #[test]
-    fn one_capture_files_events_sent_while_read_are_the_sorted_time_line_and_logs_are_kept() {
+    fn one_capture_file_or_logs_events_sent_while_read_are_the_sorted_time_line_and_a_directory_with_logs_is_kept(
+    ) {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
         let opts = ReadOptions::default();
         let text = |events: &[GroupEvent]| -> Vec<String> {
@@ -2238,31 +2291,34 @@ mod tests {
             read.events_not_kept && text(&sent) == sorted,
             "a rotation set"
         );
-        // A log, and a directory of logs and captures (their clocks are
-        // lined up at the end): the events are kept and none is sent.
-        for input in [
-            root.join("kafka/ak4_java_killed.server.log"),
-            root.join("kafka"),
-        ] {
-            let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
-            let window = EventWindow::new(send, std::sync::mpsc::channel().1);
-            let read = read_inputs_apart(
-                std::slice::from_ref(&input),
-                &opts,
-                false,
-                true,
-                true,
-                (None, Some(window)),
-            )
-            .unwrap();
-            assert!(!read.events_not_kept, "{}", input.display());
-            assert!(
-                !read.captured.is_empty() || !read.logged.is_empty(),
-                "{}",
-                input.display()
-            );
-            assert_eq!(receive.try_iter().count(), 0, "{}", input.display());
-        }
+        // A log named alone goes the same way, in one pass.
+        let log = [root.join("kafka/ak4_java_killed.server.log")];
+        let gathered = read_inputs(&log, &opts, false, true).unwrap();
+        let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
+        let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+        let window = EventWindow::new(send, std::sync::mpsc::channel().1);
+        let read = read_inputs_apart(&log, &opts, false, true, true, (None, Some(window))).unwrap();
+        let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
+        assert!(!sorted.is_empty());
+        assert!(read.events_not_kept && text(&sent) == sorted, "a log");
+        assert!(read.logged.is_empty(), "a log");
+        // A directory of logs and captures (their clocks are lined up at
+        // the end): the events are kept and none is sent.
+        let mixed = root.join("kafka");
+        let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+        let window = EventWindow::new(send, std::sync::mpsc::channel().1);
+        let read = read_inputs_apart(
+            std::slice::from_ref(&mixed),
+            &opts,
+            false,
+            true,
+            true,
+            (None, Some(window)),
+        )
+        .unwrap();
+        assert!(!read.events_not_kept);
+        assert!(!read.captured.is_empty() && !read.logged.is_empty());
+        assert_eq!(receive.try_iter().count(), 0);
     }
 
     #[test]

@@ -46,7 +46,8 @@
 //!   writer while the capture is read, [`input::RowWindow`], its events
 //!   only counted, the first few kept to check for inputs that made no
 //!   rebalance, [`input::EventSample`]; the group events of one capture
-//!   file or rotation set
+//!   file or rotation set, or of one log (in one pass, a minute of log
+//!   time held for lines that come a little out of order),
 //!   named alone, for the timeline in such a format, the same way,
 //!   [`input::EventWindow`]; for `rebalances` and `groups`, the same
 //!   window holding each group's events apart (a request waiting for its
@@ -346,7 +347,7 @@ fn analyse_writing_timeline_rows(
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {
     if opts.inputs.len() == 1 && !opts.filter.bounds_need_first_event() {
-        return analyse_writing_capture_timeline(opts, out);
+        return analyse_writing_timeline_as_read(opts, out);
     }
     if opts.count {
         return analyse_with(opts, Some(&mut |_: &report::TimelineEntry| Ok(())));
@@ -422,13 +423,14 @@ fn analyse_writing_decode_rows(
     assemble_without_groups(opts, collected, tally, matched)
 }
 
-/// [`analyse`] for the timeline view of one capture file or rotation set,
-/// its rows written to `out` while it is read (in the time line's order,
-/// [`input::EventWindow`]), or only counted with `-c`: the events are not
-/// kept and no group is rebuilt (the rows need neither). Any other input
+/// [`analyse`] for the timeline view of one capture file, rotation set or
+/// log, its rows written to `out` while it is read (in the time line's
+/// order, [`input::EventWindow`]), or only counted with `-c`: the events
+/// are not kept and no group is rebuilt (the rows need neither) but for
+/// the few kept to check for inputs that made no rebalance. Any other input
 /// is merged and sorted at the end, as [`analyse_writing_timeline_rows`]
 /// does.
-fn analyse_writing_capture_timeline(
+fn analyse_writing_timeline_as_read(
     opts: &Options,
     out: &mut dyn Write,
 ) -> Result<(report::Report, u64, Diagnostics)> {

@@ -432,6 +432,98 @@ fn a_broker_log_in_kafkas_wording_names_its_rebalances() {
     );
 }
 
+/// A broker log of `n` "Stabilized" lines of group `orders`, one a second
+/// from 12:00:00, then a "Preparing" line of group `billing` `back`
+/// seconds before the last of them. More lines than a log hands its
+/// window at once, so the lines before the last are let go (or not) as
+/// it is read.
+fn log_with_a_late_line(n: u32, back: u32) -> String {
+    let at = |s: u32| {
+        format!(
+            "2024-05-01 {:02}:{:02}:{:02},000",
+            12 + s / 3600,
+            s / 60 % 60,
+            s % 60
+        )
+    };
+    let mut log: String = (1..=n)
+        .map(|g| {
+            format!(
+                "[{}] INFO [GroupCoordinator 1]: Stabilized group orders generation {g} \
+                 (__consumer_offsets-12) with 1 members (kafka.coordinator.group.GroupCoordinator)\n",
+                at(g)
+            )
+        })
+        .collect();
+    log.push_str(&format!(
+        "[{}] INFO [GroupCoordinator 1]: Preparing to rebalance group billing in state \
+         PreparingRebalance with old generation 4 (__consumer_offsets-30) (reason: removing \
+         member billing-2-99aa88bb on heartbeat expiration) (kafka.coordinator.group.GroupCoordinator)\n",
+        at(n - back)
+    ));
+    log
+}
+
+#[test]
+fn a_log_named_alone_has_its_timeline_written_in_time_order_as_read_though_lines_come_a_little_late(
+) {
+    // The last line is 30 s late: within the minute a log's events wait
+    // for before they are written (3,072 lines: it comes alone, after the
+    // window let the lines before go three times).
+    let (_dir, path) = temp_file("server.log", log_with_a_late_line(3072, 30).as_bytes());
+    let streamed = run(&["timeline", "--format", "ndjson", &path]).expect_code(0);
+    let sorted = json(
+        &run(&["timeline", "--format", "json", &path])
+            .expect_code(0)
+            .stdout,
+    );
+    let events = ndjson(&streamed.stdout);
+    assert_eq!(events.len(), 3073);
+    assert_eq!(events, rows(&sorted, "timeline").to_vec());
+    assert_eq!(events[3042]["group"], "billing");
+    assert!(
+        !streamed.stderr.contains("row_order"),
+        "{}",
+        streamed.stderr
+    );
+}
+
+#[test]
+fn a_log_line_more_than_a_minute_late_is_written_when_it_comes_and_said() {
+    // The last line is 2,000 s late: rows after its time were written
+    // already, so it is written after them.
+    let (_dir, path) = temp_file("server.log", log_with_a_late_line(3000, 2000).as_bytes());
+    let streamed = run(&["timeline", "--format", "ndjson", &path]).expect_code(0);
+    let events = ndjson(&streamed.stdout);
+    let late = events.iter().position(|e| e["group"] == "billing").unwrap();
+    assert!(late > 1000, "written after rows later than it: {late}");
+    assert!(events[late - 1]["ts"].as_str() > events[late]["ts"].as_str());
+    assert!(
+        streamed.stderr.contains("1 row_order"),
+        "{}",
+        streamed.stderr
+    );
+    assert!(
+        streamed
+            .stderr
+            .contains("a log line came more than 60 s of log time after later lines"),
+        "{}",
+        streamed.stderr
+    );
+    let sorted = json(
+        &run(&["timeline", "--format", "json", &path])
+            .expect_code(0)
+            .stdout,
+    );
+    assert_eq!(
+        rows(&sorted, "timeline")[1000]["group"],
+        "billing",
+        "the JSON list is sorted whole"
+    );
+    let counted = run(&["timeline", "-c", &path]).expect_code(0);
+    assert!(counted.stderr.contains("1 row_order"), "{}", counted.stderr);
+}
+
 #[test]
 fn log_tz_reads_log_times_in_that_zone() {
     let (_dir, path) = temp_file("server.log", SERVER_LOG.as_bytes());

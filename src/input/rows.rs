@@ -1,5 +1,5 @@
-//! `decode`'s rows, or one capture file's group events for `timeline`,
-//! handed on while the capture is read, in their order.
+//! `decode`'s rows, or one capture file's or one log's group events for
+//! `timeline`, handed on while the input is read, in their order.
 //!
 //! Takes: the rows of exchanges (or their events) as the Kafka stage
 //! completes them (in response order) and, with each batch, what that
@@ -21,6 +21,10 @@
 //! [`MAX_HELD`] rows wait at once are the earliest written anyway: a row
 //! that then comes after rows later in order is written when it comes, and
 //! counted in a `row_order` diagnostic.
+//!
+//! A log has no requests in flight: its events wait until its lines have
+//! reached [`LOG_WINDOW_NS`] past them ([`Mark::of_log`]), and one that
+//! comes from further back is written when it comes and counted.
 //!
 //! The heartbeat fold needs each group's events in order, not every
 //! group's together: its window ([`Window::by_group`]) holds an event back
@@ -47,6 +51,14 @@ use crate::time::Timestamp;
 /// packet's time.
 pub const WINDOW_NS: i64 = 10_000_000_000;
 
+/// How far back in time (log time) a log line may come after later ones
+/// and still be written in the time line's order, when one log's events
+/// are written as it is read: lines logged by several threads, or through
+/// an asynchronous appender, come a little out of order; a clock stepped
+/// back or logs joined out of order come further, and are said
+/// (`row_order`).
+pub const LOG_WINDOW_NS: i64 = 60_000_000_000;
+
 /// Rows held at once, at most (about 200 bytes each): past it the earliest
 /// are written although a request in flight may still sort before them.
 pub const MAX_HELD: usize = 1 << 20;
@@ -71,6 +83,16 @@ pub(super) struct Mark {
 }
 
 impl Mark {
+    /// The mark after a log's lines up to the time `latest`: a line still
+    /// to come may carry a time up to [`LOG_WINDOW_NS`] before it.
+    pub(super) fn of_log(latest: Timestamp) -> Mark {
+        Mark {
+            open: Some((latest.offset_by(-LOG_WINDOW_NS), 0)),
+            latest: Some(latest),
+            by_group: None,
+        }
+    }
+
     /// Rows before this key can have nothing still to come before them.
     fn bound(&self) -> Option<Key> {
         self.bound_with(self.open)
@@ -268,6 +290,9 @@ pub struct Window<T> {
     parked_len: usize,
     /// The last row of each group handed on (`by_group` only).
     written_of: FastMap<Id, Key>,
+    /// It holds a log's events ([`Mark::of_log`]): what a row written out
+    /// of order says.
+    log: bool,
 }
 
 impl<T: InOrder> Window<T> {
@@ -290,7 +315,14 @@ impl<T: InOrder> Window<T> {
             parked: FastMap::default(),
             parked_len: 0,
             written_of: FastMap::default(),
+            log: false,
         }
+    }
+
+    /// Says that the rows it takes are a log's events, ordered by
+    /// [`Mark::of_log`].
+    pub(super) fn reading_a_log(&mut self) {
+        self.log = true;
     }
 
     /// The same, holding each group's rows apart: a row waits for the
@@ -463,13 +495,29 @@ impl<T: InOrder> Window<T> {
         let Some(((ts, frame), (before_ts, before_frame))) = self.first_late else {
             return;
         };
-        let detail = format!(
-            "{} rows were written after rows later in their order (first: one at {ts}, frame \
-             {frame}, after one at {before_ts}, frame {before_frame}): more than {} rows waited \
-             at once for an earlier request's answer, and the earliest were written first; \
-             `--format json` or `--format table` sorts the whole list",
-            self.late, self.max_held,
-        );
+        let detail = if self.log {
+            format!(
+                "{} written after events later in time (first: one at {ts}, after one at \
+                 {before_ts}): a log line came more than {} s of log time after later lines (a \
+                 clock stepped back, or logs joined out of order), or more than {} events waited \
+                 at once; `--format json` or `--format table` sorts the whole list",
+                if self.late == 1 {
+                    "1 event was".to_string()
+                } else {
+                    format!("{} events were", self.late)
+                },
+                LOG_WINDOW_NS / 1_000_000_000,
+                self.max_held,
+            )
+        } else {
+            format!(
+                "{} rows were written after rows later in their order (first: one at {ts}, frame \
+                 {frame}, after one at {before_ts}, frame {before_frame}): more than {} rows \
+                 waited at once for an earlier request's answer, and the earliest were written \
+                 first; `--format json` or `--format table` sorts the whole list",
+                self.late, self.max_held,
+            )
+        };
         diags.add(DiagnosticKind::RowOrder, "rows", "order", detail);
     }
 
