@@ -404,6 +404,76 @@ pub fn read_inputs_sending_events(
     read_inputs_apart(paths, opts, false, quiet, true, (None, Some(events)))
 }
 
+/// Logs merged as they are read at most: each has a thread of its own.
+pub const MAX_LOGS_MERGED: usize = 32;
+
+/// Whether every input in `paths` is a log file (plain or compressed,
+/// named as a file; at most [`MAX_LOGS_MERGED`] of them): then their time
+/// lines can be merged as they are read ([`read_logs_sending_events`]), no
+/// capture's clock being there to line them up with.
+pub fn all_log_files(paths: &[PathBuf], opts: &ReadOptions) -> bool {
+    paths.len() <= MAX_LOGS_MERGED
+        && paths.iter().all(|p| {
+            p.as_os_str() != "-"
+                && std::fs::metadata(p).is_ok_and(|m| m.is_file())
+                && File::open(p)
+                    .and_then(|f| open_threaded(f, opts.input_type))
+                    .is_ok_and(|o| o.kind == Kind::Log)
+        })
+}
+
+/// [`read_inputs`] for `timeline` of several log files ([`all_log_files`]):
+/// each read on a thread of its own, in one pass, its group events sent
+/// in the time line's order to its own window (`windows`, one per path in
+/// the order named) and not kept; what is returned joins the inputs in the
+/// order named (the same file named twice is read once: its window gets
+/// nothing). Memory follows the windows, not the logs.
+pub fn read_logs_sending_events(
+    paths: &[PathBuf],
+    opts: &ReadOptions,
+    quiet: bool,
+    windows: Vec<EventWindow>,
+) -> Result<Collected> {
+    let mut seen = Seen::default();
+    let units = paths
+        .iter()
+        .map(|p| plan(p, &mut seen))
+        .collect::<Result<Vec<_>>>()?;
+    let read: Vec<Result<Collected>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = units
+            .iter()
+            .zip(windows)
+            .map(|(unit, window)| {
+                scope.spawn(move || {
+                    let mut out = Collected {
+                        events_out: Some(window),
+                        sample: Some(EventSample::default()),
+                        ..Collected::default()
+                    };
+                    let read = read_unit(unit, opts, false, quiet, &mut out);
+                    if let Some(window) = out.events_out.take() {
+                        window.finish(&mut out.diagnostics);
+                    }
+                    read.map(|()| out)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut out = Collected {
+        events_not_kept: true,
+        sample: Some(EventSample::default()),
+        ..Collected::default()
+    };
+    for unit in read {
+        parallel::join(&mut out, unit?);
+    }
+    Ok(out)
+}
+
 /// [`read_inputs_sending_events`] for `rebalances`: the data path is
 /// folded as [`read_inputs`] folds it, so that what is returned, with the
 /// events sent (folded and kept by the receiver), is what [`read_inputs`]
@@ -827,6 +897,11 @@ fn read_opened(
             // events go in the time line's order as they come.
             if top && out.events_out.as_ref().is_some_and(|w| !w.is_by_group()) {
                 out.events_not_kept = true;
+                // Once nobody takes the rows (`| head`), the rest is not
+                // read.
+                if out.stop.is_none() {
+                    out.stop = out.rows_gone();
+                }
             }
             read_log(opened, source, opts, out);
             Ok(())

@@ -47,9 +47,10 @@
 //!   only counted, the first few kept to check for inputs that made no
 //!   rebalance, [`input::EventSample`]; the group events of one capture
 //!   file or rotation set, or of one log (in one pass, a minute of log
-//!   time held for lines that come a little out of order),
-//!   named alone, for the timeline in such a format, the same way,
-//!   [`input::EventWindow`]; for `rebalances` and `groups`, the same
+//!   time held for lines that come a little out of order), named alone,
+//!   for the timeline in such a format, the same way,
+//!   [`input::EventWindow`], and of several logs each so on a thread of
+//!   its own, merged as they come; for `rebalances` and `groups`, the same
 //!   window holding each group's events apart (a request waiting for its
 //!   answer holds back its own group's only, `Window::by_group`) to a
 //!   [`timeline::HeartbeatFold`] on the main thread, the data path folded
@@ -349,6 +350,9 @@ fn analyse_writing_timeline_rows(
     if opts.inputs.len() == 1 && !opts.filter.bounds_need_first_event() {
         return analyse_writing_timeline_as_read(opts, out);
     }
+    if !opts.filter.bounds_need_first_event() && input::all_log_files(&opts.inputs, &opts.read) {
+        return analyse_writing_merged_logs_timeline(opts, out);
+    }
     if opts.count {
         return analyse_with(opts, Some(&mut |_: &report::TimelineEntry| Ok(())));
     }
@@ -463,6 +467,110 @@ fn analyse_writing_timeline_as_read(
     let found = analyse_collected(opts, collected, rows_read, Some(&mut rows))?;
     rows.finish()?;
     Ok(found)
+}
+
+/// [`analyse`] for the timeline view of several log files (several
+/// brokers' logs, a rotation set named file by file): each read on a
+/// thread of its own, its events in the time line's order through a
+/// window of its own ([`input::read_logs_sending_events`]), and the
+/// streams merged here as they come, each row written once every log has
+/// an event to compare it with or has ended ([`write_merged_while_reading`]):
+/// the rows are the sorted list's, in memory that follows the windows, not
+/// the logs (no capture is there to line the logs' clocks up with).
+fn analyse_writing_merged_logs_timeline(
+    opts: &Options,
+    out: &mut dyn Write,
+) -> Result<(report::Report, u64, Diagnostics)> {
+    let rows = (!opts.count).then(|| render::TimelineRows::new(opts.format, out));
+    let mut written = WrittenRows::new(rows, opts, View::Timeline);
+    let read = write_merged_while_reading(
+        opts.inputs.len(),
+        |channels| {
+            let windows = channels
+                .into_iter()
+                .map(|(send, back)| input::EventWindow::new(send, back))
+                .collect();
+            input::read_logs_sending_events(&opts.inputs, &opts.read, opts.quiet, windows)
+        },
+        timeline::in_order,
+        |event| written.write(&describe::timeline_entry(event)),
+    );
+    let mut collected = read?;
+    let (tally, matched) = written.finish()?;
+    check_sample(&mut collected);
+    assemble_without_groups(opts, collected, tally, matched)
+}
+
+/// [`write_while_reading`] for `n` streams of rows, each in `order`: `read`
+/// gets a channel pair per stream, and every row goes to `write`, in
+/// `order` over all the streams, as soon as every stream has a row to
+/// compare it with or has ended (rows that compare equal go in the order
+/// of their streams). Each batch goes back to its reader once written.
+fn write_merged_while_reading<T: Send>(
+    n: usize,
+    read: impl FnOnce(
+            Vec<(
+                std::sync::mpsc::SyncSender<Vec<T>>,
+                std::sync::mpsc::Receiver<Vec<T>>,
+            )>,
+        ) -> Result<input::Collected>
+        + Send,
+    order: impl Fn(&T, &T) -> std::cmp::Ordering,
+    mut write: impl FnMut(&T) -> bool,
+) -> Result<input::Collected> {
+    let mut channels = Vec::with_capacity(n);
+    let mut receiving = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
+        let (written_back, back) = std::sync::mpsc::channel();
+        channels.push((send, back));
+        receiving.push((receive, written_back));
+    }
+    std::thread::scope(|scope| {
+        let reading = scope.spawn(move || read(channels));
+        // Each stream's batch being written, and the next row's place in it.
+        let mut heads: Vec<Option<(Vec<T>, usize)>> = (0..n).map(|_| None).collect();
+        let mut ended = vec![false; n];
+        loop {
+            for (i, (receive, back)) in receiving.iter().enumerate() {
+                while heads[i].is_none() && !ended[i] {
+                    match receive.recv() {
+                        Ok(batch) if batch.is_empty() => {
+                            let _ = back.send(batch);
+                        }
+                        Ok(batch) => heads[i] = Some((batch, 0)),
+                        Err(_) => ended[i] = true,
+                    }
+                }
+            }
+            let next = heads
+                .iter()
+                .enumerate()
+                .filter_map(|(i, h)| h.as_ref().map(|(batch, at)| (i, &batch[*at])))
+                .reduce(|a, b| if order(b.1, a.1).is_lt() { b } else { a })
+                .map(|(i, _)| i);
+            let Some(i) = next else {
+                break;
+            };
+            let Some((batch, at)) = heads[i].as_mut() else {
+                break;
+            };
+            if !write(&batch[*at]) {
+                // A write failed: the readers' later rows are dropped.
+                drop(receiving);
+                break;
+            }
+            *at += 1;
+            if *at == batch.len() {
+                if let Some((batch, _)) = heads[i].take() {
+                    let _ = receiving[i].1.send(batch);
+                }
+            }
+        }
+        reading
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
 }
 
 /// Whether the run can fold one capture's plain heartbeats as it is read
@@ -868,5 +976,68 @@ fn say_rounds_let_go(histories: &[group::GroupHistory], diagnostics: &mut Diagno
                 group::MAX_ROUNDS_PER_GROUP
             ),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends each stream's batches on its channel, then ends it; what was
+    /// written, and whether every send went through.
+    fn merged(streams: Vec<Vec<Vec<(u32, u32)>>>, stop_after: usize) -> (Vec<(u32, u32)>, bool) {
+        let mut written = Vec::new();
+        let all_sent = std::sync::atomic::AtomicBool::new(true);
+        write_merged_while_reading(
+            streams.len(),
+            |channels| {
+                std::thread::scope(|scope| {
+                    for ((send, _back), batches) in channels.into_iter().zip(streams) {
+                        let all_sent = &all_sent;
+                        scope.spawn(move || {
+                            for batch in batches {
+                                if send.send(batch).is_err() {
+                                    all_sent.store(false, std::sync::atomic::Ordering::Relaxed);
+                                }
+                            }
+                        });
+                    }
+                });
+                Ok(input::Collected::default())
+            },
+            |a: &(u32, u32), b: &(u32, u32)| a.0.cmp(&b.0),
+            |row| {
+                written.push(*row);
+                written.len() < stop_after
+            },
+        )
+        .unwrap();
+        (written, all_sent.into_inner())
+    }
+
+    #[test]
+    fn streams_merged_while_read_come_out_in_order_ties_in_the_order_of_their_streams() {
+        // (time, stream): each stream in order, in batches of any size.
+        let streams = vec![
+            vec![vec![(1, 0), (4, 0)], vec![], vec![(4, 0), (9, 0)]],
+            vec![vec![(2, 1)], vec![(4, 1)], vec![(10, 1)]],
+            vec![],
+            vec![vec![(0, 3), (4, 3), (11, 3)]],
+        ];
+        let mut sorted: Vec<(u32, u32)> = streams.iter().flatten().flatten().copied().collect();
+        sorted.sort_by_key(|&(t, stream)| (t, stream));
+        let (written, all_sent) = merged(streams, usize::MAX);
+        assert_eq!(written, sorted);
+        assert!(all_sent);
+    }
+
+    #[test]
+    fn a_write_that_fails_stops_the_merge_and_the_readers_are_not_left_waiting() {
+        // Far more batches than the channels hold ahead: the readers would
+        // block forever if the merge stopped taking them without hanging up.
+        let stream = |s: u32| -> Vec<Vec<(u32, u32)>> { (0..200).map(|t| vec![(t, s)]).collect() };
+        let (written, all_sent) = merged(vec![stream(0), stream(1)], 5);
+        assert_eq!(written, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0)]);
+        assert!(!all_sent);
     }
 }

@@ -196,7 +196,7 @@ fn sort_in_order(events: &mut [GroupEvent]) {
 
 /// [`order_key`]'s order, the sources compared by text only when two
 /// events at the same time come from different ones.
-fn in_order(a: &GroupEvent, b: &GroupEvent) -> std::cmp::Ordering {
+pub(crate) fn in_order(a: &GroupEvent, b: &GroupEvent) -> std::cmp::Ordering {
     let (ka, kb) = (order_key(a), order_key(b));
     ka.0.cmp(&kb.0).then(ka.1.cmp(&kb.1)).then_with(|| {
         let same = Source::ptr_eq(&a.evidence.source, &b.evidence.source);

@@ -525,6 +525,42 @@ fn a_log_line_more_than_a_minute_late_is_written_when_it_comes_and_said() {
 }
 
 #[test]
+fn several_brokers_logs_have_their_timeline_merged_as_they_are_read_as_the_json_list_sorts_them() {
+    // Broker 2's log ([`SERVER_LOG`]) falls within broker 1's first
+    // minutes, one of its lines at the very time of one of broker 1's.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let broker1 = write("broker1.log", &log_with_a_late_line(3072, 30));
+    let broker2 = write("broker2.log", SERVER_LOG);
+    let streamed = run(&["timeline", "--format", "ndjson", &broker2, &broker1]).expect_code(0);
+    let sorted = json(
+        &run(&["timeline", "--format", "json", &broker2, &broker1])
+            .expect_code(0)
+            .stdout,
+    );
+    let events = ndjson(&streamed.stdout);
+    assert_eq!(events.len(), 3073 + 6);
+    assert_eq!(events, rows(&sorted, "timeline").to_vec());
+    let at_three: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ts"] == "2024-05-01T12:00:03.000000Z")
+        .map(|e| e["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        at_three,
+        [broker1.as_str(), broker2.as_str()],
+        "ties by source"
+    );
+    let counted = run(&["timeline", "-c", &broker2, &broker1]).expect_code(0);
+    assert_eq!(counted.stdout.trim(), "3079");
+    assert_eq!(counted.stderr, streamed.stderr);
+}
+
+#[test]
 fn log_tz_reads_log_times_in_that_zone() {
     let (_dir, path) = temp_file("server.log", SERVER_LOG.as_bytes());
     let args = [

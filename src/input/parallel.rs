@@ -110,7 +110,7 @@ fn independent(before: &Collected, unit: &Collected) -> bool {
 
 /// Appends `unit` to `out` as reading it after `out`'s inputs would have:
 /// its exchange ids continue `out`'s.
-fn join(out: &mut Collected, mut unit: Collected) {
+pub(super) fn join(out: &mut Collected, mut unit: Collected) {
     let base = out.last_exchange_id;
     if base > 0 {
         for event in &mut unit.captured {
@@ -125,6 +125,9 @@ fn join(out: &mut Collected, mut unit: Collected) {
     move_all(&mut out.logged, &mut unit.logged);
     out.data.append(std::mem::take(&mut unit.data));
     out.events_seen += unit.events_seen;
+    if let (Some(sample), Some(more)) = (&mut out.sample, unit.sample.take()) {
+        sample.absorb(more);
+    }
     move_all(&mut out.exchanges, &mut unit.exchanges);
     out.inputs.append(&mut unit.inputs);
     out.diagnostics.merge(unit.diagnostics);

@@ -56,6 +56,19 @@ impl EventSample {
         };
         to.extend_from_slice(events);
     }
+
+    /// Adds what `other` kept (another input's, read apart), as if its
+    /// events had passed here after these.
+    pub(super) fn absorb(&mut self, other: EventSample) {
+        if other.overflowed {
+            *self = EventSample {
+                overflowed: true,
+                ..EventSample::default()
+            };
+        }
+        self.keep(&other.captured, false);
+        self.keep(&other.logged, true);
+    }
 }
 
 #[cfg(test)]
@@ -97,5 +110,23 @@ mod tests {
         assert!(sample.captured.is_empty() && sample.logged.is_empty());
         sample.keep(&batch, false);
         assert!(sample.captured.is_empty(), "nothing kept once past the cap");
+    }
+
+    #[test]
+    fn another_inputs_sample_adds_its_events_or_its_overflow() {
+        let batch: Vec<GroupEvent> = (1..=10).map(event).collect();
+        let (mut one, mut two) = (EventSample::default(), EventSample::default());
+        one.keep(&batch[..4], true);
+        two.keep(&batch[4..], true);
+        two.keep(&batch[..2], false);
+        one.absorb(two);
+        assert_eq!((one.logged, one.captured.len()), (batch, 2));
+        let mut one = EventSample::default();
+        one.keep(&[event(1)], true);
+        one.absorb(EventSample {
+            overflowed: true,
+            ..EventSample::default()
+        });
+        assert!(one.overflowed && one.logged.is_empty());
     }
 }
