@@ -103,10 +103,10 @@ pub struct Collected {
     /// `decode`'s rows handed on in request order while the capture is
     /// read, instead of gathered into `exchanges` ([`RowWindow`]).
     pub rows_out: Option<RowWindow>,
-    /// One capture's group events handed on in the time line's order
-    /// while it is read, instead of gathered into `captured`
-    /// ([`EventWindow`]): used when the input named is one capture file or
-    /// a directory of captures with no log events (it then sets
+    /// One input's group events handed on in the time line's order
+    /// while it is read, instead of gathered into `captured` or `logged`
+    /// ([`EventWindow`]): used when the input named is one capture file, a
+    /// directory of captures with no log events or one log (it then sets
     /// `events_not_kept`), else left alone.
     pub events_out: Option<EventWindow>,
     /// Group events and the data path counted, not kept (`captured`,
@@ -158,7 +158,8 @@ pub struct Collected {
     /// run that takes no more events (`rebalances --stream` gone back to
     /// the batch run, which reads the inputs again, or its output closed)
     /// stops its readers instead of leaving them to read every file to the
-    /// end on the cores the rest of the run needs.
+    /// end on the cores the rest of the run needs; a log whose time line
+    /// is written as read stops once nobody takes its rows.
     pub stop: Option<Arc<AtomicBool>>,
 }
 
@@ -193,9 +194,9 @@ impl Collected {
         self.tap.is_some()
     }
 
-    /// A window's flag for the capture's reader: set once nobody takes the
-    /// rows written as read (`| head`), and the rest of the capture is not
-    /// read.
+    /// A window's flag for the input's reader: set once nobody takes the
+    /// rows written as read (`| head`), and the rest of the capture or log
+    /// is not read.
     fn rows_gone(&self) -> Option<Arc<AtomicBool>> {
         match (&self.rows_out, &self.events_out) {
             (Some(rows), _) => Some(rows.gone()),
@@ -391,8 +392,9 @@ pub fn read_inputs_sending_rows(
 }
 
 /// [`read_inputs`] for `timeline`: when the input named is one capture
-/// file or a rotation set, its group events are sent to `events` in the time line's order
-/// while it is read ([`EventWindow`]) and not kept (what is returned then
+/// file, a rotation set or one log, its group events are sent to `events`
+/// in the time line's order while it is read ([`EventWindow`]; a log in
+/// one pass, [`rows::Mark::of_log`]) and not kept (what is returned then
 /// has `events_not_kept`, and holds no events); any other input is read as
 /// [`read_inputs`] reads it, and `events` sees nothing.
 pub fn read_inputs_sending_events(
@@ -412,14 +414,7 @@ pub const MAX_LOGS_MERGED: usize = 32;
 /// lines can be merged as they are read ([`read_logs_sending_events`]), no
 /// capture's clock being there to line them up with.
 pub fn all_log_files(paths: &[PathBuf], opts: &ReadOptions) -> bool {
-    paths.len() <= MAX_LOGS_MERGED
-        && paths.iter().all(|p| {
-            p.as_os_str() != "-"
-                && std::fs::metadata(p).is_ok_and(|m| m.is_file())
-                && File::open(p)
-                    .and_then(|f| open_threaded(f, opts.input_type))
-                    .is_ok_and(|o| o.kind == Kind::Log)
-        })
+    paths.len() <= MAX_LOGS_MERGED && paths.iter().all(|p| is_log_file(p, opts))
 }
 
 /// [`read_inputs`] for `timeline` of several log files ([`all_log_files`]):
@@ -443,24 +438,28 @@ pub fn read_logs_sending_events(
         let threads: Vec<_> = units
             .iter()
             .zip(windows)
-            .map(|(unit, window)| {
-                scope.spawn(move || {
-                    let mut out = Collected {
-                        events_out: Some(window),
-                        sample: Some(EventSample::default()),
-                        ..Collected::default()
-                    };
-                    let read = read_unit(unit, opts, false, quiet, &mut out);
-                    if let Some(window) = out.events_out.take() {
-                        window.finish(&mut out.diagnostics);
-                    }
-                    read.map(|()| out)
-                })
+            .zip(paths)
+            .map(|((unit, window), path)| {
+                std::thread::Builder::new()
+                    .name("kgtrace-log".into())
+                    .spawn_scoped(scope, move || {
+                        let mut out = Collected {
+                            events_out: Some(window),
+                            sample: Some(EventSample::default()),
+                            ..Collected::default()
+                        };
+                        let read = read_unit(unit, opts, false, quiet, &mut out);
+                        if let Some(window) = out.events_out.take() {
+                            window.finish(&mut out.diagnostics);
+                        }
+                        read.map(|()| out)
+                    })
+                    .map_err(|e| read_error(path, e))
             })
             .collect();
         threads
             .into_iter()
-            .map(|t| t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .map(|t| t?.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     });
     let mut out = Collected {
@@ -1211,6 +1210,11 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
     let streaming = out.streaming();
     let windowed = to_window(out);
     let mut latest = None;
+    // Whether the log runs forward in time, told by its first events: a
+    // log export listed newest first (Kibana's default) is gathered whole
+    // and sorted at its end, as the batch run does, not written backwards
+    // batch by batch.
+    let mut forward: Option<bool> = None;
     let mut diagnostics = std::mem::take(&mut out.diagnostics);
     let result = logs::read_log_streaming(
         BufReader::with_capacity(LOG_BUFFER, &mut nuls),
@@ -1223,8 +1227,11 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
                 seen.count(evs);
                 out.deliver(Flow::Logged(std::mem::take(evs)));
             } else if windowed && evs.len() >= LOG_EVENTS_AT_ONCE {
-                seen.count(evs);
-                to_window_in_order(evs, &mut latest, out);
+                let runs_forward = *forward.get_or_insert_with(|| runs_forward(evs));
+                if runs_forward {
+                    seen.count(evs);
+                    to_window_in_order(evs, &mut latest, out);
+                }
             }
         },
     );
@@ -1248,6 +1255,16 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
 /// A log's events handed to the time line's window at once, at least (a
 /// hand-over per line would look for rows to let go at every line).
 const LOG_EVENTS_AT_ONCE: usize = 1024;
+
+/// Whether a log whose first events are `events` runs forward in time:
+/// its last is not before its first. A log written as it happened does; an
+/// export listed newest first does not.
+fn runs_forward(events: &[GroupEvent]) -> bool {
+    match (events.first(), events.last()) {
+        (Some(first), Some(last)) => last.ts >= first.ts,
+        _ => true,
+    }
+}
 
 /// Whether a log's events go to `out`'s window as they are read, in the
 /// time line's order ([`EventWindow`], `timeline` of one log written as

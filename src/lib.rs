@@ -44,8 +44,8 @@
 //!   up, [`stops::ClientFolder`], not kept; `decode`'s rows of one input,
 //!   in a format whose rows stand alone, sent in request order to the
 //!   writer while the capture is read, [`input::RowWindow`], its events
-//!   only counted, the first few kept to check for inputs that made no
-//!   rebalance, [`input::EventSample`]; the group events of one capture
+//!   only counted, up to 20,000 of each input kept to check for inputs
+//!   that made no rebalance, [`input::EventSample`]; the group events of one capture
 //!   file or rotation set, or of one log (in one pass, a minute of log
 //!   time held for lines that come a little out of order), named alone,
 //!   for the timeline in such a format, the same way,
@@ -457,7 +457,8 @@ fn analyse_writing_timeline_as_read(
         check_sample(&mut collected);
         return assemble_without_groups(opts, collected, tally, matched);
     }
-    // Not captures alone: the events were gathered, nothing was written.
+    // Not one input the window takes: the events were gathered, nothing
+    // was written.
     let rows_read = assemble::ViewRows::Exchanges(Vec::new());
     let WrittenRows { rows, .. } = written;
     let Some(mut rows) = rows else {
@@ -475,8 +476,9 @@ fn analyse_writing_timeline_as_read(
 /// window of its own ([`input::read_logs_sending_events`]), and the
 /// streams merged here as they come, each row written once every log has
 /// an event to compare it with or has ended ([`write_merged_while_reading`]):
-/// the rows are the sorted list's, in memory that follows the windows, not
-/// the logs (no capture is there to line the logs' clocks up with).
+/// the rows are the sorted list's (but for a line more than a minute late
+/// in its log, said), in memory that follows the windows, not the logs (no
+/// capture is there to line the logs' clocks up with).
 fn analyse_writing_merged_logs_timeline(
     opts: &Options,
     out: &mut dyn Write,
@@ -712,25 +714,33 @@ fn analyse_writing_settled_rebalances(
 
 /// For a run whose rows were written as read: the groups of the events
 /// it kept for the purpose ([`input::EventSample`]) rebuilt as
-/// [`rebuild`] rebuilds them, for the same warnings about rounds let go
-/// and inputs whose events made no rebalance. Past the sample's cap
-/// nothing is rebuilt: an input of that many events shows its rows, and
-/// `rebalances` what they made.
+/// [`rebuild`] rebuilds them, for the same warnings about inputs whose
+/// events made no rebalance (and, when every event was kept, about rounds
+/// let go and logs' clocks far from the captures'). An input past the
+/// sample's cap is not checked, and the groups it named count as
+/// rebalanced for the others: none is warned about that the batch run
+/// would not warn about.
 fn check_sample(collected: &mut input::Collected) {
     let Some(sample) = collected.sample.take() else {
         return;
     };
-    if sample.overflowed {
+    if sample.given_up {
         return;
     }
+    let whole = !sample.overflowed();
     let timeline = timeline::merge(sample.captured, sample.logged);
     let histories = group::reconstruct(&timeline.events);
-    say_rounds_let_go(&histories, &mut collected.diagnostics);
-    no_rebalance::explain(
+    if whole {
+        timeline::warn_far_clocks(&timeline.clock_offsets, &mut collected.diagnostics);
+        say_rounds_let_go(&histories, &mut collected.diagnostics);
+    }
+    let unseen = sample.unseen_groups;
+    no_rebalance::explain_beside(
         &mut collected.inputs,
         &timeline.events,
         &collected.events_folded,
         &histories,
+        |g| unseen.contains_key(g),
         &mut collected.diagnostics,
     );
 }

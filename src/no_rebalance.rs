@@ -98,14 +98,29 @@ pub fn explain(
     histories: &[GroupHistory],
     diags: &mut Diagnostics,
 ) {
+    explain_beside(inputs, events, folded, histories, |_| false, diags);
+}
+
+/// [`explain`] of some of the inputs' events, beside events not there
+/// whose groups `unseen` names: such a group may have rebalanced, so an
+/// input naming it gets no warning.
+pub fn explain_beside(
+    inputs: &mut [InputSummary],
+    events: &[GroupEvent],
+    folded: &[(Source, u64)],
+    histories: &[GroupHistory],
+    unseen: impl Fn(&str) -> bool,
+    diags: &mut Diagnostics,
+) {
     let rebalanced = rebalanced_groups(histories);
+    let rebalanced = |g: &str| rebalanced.contains(g) || unseen(g);
     // An input any of whose groups rebalanced gets no warning, so only the
     // other inputs' events are counted: describing every event of a dense
     // capture was 1.5 % of its run.
     let mut told: Vec<&str> = Vec::new();
     for ev in events {
         let source: &str = &ev.evidence.source;
-        if !told.contains(&source) && ev.group.as_deref().is_some_and(|g| rebalanced.contains(g)) {
+        if !told.contains(&source) && ev.group.as_deref().is_some_and(rebalanced) {
             told.push(source);
         }
     }
@@ -114,7 +129,7 @@ pub fn explain(
         .iter()
         .filter(|ev| !told.contains(&&*ev.evidence.source))
         .for_each(|ev| sources.add(ev));
-    warn_folded(inputs, sources, folded, |g| rebalanced.contains(g), diags);
+    warn_folded(inputs, sources, folded, rebalanced, diags);
 }
 
 /// [`explain`], from counts made group by group as the groups were rebuilt

@@ -561,6 +561,69 @@ fn several_brokers_logs_have_their_timeline_merged_as_they_are_read_as_the_json_
 }
 
 #[test]
+fn a_log_listed_newest_first_has_its_timeline_sorted_whole_not_written_backwards() {
+    // A log export listed newest first (Kibana's default order).
+    let newest_first: String = log_with_a_late_line(3072, 30)
+        .lines()
+        .rev()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (_dir, path) = temp_file("export.log", newest_first.as_bytes());
+    let streamed = run(&["timeline", "--format", "ndjson", &path]).expect_code(0);
+    let sorted = json(
+        &run(&["timeline", "--format", "json", &path])
+            .expect_code(0)
+            .stdout,
+    );
+    assert_eq!(ndjson(&streamed.stdout), rows(&sorted, "timeline").to_vec());
+    assert!(
+        !streamed.stderr.contains("row_order"),
+        "{}",
+        streamed.stderr
+    );
+}
+
+#[test]
+fn a_quiet_log_beside_a_log_too_large_to_keep_is_still_said_to_make_no_rebalance() {
+    // Past 20,000 events a log's are not kept for the check; the quiet
+    // log's are, and its group is not one the large log named.
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let large = write("large.log", &log_with_a_late_line(20_500, 0));
+    // A member's expiry that empties its group: no round (GroupCoordinator
+    // `removeMemberAndUpdateGroup` on an Empty-bound group).
+    let quiet = write(
+        "quiet.log",
+        "[2024-05-01 12:00:30,000] INFO [GroupCoordinator 1]: Member payments-1-77 in group \
+         payments has failed, removing it from the group (kafka.coordinator.group.GroupCoordinator)
+[2024-05-01 12:00:30,001] INFO [GroupCoordinator 1]: Group payments with generation 5 is now \
+         empty (__consumer_offsets-30) (kafka.coordinator.group.GroupCoordinator)\n",
+    );
+    let said = format!(
+        "{quiet}: 2 group events (broker: GroupEmpty, broker: MemberFailed) of group payments \
+         but no rebalance"
+    );
+    for how in [&["--format", "table"][..], &["--format", "ndjson"], &["-c"]] {
+        let args: Vec<&str> = ["timeline"]
+            .into_iter()
+            .chain(how.iter().copied())
+            .chain([large.as_str(), quiet.as_str()])
+            .collect();
+        let out = run(&args).expect_code(0);
+        assert!(out.stderr.contains(&said), "{how:?}: {}", out.stderr);
+        assert!(
+            !out.stderr.contains("large.log: "),
+            "{how:?}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
 fn log_tz_reads_log_times_in_that_zone() {
     let (_dir, path) = temp_file("server.log", SERVER_LOG.as_bytes());
     let args = [

@@ -54,7 +54,7 @@ pub fn file_len(path: &Path) -> u64 {
 }
 
 /// `kgtrace::run` with `view` in `ndjson`, the rows written to nowhere:
-/// `decode` and one capture's `timeline` write them while reading,
+/// `decode` and one capture's or log's `timeline` write them while reading,
 /// `rebalances` of a log as each record becomes final. Found: the rows
 /// written.
 fn written(paths: &[&Path], view: View) -> Work {

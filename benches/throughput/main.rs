@@ -15,8 +15,9 @@
 //!   `kgtrace rebalances capture.pcap` does minus printing;
 //! - capture stages alone for attribution: pcap read + TCP reassembly, then
 //!   the same plus Kafka framing/decoding/pairing (exchanges dropped);
-//! - the 1 GiB broker log end to end (as analysed, and `rebalances
-//!   --format ndjson` written as each record becomes final), the log
+//! - the 1 GiB broker log end to end (as analysed, `rebalances
+//!   --format ndjson` written as each record becomes final, and
+//!   `timeline --format ndjson` written while it is read), the log
 //!   reader alone (for attribution), and the `.gz` end to end;
 //! - tshark on a 55 MB slice, if `tshark` is installed, next to kgtrace's
 //!   `decode` view on the same slice.
@@ -155,6 +156,13 @@ fn log_cases(wants: &dyn Fn(&str) -> bool, runs: usize, rows: &mut Vec<Measured>
         rows.push(in_child(
             "log end to end (rebalances ndjson, each written once final)",
             "rebalance-rows",
+            &log.path,
+            "lines",
+            runs,
+        ));
+        rows.push(in_child(
+            "log end to end (timeline ndjson, written while read)",
+            "timeline-rows",
             &log.path,
             "lines",
             runs,

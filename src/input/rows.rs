@@ -222,7 +222,8 @@ impl InOrder for ExchangeRow {
 }
 
 impl InOrder for GroupEvent {
-    /// The time line's order within one capture file: time, then frame
+    /// The time line's order within one capture file or log: time, then
+    /// frame (a log's events in the order made, that is of their lines)
     /// ([`crate::timeline::order_key`]).
     fn order(&self) -> Key {
         match self.evidence.at {
@@ -239,7 +240,8 @@ impl InOrder for GroupEvent {
 /// `decode`'s rows in request order.
 pub type RowWindow = Window<ExchangeRow>;
 
-/// One capture file's group events in the time line's order (`timeline`).
+/// One capture file's or log's group events in the time line's order
+/// (`timeline`).
 pub type EventWindow = Window<GroupEvent>;
 
 /// Rows' places (their slot in [`Window`]'s rows) by their key and the
