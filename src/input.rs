@@ -1256,14 +1256,20 @@ fn read_log(opened: Opened<'_>, source: Source, opts: &ReadOptions, out: &mut Co
 /// hand-over per line would look for rows to let go at every line).
 const LOG_EVENTS_AT_ONCE: usize = 1024;
 
-/// Whether a log whose first events are `events` runs forward in time:
-/// its last is not before its first. A log written as it happened does; an
-/// export listed newest first does not.
+/// Whether a log whose first events are `events` runs forward in time: no
+/// more of its steps from one event to the next go back than forward. A
+/// log written as it happened does (a few lines of several threads come a
+/// little out of order); an export listed newest first does not.
 fn runs_forward(events: &[GroupEvent]) -> bool {
-    match (events.first(), events.last()) {
-        (Some(first), Some(last)) => last.ts >= first.ts,
-        _ => true,
+    let (mut forward, mut back) = (0usize, 0usize);
+    for pair in events.windows(2) {
+        match pair[1].ts.cmp(&pair[0].ts) {
+            std::cmp::Ordering::Greater => forward += 1,
+            std::cmp::Ordering::Less => back += 1,
+            std::cmp::Ordering::Equal => {}
+        }
     }
+    back <= forward
 }
 
 /// Whether a log's events go to `out`'s window as they are read, in the
@@ -2087,6 +2093,35 @@ fn row_of(ex: &Exchange) -> ExchangeRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_runs_forward_unless_most_of_its_steps_go_back() {
+        let at = |secs: &[i64]| -> Vec<GroupEvent> {
+            secs.iter()
+                .map(|s| GroupEvent {
+                    ts: crate::time::Timestamp(s * 1_000_000_000),
+                    group: None,
+                    member_id: None,
+                    group_instance_id: None,
+                    generation_id: None,
+                    client: Arc::default(),
+                    kind: crate::event::EventKind::Broker(crate::event::BrokerLine::GroupDead),
+                    evidence: crate::event::Evidence {
+                        source: Source::from("s.log"),
+                        at: crate::event::Location::Line { line: 1 },
+                    },
+                    truncated: false,
+                })
+                .collect()
+        };
+        // The first line a little late (several threads): forward, though
+        // the last is before the first.
+        assert!(runs_forward(&at(&[5, 1, 2, 3, 4])));
+        assert!(runs_forward(&at(&[1, 1, 1])));
+        assert!(runs_forward(&at(&[])));
+        // Newest first.
+        assert!(!runs_forward(&at(&[9, 8, 8, 7, 3])));
+    }
 
     #[test]
     fn a_taken_batch_leaves_its_room_behind() {
