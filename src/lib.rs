@@ -45,10 +45,10 @@
 //!   in a format whose rows stand alone, sent in request order to the
 //!   writer while the capture is read, [`input::RowWindow`], its events
 //!   only counted, up to 20,000 of each input kept to check for inputs
-//!   that made no rebalance, [`input::EventSample`]; the group events of one capture
-//!   file or rotation set, or of one log (in one pass, a minute of log
-//!   time held for lines that come a little out of order), named alone,
-//!   for the timeline in such a format, the same way,
+//!   that made no rebalance, [`input::EventSample`]; the group events of
+//!   one capture file or rotation set, or of one log (in one pass, a
+//!   minute of log time held for lines that come a little out of order),
+//!   named alone, for the timeline in such a format, the same way,
 //!   [`input::EventWindow`], and of several logs each so on a thread of
 //!   its own, merged as they come; for `rebalances` and `groups`, the same
 //!   window holding each group's events apart (a request waiting for its
