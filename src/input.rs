@@ -567,9 +567,9 @@ fn read_units_apart(
         drop(held);
         out.events_not_kept = out.rows_out.is_some();
         out.data_beside_window = data_beside;
-        // Rows written as read keep no event: a few are kept for the
-        // check the batch run makes (the fold of `rebalances` keeps its
-        // events and rebuilds them).
+        // Rows written as read keep no event: up to 20,000 of each input
+        // are kept for the check the batch run makes (the fold of
+        // `rebalances` keeps its events and rebuilds them).
         if sampled {
             out.sample.get_or_insert_with(EventSample::default);
         }
