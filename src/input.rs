@@ -189,6 +189,12 @@ impl Collected {
         }
     }
 
+    /// Whether `events_out` is the time line's window (`timeline` written
+    /// as read), not the fold's, which holds each group apart.
+    fn time_line_window(&self) -> bool {
+        self.events_out.as_ref().is_some_and(|w| !w.is_by_group())
+    }
+
     /// Whether events are handed on as they are read.
     fn streaming(&self) -> bool {
         self.tap.is_some()
@@ -810,7 +816,7 @@ fn read_unit(
             // A log named alone whose events go to the time line's window
             // as read is read in one pass, in order (a part's events could
             // go only once every part before it had).
-            let windowed = out.events_out.as_ref().is_some_and(|w| !w.is_by_group());
+            let windowed = out.time_line_window();
             if let Some(len) = len.filter(|_| !windowed) {
                 if read_log_in_parts(&file, path, len, opts, &bar, out)
                     .map_err(|e| read_error(path, e))?
@@ -894,7 +900,7 @@ fn read_opened(
         Kind::Log => {
             // One log named alone, for the time line written as read: its
             // events go in the time line's order as they come.
-            if top && out.events_out.as_ref().is_some_and(|w| !w.is_by_group()) {
+            if top && out.time_line_window() {
                 out.events_not_kept = true;
                 // Once nobody takes the rows (`| head`), the rest is not
                 // read.
@@ -1276,9 +1282,7 @@ fn runs_forward(events: &[GroupEvent]) -> bool {
 /// time line's order ([`EventWindow`], `timeline` of one log written as
 /// read), not kept.
 fn to_window(out: &Collected) -> bool {
-    out.events_not_kept
-        && out.rows_out.is_none()
-        && out.events_out.as_ref().is_some_and(|w| !w.is_by_group())
+    out.events_not_kept && out.rows_out.is_none() && out.time_line_window()
 }
 
 /// Hands a log's `events` (emptying the list) to `out`'s window: a line

@@ -41,10 +41,15 @@ pub(crate) const SERVER_LOG: &str = "\
 /// Writes `bytes` to `name` in a fresh temporary directory.
 fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().expect("tempdir");
+    let path = file_in(&dir, name, bytes);
+    (dir, path)
+}
+
+/// Writes `bytes` to `name` in `dir`; its path.
+fn file_in(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).expect("write temp input");
-    let path = path.to_str().expect("UTF-8 temp path").to_string();
-    (dir, path)
+    path.to_str().expect("UTF-8 temp path").to_string()
 }
 
 fn fixture_bytes(path: &str) -> Vec<u8> {
@@ -529,11 +534,7 @@ fn several_brokers_logs_have_their_timeline_merged_as_they_are_read_as_the_json_
     // Broker 2's log ([`SERVER_LOG`]) falls within broker 1's first
     // minutes, one of its lines at the very time of one of broker 1's.
     let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_string()
-    };
+    let write = |name: &str, text: &str| file_in(&dir, name, text.as_bytes());
     let broker1 = write("broker1.log", &log_with_a_late_line(3072, 30));
     let broker2 = write("broker2.log", SERVER_LOG);
     let streamed = run(&["timeline", "--format", "ndjson", &broker2, &broker1]).expect_code(0);
@@ -588,14 +589,11 @@ fn a_quiet_log_beside_a_log_too_large_to_keep_is_still_said_to_make_no_rebalance
     // Past 20,000 events a log's are not kept for the check; the quiet
     // log's are, and its group is not one the large log named.
     let dir = tempfile::tempdir().unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_string()
-    };
+    let write = |name: &str, text: &str| file_in(&dir, name, text.as_bytes());
     let large = write("large.log", &log_with_a_late_line(20_500, 0));
-    // A member's expiry that empties its group: no round (GroupCoordinator
-    // `removeMemberAndUpdateGroup` on an Empty-bound group).
+    // The last member's expiry and its group empty: kgtrace tells no round
+    // from these two lines alone (it reads them as a departure that
+    // leaves the group empty).
     let quiet = write(
         "quiet.log",
         "[2024-05-01 12:00:30,000] INFO [GroupCoordinator 1]: Member payments-1-77 in group \
