@@ -73,7 +73,8 @@
 //! - [`no_rebalance`] warns about inputs whose events make no rebalance.
 //! - [`fast_hash`] is the hasher of the hot maps (foldhash).
 //! - [`spread`] runs `group`'s and `stops`' per-group work on every core,
-//!   results in group order.
+//!   results in group order (and `render`'s JSON, NDJSON and CSV lists,
+//!   items rendered on every core in waves, written in order).
 //! - [`assemble`] filters into the [`report::Report`] that [`render`] writes
 //!   (the timeline view in `ndjson` or `csv`, or counted, is handed to
 //!   [`render::TimelineRows`] row by row instead of kept in the report; the

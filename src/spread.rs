@@ -21,6 +21,11 @@ pub fn workers_for(weight: usize) -> usize {
     if weight < WORTH_SPREADING {
         return 1;
     }
+    cores()
+}
+
+/// The cores this process may run on.
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
 }
 

@@ -22,14 +22,12 @@ use super::View;
 /// Writes `view` as CSV.
 pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
     match view {
-        View::Timeline => table(TIMELINE, report.timeline.iter().map(timeline_row), out),
-        View::Rebalances | View::Report => table(
-            REBALANCES,
-            report.rebalances.iter().map(|r| rebalance_row(r)),
-            out,
-        ),
-        View::Groups => table(GROUPS, report.groups.iter().map(group_row), out),
-        View::Decode => table(EXCHANGES, report.exchanges.iter().map(exchange_row), out),
+        View::Timeline => table(TIMELINE, &report.timeline, timeline_row, out),
+        View::Rebalances | View::Report => {
+            table(REBALANCES, &report.rebalances, |r| rebalance_row(r), out)
+        }
+        View::Groups => table(GROUPS, &report.groups, group_row, out),
+        View::Decode => table(EXCHANGES, &report.exchanges, exchange_row, out),
     }
 }
 
@@ -64,20 +62,33 @@ pub(super) fn exchange_line(x: &ExchangeRow, out: &mut dyn Write) -> io::Result<
     record(exchange_row(x).iter().map(String::as_str), out)
 }
 
-fn table(
+/// The header, then one row per item, a long list rendered on every core
+/// ([`super::rendered`]).
+fn table<T: Sync>(
     header: &[&str],
-    rows: impl Iterator<Item = Vec<String>>,
+    items: &[T],
+    row: impl Fn(&T) -> Vec<String> + Sync,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     record(header.iter().copied(), out)?;
-    for row in rows {
-        debug_assert_eq!(row.len(), header.len());
-        record(row.iter().map(String::as_str), out)?;
-    }
-    Ok(())
+    super::rendered::each_rendered(
+        items,
+        |item, text| {
+            let row = row(item);
+            debug_assert_eq!(row.len(), header.len());
+            text.extend_from_slice(line(row.iter().map(String::as_str)).as_bytes());
+            Ok(())
+        },
+        |text| out.write_all(text),
+    )
 }
 
 fn record<'a>(fields: impl Iterator<Item = &'a str>, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(line(fields).as_bytes())
+}
+
+/// One CSV record, newline included.
+fn line<'a>(fields: impl Iterator<Item = &'a str>) -> String {
     let mut line = String::new();
     for (i, field) in fields.enumerate() {
         if i > 0 {
@@ -86,7 +97,7 @@ fn record<'a>(fields: impl Iterator<Item = &'a str>, out: &mut dyn Write) -> io:
         push_field(&mut line, field);
     }
     line.push('\n');
-    out.write_all(line.as_bytes())
+    line
 }
 
 /// RFC 4180 §2 rules 5–7: quote when needed, double inner quotes; hidden

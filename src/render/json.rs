@@ -129,10 +129,10 @@ use super::View;
 pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Result<()> {
     let mut doc = Document::begin(report, view, out)?;
     match view {
-        View::Timeline | View::Report => report.timeline.iter().try_for_each(|e| doc.item(e))?,
-        View::Rebalances => report.rebalances.iter().try_for_each(|r| doc.item(r))?,
-        View::Groups => report.groups.iter().try_for_each(|g| doc.item(g))?,
-        View::Decode => report.exchanges.iter().try_for_each(|x| doc.item(x))?,
+        View::Timeline | View::Report => doc.items(&report.timeline)?,
+        View::Rebalances => doc.items(&report.rebalances)?,
+        View::Groups => doc.items(&report.groups)?,
+        View::Decode => doc.items(&report.exchanges)?,
     }
     doc.end(report)
 }
@@ -173,12 +173,31 @@ impl<'a> Document<'a> {
 
     /// Writes the list's next item.
     pub(super) fn item<T: Serialize + ?Sized>(&mut self, item: &T) -> io::Result<()> {
+        self.open_item()?;
+        // One item's text at a time: a field may be a whole list.
+        in_one_write(self.out, |text| nested(text, item, ITEM_INDENT))
+    }
+
+    /// Writes `items` as the list's next items, a long list rendered on
+    /// every core ([`super::rendered`]).
+    fn items<T: Serialize + Sync>(&mut self, items: &[T]) -> io::Result<()> {
+        super::rendered::each_rendered(
+            items,
+            |item, text| nested(text, item, ITEM_INDENT),
+            |text| {
+                self.open_item()?;
+                self.out.write_all(text)
+            },
+        )
+    }
+
+    /// What comes before an item: the separator and the item's indent.
+    fn open_item(&mut self) -> io::Result<()> {
         let before: &[u8] = if self.items == 0 { b"\n" } else { b",\n" };
         self.out.write_all(before)?;
         self.out.write_all(ITEM_INDENT)?;
         self.items += 1;
-        // One item's text at a time: a field may be a whole list.
-        in_one_write(self.out, |text| nested(text, item, ITEM_INDENT))
+        Ok(())
     }
 
     /// Closes the list and writes the fields after it (of `tail`: only

@@ -15,6 +15,8 @@
 //! - one file per format: `table.rs` (comfy-table) and `text.rs`,
 //!   [`json`] (which documents the JSON format), `ndjson.rs`, `csv.rs`,
 //!   `markdown.rs`, `html.rs`, and `svg/` for the timeline picture;
+//! - `rendered.rs`: a long list's items rendered on every core, written in
+//!   order (the JSON, NDJSON and CSV lists);
 //! - here, besides [`render`]: the views written as their rows are made
 //!   ([`Rows`], [`ListedEvents`]), fed by `assemble` through
 //!   [`EventSink`].
@@ -43,6 +45,7 @@ mod markdown;
 mod mermaid;
 mod ndjson;
 mod parts;
+mod rendered;
 mod story;
 mod svg;
 mod table;

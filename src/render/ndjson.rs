@@ -23,19 +23,21 @@ pub(super) fn write(report: &Report, view: View, out: &mut dyn Write) -> io::Res
     }
 }
 
-fn lines<T: Serialize>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
-    for item in items {
-        line(item, out)?;
-    }
+/// One line per item, a long list rendered on every core
+/// ([`super::rendered`]).
+fn lines<T: Serialize + Sync>(items: &[T], out: &mut dyn Write) -> io::Result<()> {
+    super::rendered::each_rendered(items, compact_line, |text| out.write_all(text))
+}
+
+/// `item` as one compact line.
+fn compact_line<T: Serialize + ?Sized>(item: &T, line: &mut Vec<u8>) -> io::Result<()> {
+    super::json::to_writer(&mut *line, item, false)?;
+    line.push(b'\n');
     Ok(())
 }
 
 pub(super) fn line<T: Serialize>(item: &T, out: &mut dyn Write) -> io::Result<()> {
-    super::json::in_one_write(out, |line| {
-        super::json::to_writer(&mut *line, item, false)?;
-        line.push(b'\n');
-        Ok(())
-    })
+    super::json::in_one_write(out, |line| compact_line(item, line))
 }
 
 /// `{"type": …, "data": …}`.
@@ -45,11 +47,16 @@ struct Tagged<'a, T: Serialize> {
     data: &'a T,
 }
 
-fn tagged<T: Serialize>(kind: &'static str, items: &[T], out: &mut dyn Write) -> io::Result<()> {
-    for data in items {
-        tagged_line(kind, data, out)?;
-    }
-    Ok(())
+fn tagged<T: Serialize + Sync>(
+    kind: &'static str,
+    items: &[T],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    super::rendered::each_rendered(
+        items,
+        |data, line| compact_line(&Tagged { r#type: kind, data }, line),
+        |text| out.write_all(text),
+    )
 }
 
 /// One `{"type": kind, "data": …}` line.
