@@ -90,10 +90,11 @@
 //!   each record written once final and every earlier one is (memory
 //!   bounded by the windows, not the logs; asked for, since a group silent
 //!   longer than a window comes back with only what its next rounds are
-//!   judged from):
+//!   judged from); the engine runs on a thread of its own and the records
+//!   are written on the caller's:
 //!
 //! ```text
-//! log files ─ reader threads ─ Tap ─▶ Flow ─ channel ─▶ watch::engine (rebuilt every 15 min of log time) ─ final records ─ in start order ─ render::RebalanceRows ─▶ io::Write
+//! log files ─ reader threads ─ Tap ─▶ Flow ─ channel ─▶ watch::engine (rebuilt every 15 min of log time) ─ final records ─ in start order ─ channel ─▶ render::RebalanceRows ─▶ io::Write
 //! ```
 
 pub mod assemble;
@@ -655,14 +656,11 @@ fn analyse_folding_heartbeats(opts: &Options) -> Result<(report::Report, u64, Di
 /// it comes (rows `write` takes out are not sent back), until `write`
 /// says stop (a write failed: the reader's later rows are dropped, not
 /// waited for).
-fn write_while_reading<T: Send>(
-    read: impl FnOnce(
-            std::sync::mpsc::SyncSender<Vec<T>>,
-            std::sync::mpsc::Receiver<Vec<T>>,
-        ) -> Result<input::Collected>
+fn write_while_reading<T: Send, R: Send>(
+    read: impl FnOnce(std::sync::mpsc::SyncSender<Vec<T>>, std::sync::mpsc::Receiver<Vec<T>>) -> Result<R>
         + Send,
     mut write: impl FnMut(&mut Vec<T>) -> bool,
-) -> Result<input::Collected> {
+) -> Result<R> {
     let (send, receive) = std::sync::mpsc::sync_channel(ROW_BATCHES_AHEAD);
     let (written_back, back) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
@@ -692,7 +690,28 @@ fn analyse_writing_settled_rebalances(
 ) -> Result<(report::Report, u64, Diagnostics)> {
     let rows = Some(render::RebalanceRows::new(opts.format, out));
     let mut written = WrittenRows::new(rows, opts, View::Rebalances);
-    let mut read = watch::settled::run(opts, |r| written.write(r))?;
+    // The engine on a thread of its own, the records written on this one:
+    // rendering them was a third of the engine's thread on a
+    // rebalance-dense log.
+    let read = write_while_reading(
+        |send, back| {
+            let mut batch = Vec::with_capacity(SETTLED_BATCH);
+            let mut going_on = true;
+            let read = watch::settled::run(opts, |r| {
+                batch.push(r);
+                if batch.len() >= SETTLED_BATCH {
+                    going_on = hand_on(&mut batch, &send, &back);
+                }
+                going_on
+            });
+            if going_on && !batch.is_empty() {
+                hand_on(&mut batch, &send, &back);
+            }
+            read
+        },
+        |batch| batch.iter().all(|r| written.write(r)),
+    );
+    let mut read = read?;
     let Some(back) = read.went_back.take() else {
         let (tally, matched) = written.finish()?;
         let collected = input::Collected {
@@ -711,6 +730,23 @@ fn analyse_writing_settled_rebalances(
     watch::settled::finish_from_batch(back, &rebalances, &mut diagnostics, |r| written.write(r));
     let (_, matched) = written.finish()?;
     Ok((report, matched, diagnostics))
+}
+
+/// Records `rebalances --stream` hands from the engine's thread to the
+/// writer's at once.
+const SETTLED_BATCH: usize = 64;
+
+/// Sends `batch` to the writer and takes back an empty one (one the
+/// writer is done with, its records freed here where they were made);
+/// false once the writer stopped.
+fn hand_on<T>(
+    batch: &mut Vec<T>,
+    send: &std::sync::mpsc::SyncSender<Vec<T>>,
+    back: &std::sync::mpsc::Receiver<Vec<T>>,
+) -> bool {
+    let mut next = back.try_recv().unwrap_or_default();
+    next.clear();
+    send.send(std::mem::replace(batch, next)).is_ok()
 }
 
 /// For a run whose rows were written as read: the groups of the events

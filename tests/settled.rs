@@ -420,3 +420,52 @@ fn a_storm_closed_by_a_group_that_comes_back_after_a_silence_is_still_a_storm() 
     let differ = differences(&inputs);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+#[test]
+fn piping_a_dense_logs_records_into_head_ends_quietly_with_exit_code_0() {
+    // Each output is far larger than a pipe's buffer: the writer (this
+    // thread for `--stream`, the engine on another; or the batch run's
+    // records rendered on every core) is still writing when the reader
+    // goes away, and every thread must stop, not wait for the rest.
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = generated_log(dir.path(), 5, None);
+    for args in [
+        &["--stream", "--format", "ndjson"][..],
+        &["--stream", "--format", "csv"],
+        &["--format", "ndjson"],
+        &["--format", "json"],
+        &["--format", "csv"],
+    ] {
+        let mut child = crate::util::kgtrace()
+            .args(["rebalances", "-q"])
+            .args(args)
+            .arg(&log)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawns");
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut first = String::new();
+        stdout.read_line(&mut first).expect("a line");
+        assert!(!first.trim().is_empty(), "{args:?}");
+        drop(stdout);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while child.try_wait().expect("waits").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{args:?}: still running two minutes after its reader went away");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().expect("output");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -109,7 +109,7 @@ const BACK_NS: i64 = super::engine::HINDSIGHT_NS;
 
 /// Reads `opts.inputs` through the engine and hands each record to
 /// `write` in start order, until `write` says stop.
-pub fn run(opts: &Options, mut write: impl FnMut(&Rebalance) -> bool) -> Result<Read> {
+pub fn run(opts: &Options, mut write: impl FnMut(Box<Rebalance>) -> bool) -> Result<Read> {
     let stop = Arc::new(AtomicBool::new(false));
     let (rx, mut readers) =
         super::start_readers_at(opts, false, stop.clone(), super::Pace::Gathered)?;
@@ -249,7 +249,11 @@ impl InStartOrder {
 
     /// Hands on, in order, every record that starts before `before`;
     /// false once `write` said stop.
-    fn release(&mut self, before: Timestamp, write: &mut impl FnMut(&Rebalance) -> bool) -> bool {
+    fn release(
+        &mut self,
+        before: Timestamp,
+        write: &mut impl FnMut(Box<Rebalance>) -> bool,
+    ) -> bool {
         while let Some(entry) = self.waiting.first_entry() {
             if entry.key().0 >= before {
                 break;
@@ -257,7 +261,7 @@ impl InStartOrder {
             self.written += 1;
             let (key, record) = entry.remove_entry();
             self.done.add(key);
-            if !write(&record) {
+            if !write(record) {
                 return false;
             }
         }
