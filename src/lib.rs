@@ -697,9 +697,15 @@ fn analyse_writing_settled_rebalances(
         |send, back| {
             let mut batch = Vec::with_capacity(SETTLED_BATCH);
             let mut going_on = true;
-            let read = watch::settled::run(opts, |r| {
-                batch.push(r);
-                if batch.len() >= SETTLED_BATCH {
+            let read = watch::settled::run(opts, |handed| {
+                let full = match handed {
+                    watch::settled::Handed::Record(r) => {
+                        batch.push(r);
+                        batch.len() >= SETTLED_BATCH
+                    }
+                    watch::settled::Handed::CaughtUp => !batch.is_empty(),
+                };
+                if full {
                     going_on = hand_on(&mut batch, &send, &back);
                 }
                 going_on
@@ -712,6 +718,12 @@ fn analyse_writing_settled_rebalances(
         |batch| batch.iter().all(|r| written.write(r)),
     );
     let mut read = read?;
+    if let Some(e) = written.failed.take() {
+        // The engine may have read on past the failed write (up to its
+        // next hand-on) and met a line that went back: the batch run is
+        // not started for output that cannot be written.
+        return Err(e.into());
+    }
     let Some(back) = read.went_back.take() else {
         let (tally, matched) = written.finish()?;
         let collected = input::Collected {
@@ -732,8 +744,11 @@ fn analyse_writing_settled_rebalances(
     Ok((report, matched, diagnostics))
 }
 
-/// Records `rebalances --stream` hands from the engine's thread to the
-/// writer's at once.
+/// The most records `rebalances --stream` hands from the engine's thread
+/// to the writer's at once (fewer when the engine has no more final
+/// records for now: [`watch::settled::Handed::CaughtUp`]). With the
+/// channel's [`ROW_BATCHES_AHEAD`], about a thousand records are out of
+/// the engine and not yet freed at most.
 const SETTLED_BATCH: usize = 64;
 
 /// Sends `batch` to the writer and takes back an empty one (one the
@@ -744,7 +759,9 @@ fn hand_on<T>(
     send: &std::sync::mpsc::SyncSender<Vec<T>>,
     back: &std::sync::mpsc::Receiver<Vec<T>>,
 ) -> bool {
-    let mut next = back.try_recv().unwrap_or_default();
+    let mut next = back
+        .try_recv()
+        .unwrap_or_else(|_| Vec::with_capacity(SETTLED_BATCH));
     next.clear();
     send.send(std::mem::replace(batch, next)).is_ok()
 }

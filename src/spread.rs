@@ -1,13 +1,15 @@
 //! Independent per-group work spread over the machine's cores.
 //!
-//! Takes: a slice of items (one per group) and a function of one item.
-//! Gives: the function applied to every item, results in the items' order,
-//! exactly what a loop over them gives: each group's reconstruction and
-//! costs depend on that group's events only (issue 12 item 3: on a
-//! rebalance-dense log, rebuilding the groups after reading was one thread
-//! while the other core waited). Threads take the next item as they free
-//! up, so one large group does not hold a share of small ones back.
-//! Small runs (few events in all) stay on the calling thread.
+//! Takes: a slice of items (one per group, or a run of a list's items to
+//! render) and a function of one item. Gives: the function applied to
+//! every item, results in the items' order, exactly what a loop over them
+//! gives: each group's reconstruction and costs depend on that group's
+//! events only (issue 12 item 3: on a rebalance-dense log, rebuilding the
+//! groups after reading was one thread while the other core waited), and
+//! an item's text on itself only (`render::rendered`). Threads take the
+//! next item as they free up, so one large group does not hold a share of
+//! small ones back. Small runs (few events in all) stay on the calling
+//! thread.
 
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -9,9 +9,10 @@
 //! rebalance-dense log's 80 MB (about 37,000 records) writing them as
 //! NDJSON was a third of the run (`rebalances --format ndjson` 1.23 s,
 //! `-c` 0.85 s). Each item renders alone (its text depends on nothing but
-//! itself), so a long list is rendered in waves of [`WAVE`] items spread
-//! over the cores ([`crate::spread::map_in_order`], [`CHUNK`] items at a
-//! time), and only one wave's texts are held at once.
+//! itself), so a long list is rendered in waves spread over the cores
+//! ([`crate::spread::map_in_order`], [`CHUNK`] items at a time), and only
+//! one wave's texts are held at once: at most [`WAVE`] items, fewer when
+//! the items before were large (about [`WAVE_BYTES`] of text a wave).
 
 use std::io;
 
@@ -19,9 +20,14 @@ use std::io;
 /// less time than starting a thread.
 const SPREAD_FROM: usize = 64;
 
-/// Items rendered before their texts are written: a wave's texts are
-/// held (512 of a dense capture's records, 27 KB each, are 14 MB).
+/// The most items a wave renders before their texts are written (512 of
+/// a dense capture's records, 27 KB each, are 14 MB) ...
 const WAVE: usize = 512;
+
+/// ... and the text a wave is sized to hold, by the size of the items of
+/// the wave before (the first wave is [`SPREAD_FROM`] items): a storm's
+/// records of thousands of members each are rendered [`CHUNK`] at a time.
+const WAVE_BYTES: usize = 16 << 20;
 
 /// Items one thread renders into one buffer: fewer allocations than a
 /// buffer per item, and a thread takes work from the wave 16 items at a time.
@@ -32,13 +38,23 @@ const CHUNK: usize = 16;
 pub(super) fn each_rendered<T: Sync>(
     items: &[T],
     render: impl Fn(&T, &mut Vec<u8>) -> io::Result<()> + Sync,
-    mut write: impl FnMut(&[u8]) -> io::Result<()>,
+    write: impl FnMut(&[u8]) -> io::Result<()>,
 ) -> io::Result<()> {
     let workers = if items.len() < SPREAD_FROM {
         1
     } else {
         crate::spread::cores()
     };
+    each_rendered_on(workers, items, render, write)
+}
+
+/// [`each_rendered`] on `workers` threads.
+fn each_rendered_on<T: Sync>(
+    workers: usize,
+    items: &[T],
+    render: impl Fn(&T, &mut Vec<u8>) -> io::Result<()> + Sync,
+    mut write: impl FnMut(&[u8]) -> io::Result<()>,
+) -> io::Result<()> {
     if workers <= 1 {
         let mut text = Vec::new();
         for item in items {
@@ -48,13 +64,20 @@ pub(super) fn each_rendered<T: Sync>(
         }
         return Ok(());
     }
-    for wave in items.chunks(WAVE) {
+    let mut rest = items;
+    let mut wave_len = SPREAD_FROM;
+    while !rest.is_empty() {
+        let (wave, after) = rest.split_at(wave_len.min(rest.len()));
+        rest = after;
         let chunks: Vec<&[T]> = wave.chunks(CHUNK).collect();
         let rendered =
             crate::spread::map_in_order(&chunks, workers, |chunk| Rendered::of(chunk, &render));
+        let bytes: usize = rendered.iter().map(|r| r.text.len()).sum();
         for chunk in rendered {
             chunk.write_each(&mut write)?;
         }
+        let per_item = bytes / wave.len();
+        wave_len = (WAVE_BYTES / per_item.max(1)).clamp(CHUNK, WAVE);
     }
     Ok(())
 }
@@ -108,9 +131,10 @@ mod tests {
         format!("{n}:{}\n", spin % 10)
     }
 
-    fn written(items: &[u32], fail_at: Option<u32>) -> (io::Result<()>, String) {
+    fn written(workers: usize, items: &[u32], fail_at: Option<u32>) -> (io::Result<()>, String) {
         let mut out = Vec::new();
-        let done = each_rendered(
+        let done = each_rendered_on(
+            workers,
             items,
             |n, text| match fail_at {
                 Some(f) if *n == f => Err(io::Error::other(format!("item {n}"))),
@@ -133,27 +157,30 @@ mod tests {
     fn a_long_list_is_written_as_one_thread_writes_it_across_waves() {
         let items: Vec<u32> = (0..(WAVE as u32 * 2 + 37)).collect();
         let alone: String = items.iter().map(|n| text_of(*n)).collect();
-        let (done, out) = written(&items, None);
-        done.unwrap();
-        assert_eq!(out, alone);
-        let (done, out) = written(&items[..SPREAD_FROM - 1], None);
-        done.unwrap();
-        assert_eq!(numbers(&out), (0..SPREAD_FROM - 1).collect::<Vec<_>>());
+        for workers in [1, 2, 3, 8] {
+            let (done, out) = written(workers, &items, None);
+            done.unwrap();
+            assert_eq!(out, alone, "{workers}");
+        }
     }
 
     #[test]
     fn an_item_that_fails_stops_the_writing_after_the_items_before_it() {
         let items: Vec<u32> = (0..(WAVE as u32 + 100)).collect();
-        let (done, out) = written(&items, Some(WAVE as u32 + 10));
-        assert_eq!(done.unwrap_err().to_string(), format!("item {}", WAVE + 10));
-        assert_eq!(numbers(&out), (0..WAVE + 10).collect::<Vec<_>>());
+        let fail_at = WAVE + 10;
+        for workers in [1, 2, 3] {
+            let (done, out) = written(workers, &items, Some(fail_at as u32));
+            assert_eq!(done.unwrap_err().to_string(), format!("item {fail_at}"));
+            assert_eq!(numbers(&out), (0..fail_at).collect::<Vec<_>>(), "{workers}");
+        }
     }
 
     #[test]
     fn a_writer_that_fails_stops_the_rendering_of_later_waves() {
         let items: Vec<u32> = (0..(WAVE as u32 * 3)).collect();
         let rendered = std::sync::atomic::AtomicUsize::new(0);
-        let done = each_rendered(
+        let done = each_rendered_on(
+            2,
             &items,
             |n, text| {
                 rendered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -162,6 +189,38 @@ mod tests {
             |_| Err(io::Error::other("gone")),
         );
         assert!(done.is_err());
-        assert_eq!(rendered.into_inner(), WAVE);
+        // The first wave only.
+        assert_eq!(rendered.into_inner(), SPREAD_FROM);
+    }
+
+    #[test]
+    fn waves_shrink_to_the_size_of_large_items() {
+        // Items of 1 MiB: a wave after the first renders CHUNK of them.
+        let items: Vec<u32> = (0..(SPREAD_FROM + 3 * CHUNK) as u32).collect();
+        let (largest, now) = (
+            std::sync::atomic::AtomicUsize::new(0),
+            std::sync::atomic::AtomicUsize::new(0),
+        );
+        let mut waves = Vec::new();
+        let done = each_rendered_on(
+            2,
+            &items,
+            |_, text| {
+                let held = now.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                largest.fetch_max(held, std::sync::atomic::Ordering::SeqCst);
+                text.extend(std::iter::repeat_n(b'x', 1 << 20));
+                Ok(())
+            },
+            |_| {
+                waves.push(now.swap(0, std::sync::atomic::Ordering::SeqCst));
+                Ok(())
+            },
+        );
+        done.unwrap();
+        // Rendered-but-unwritten items counted up to each write: the
+        // first wave's SPREAD_FROM, then at most CHUNK.
+        assert_eq!(largest.into_inner(), SPREAD_FROM);
+        let after_first: Vec<usize> = waves.into_iter().filter(|n| *n > 0).skip(1).collect();
+        assert_eq!(after_first, vec![CHUNK; 3]);
     }
 }

@@ -17,7 +17,9 @@
 //! record leaves the engine when it is final (its hindsight past: nothing
 //! later changes it), and waits here only until every record that may
 //! still start before it is final too. Memory follows the windows and the
-//! last half hour of records, not the file.
+//! last half hour of records, not the file (and the records handed to a
+//! writer on another thread and not yet written: `kgtrace::run` hands
+//! them on up to 64 at a time, at most 16 batches ahead).
 //!
 //! Captures stay with the batch run: a capture read alone already folds
 //! its heartbeats as it is read, its Fetch traffic is held for the stops
@@ -107,9 +109,19 @@ pub struct WentBack {
 /// record already final may have needed the line.
 const BACK_NS: i64 = super::engine::HINDSIGHT_NS;
 
+/// What [`run`] hands its writer.
+pub enum Handed {
+    /// The next record in start order.
+    Record(Box<Rebalance>),
+    /// Every record written so far was final when handed on, and no other
+    /// is final yet: a writer that holds records back to write several
+    /// at once writes them now.
+    CaughtUp,
+}
+
 /// Reads `opts.inputs` through the engine and hands each record to
 /// `write` in start order, until `write` says stop.
-pub fn run(opts: &Options, mut write: impl FnMut(Box<Rebalance>) -> bool) -> Result<Read> {
+pub fn run(opts: &Options, mut write: impl FnMut(Handed) -> bool) -> Result<Read> {
     let stop = Arc::new(AtomicBool::new(false));
     let (rx, mut readers) =
         super::start_readers_at(opts, false, stop.clone(), super::Pace::Gathered)?;
@@ -248,12 +260,10 @@ impl InStartOrder {
     }
 
     /// Hands on, in order, every record that starts before `before`;
-    /// false once `write` said stop.
-    fn release(
-        &mut self,
-        before: Timestamp,
-        write: &mut impl FnMut(Box<Rebalance>) -> bool,
-    ) -> bool {
+    /// false once `write` said stop. Ends with [`Handed::CaughtUp`] when
+    /// it handed anything on.
+    fn release(&mut self, before: Timestamp, write: &mut impl FnMut(Handed) -> bool) -> bool {
+        let written = self.written;
         while let Some(entry) = self.waiting.first_entry() {
             if entry.key().0 >= before {
                 break;
@@ -261,11 +271,11 @@ impl InStartOrder {
             self.written += 1;
             let (key, record) = entry.remove_entry();
             self.done.add(key);
-            if !write(record) {
+            if !write(Handed::Record(record)) {
                 return false;
             }
         }
-        true
+        self.written == written || write(Handed::CaughtUp)
     }
 }
 
@@ -348,4 +358,55 @@ pub fn finish_from_batch(
         back.written.keys.len(),
     );
     diags.add(DiagnosticKind::RowOrder, "rows", "order", detail);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settled(group: &str, start_s: i64) -> Settled {
+        Settled {
+            record: Box::new(Rebalance {
+                group: group.to_string(),
+                started_at: Timestamp(start_s * 1_000_000_000),
+                ..Rebalance::default()
+            }),
+            nth: 0,
+        }
+    }
+
+    /// What `release` handed on: each record's group and start, `None`
+    /// for each [`Handed::CaughtUp`].
+    fn released(waiting: &mut InStartOrder, before_s: i64) -> Vec<Option<(String, i64)>> {
+        let mut handed = Vec::new();
+        let going_on = waiting.release(Timestamp(before_s * 1_000_000_000), &mut |h| {
+            handed.push(match h {
+                Handed::Record(r) => Some((r.group.clone(), r.started_at.0 / 1_000_000_000)),
+                Handed::CaughtUp => None,
+            });
+            true
+        });
+        assert!(going_on);
+        handed
+    }
+
+    #[test]
+    fn a_release_hands_records_in_start_order_then_says_it_caught_up() {
+        let mut waiting = InStartOrder::default();
+        waiting.add(vec![
+            settled("b", 20),
+            settled("a", 20),
+            settled("c", 10),
+            settled("d", 40),
+        ]);
+        let some = |g: &str, s: i64| Some((g.to_string(), s));
+        assert_eq!(
+            released(&mut waiting, 30),
+            vec![some("c", 10), some("a", 20), some("b", 20), None]
+        );
+        // Nothing final before 35: nothing handed, not even a catch-up.
+        assert_eq!(released(&mut waiting, 35), vec![]);
+        assert_eq!(released(&mut waiting, 50), vec![some("d", 40), None]);
+        assert_eq!(waiting.written, 4);
+    }
 }
