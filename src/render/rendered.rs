@@ -29,6 +29,9 @@ const WAVE: usize = 512;
 /// records of thousands of members each are rendered [`CHUNK`] at a time.
 const WAVE_BYTES: usize = 16 << 20;
 
+/// The most room the calling thread's buffer keeps between two items.
+const KEPT_ROOM: usize = 1 << 20;
+
 /// Items one thread renders into one buffer: fewer allocations than a
 /// buffer per item, and a thread takes work from the wave 16 items at a time.
 const CHUNK: usize = 16;
@@ -61,6 +64,10 @@ fn each_rendered_on<T: Sync>(
             text.clear();
             render(item, &mut text)?;
             write(&text)?;
+            // One record of thousands of members is not kept room for.
+            if text.capacity() > KEPT_ROOM {
+                text = Vec::new();
+            }
         }
         return Ok(());
     }
