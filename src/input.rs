@@ -164,6 +164,15 @@ pub struct Collected {
 }
 
 impl Collected {
+    /// Counts `events` (from logs when `logged`) that are let go, not
+    /// kept ([`Self::events_not_kept`]), and keeps their sample.
+    fn count_not_kept(&mut self, events: &[GroupEvent], logged: bool) {
+        self.events_seen += events.len() as u64;
+        if let Some(sample) = &mut self.sample {
+            sample.keep(events, logged);
+        }
+    }
+
     /// Hands `flow` on: to the tap when streaming, else onto the vectors.
     fn deliver(&mut self, flow: Flow) {
         if let Some(tap) = &mut self.tap {
@@ -171,10 +180,7 @@ impl Collected {
         }
         if self.events_not_kept {
             if let Flow::Captured(v) | Flow::Logged(v) = &flow {
-                self.events_seen += v.len() as u64;
-                if let Some(sample) = &mut self.sample {
-                    sample.keep(v, matches!(flow, Flow::Logged(_)));
-                }
+                self.count_not_kept(v, matches!(flow, Flow::Logged(_)));
             }
             return;
         }
@@ -1297,10 +1303,7 @@ fn to_window_in_order(
     let Some(at) = *latest else {
         return;
     };
-    out.events_seen += events.len() as u64;
-    if let Some(sample) = &mut out.sample {
-        sample.keep(events, true);
-    }
+    out.count_not_kept(events, true);
     if let Some(window) = &mut out.events_out {
         window.reading_a_log();
         window.take(events, rows::Mark::of_log(at));
@@ -1986,10 +1989,7 @@ impl ExchangeSink {
     /// lets both go (their vectors keep their room for the next batch).
     fn hand_on_data(&mut self, out: &mut Collected) {
         if out.events_not_kept {
-            out.events_seen += self.events.len() as u64;
-            if let Some(sample) = &mut out.sample {
-                sample.keep(&self.events, false);
-            }
+            out.count_not_kept(&self.events, false);
             self.events.clear();
             if !out.data_beside_window {
                 self.data.clear();
@@ -2026,12 +2026,11 @@ impl ExchangeSink {
         if let Some(window) = &mut out.rows_out {
             window.take(&mut self.rows, mark.clone());
         }
-        if let (true, Some(window)) = (out.events_not_kept, &mut out.events_out) {
-            out.events_seen += self.events.len() as u64;
-            if let Some(sample) = &mut out.sample {
-                sample.keep(&self.events, false);
+        if out.events_not_kept && out.events_out.is_some() {
+            out.count_not_kept(&self.events, false);
+            if let Some(window) = &mut out.events_out {
+                window.take(&mut self.events, mark);
             }
-            window.take(&mut self.events, mark);
         }
     }
 
@@ -2410,28 +2409,26 @@ mod tests {
                 assert_eq!(late, 1, "{case}: one diagnostic counting them");
             }
         }
+        // What `input` sends while read, its sorted time line, and what
+        // the read returns.
+        let sent_and_sorted = |input: &[PathBuf]| {
+            let gathered = read_inputs(input, &opts, false, true).unwrap();
+            let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
+            let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
+            let window = EventWindow::new(send, std::sync::mpsc::channel().1);
+            let read =
+                read_inputs_apart(input, &opts, false, true, true, (None, Some(window))).unwrap();
+            let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
+            (text(&sent), sorted, read)
+        };
         // A directory of captures alone (a rotation set) goes the same way.
-        let lab = [root.join("lab")];
-        let gathered = read_inputs(&lab, &opts, false, true).unwrap();
-        let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
-        let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
-        let window = EventWindow::new(send, std::sync::mpsc::channel().1);
-        let read = read_inputs_apart(&lab, &opts, false, true, true, (None, Some(window))).unwrap();
-        let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
-        assert!(
-            read.events_not_kept && text(&sent) == sorted,
-            "a rotation set"
-        );
+        let (sent, sorted, read) = sent_and_sorted(&[root.join("lab")]);
+        assert!(read.events_not_kept && sent == sorted, "a rotation set");
         // A log named alone goes the same way, in one pass.
-        let log = [root.join("kafka/ak4_java_killed.server.log")];
-        let gathered = read_inputs(&log, &opts, false, true).unwrap();
-        let sorted = text(&crate::timeline::merge(gathered.captured, gathered.logged).events);
-        let (send, receive) = std::sync::mpsc::sync_channel(1 << 16);
-        let window = EventWindow::new(send, std::sync::mpsc::channel().1);
-        let read = read_inputs_apart(&log, &opts, false, true, true, (None, Some(window))).unwrap();
-        let sent: Vec<GroupEvent> = receive.try_iter().flatten().collect();
+        let (sent, sorted, read) =
+            sent_and_sorted(&[root.join("kafka/ak4_java_killed.server.log")]);
         assert!(!sorted.is_empty());
-        assert!(read.events_not_kept && text(&sent) == sorted, "a log");
+        assert!(read.events_not_kept && sent == sorted, "a log");
         assert!(read.logged.is_empty(), "a log");
         // A directory of logs and captures (their clocks are lined up at
         // the end): the events are kept and none is sent.

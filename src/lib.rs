@@ -794,7 +794,7 @@ fn check_sample(collected: &mut input::Collected) {
         &timeline.events,
         &collected.events_folded,
         &histories,
-        |g| unseen.contains_key(g),
+        |g| unseen.contains(g),
         &mut collected.diagnostics,
     );
 }

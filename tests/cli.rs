@@ -469,6 +469,13 @@ fn log_with_a_late_line(n: u32, back: u32) -> String {
     log
 }
 
+/// The time line of `paths` as `timeline --format json` lists it (sorted
+/// whole).
+fn timeline_json_list(paths: &[&str]) -> Vec<serde_json::Value> {
+    let args = [&["timeline", "--format", "json"][..], paths].concat();
+    rows(&json(&run(&args).expect_code(0).stdout), "timeline").to_vec()
+}
+
 #[test]
 fn a_log_named_alone_has_its_timeline_written_in_time_order_as_read_though_lines_come_a_little_late(
 ) {
@@ -477,14 +484,9 @@ fn a_log_named_alone_has_its_timeline_written_in_time_order_as_read_though_lines
     // window let the lines before go three times).
     let (_dir, path) = temp_file("server.log", log_with_a_late_line(3072, 30).as_bytes());
     let streamed = run(&["timeline", "--format", "ndjson", &path]).expect_code(0);
-    let sorted = json(
-        &run(&["timeline", "--format", "json", &path])
-            .expect_code(0)
-            .stdout,
-    );
     let events = ndjson(&streamed.stdout);
     assert_eq!(events.len(), 3073);
-    assert_eq!(events, rows(&sorted, "timeline").to_vec());
+    assert_eq!(events, timeline_json_list(&[&path]));
     assert_eq!(events[3042]["group"], "billing");
     assert!(
         !streamed.stderr.contains("row_order"),
@@ -515,13 +517,8 @@ fn a_log_line_more_than_a_minute_late_is_written_when_it_comes_and_said() {
         "{}",
         streamed.stderr
     );
-    let sorted = json(
-        &run(&["timeline", "--format", "json", &path])
-            .expect_code(0)
-            .stdout,
-    );
     assert_eq!(
-        rows(&sorted, "timeline")[1000]["group"],
+        timeline_json_list(&[&path])[1000]["group"],
         "billing",
         "the JSON list is sorted whole"
     );
@@ -538,14 +535,9 @@ fn several_brokers_logs_have_their_timeline_merged_as_they_are_read_as_the_json_
     let broker1 = write("broker1.log", &log_with_a_late_line(3072, 30));
     let broker2 = write("broker2.log", SERVER_LOG);
     let streamed = run(&["timeline", "--format", "ndjson", &broker2, &broker1]).expect_code(0);
-    let sorted = json(
-        &run(&["timeline", "--format", "json", &broker2, &broker1])
-            .expect_code(0)
-            .stdout,
-    );
     let events = ndjson(&streamed.stdout);
     assert_eq!(events.len(), 3073 + 6);
-    assert_eq!(events, rows(&sorted, "timeline").to_vec());
+    assert_eq!(events, timeline_json_list(&[&broker2, &broker1]));
     let at_three: Vec<&str> = events
         .iter()
         .filter(|e| e["ts"] == "2024-05-01T12:00:03.000000Z")
@@ -571,12 +563,7 @@ fn a_log_listed_newest_first_has_its_timeline_sorted_whole_not_written_backwards
         .collect();
     let (_dir, path) = temp_file("export.log", newest_first.as_bytes());
     let streamed = run(&["timeline", "--format", "ndjson", &path]).expect_code(0);
-    let sorted = json(
-        &run(&["timeline", "--format", "json", &path])
-            .expect_code(0)
-            .stdout,
-    );
-    assert_eq!(ndjson(&streamed.stdout), rows(&sorted, "timeline").to_vec());
+    assert_eq!(ndjson(&streamed.stdout), timeline_json_list(&[&path]));
     assert!(
         !streamed.stderr.contains("row_order"),
         "{}",

@@ -27,7 +27,7 @@
 //! all inputs (a directory of many logs), nothing is checked.
 
 use crate::event::{GroupEvent, Id, Source};
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastMap, FastSet};
 
 /// Events kept per input, at most (about 200 bytes each with what they
 /// own: a few MB). Past it none of that input's is kept.
@@ -52,7 +52,7 @@ pub struct EventSample {
     /// Events kept so far by input; `None` once past the cap.
     kept: FastMap<Source, Option<usize>>,
     /// The groups named by inputs past the cap.
-    pub unseen_groups: FastMap<Id, ()>,
+    pub unseen_groups: FastSet<Id>,
     /// More than [`MAX_GROUPS_UNSEEN`] groups were named by inputs past
     /// the cap: nothing can be checked.
     pub given_up: bool,
@@ -120,17 +120,29 @@ impl EventSample {
     fn note_groups(&mut self, events: &[GroupEvent]) {
         let mut last: Option<&Id> = None;
         for g in events.iter().filter_map(|e| e.group.as_ref()) {
-            if last.is_some_and(|l| Id::ptr_eq(l, g)) || self.unseen_groups.contains_key(g) {
-                last = Some(g);
+            // Runs of one group's events are the rule: one lookup a run.
+            if last.is_some_and(|l| Id::ptr_eq(l, g)) {
                 continue;
             }
             last = Some(g);
-            if self.unseen_groups.len() >= MAX_GROUPS_UNSEEN {
-                self.give_up();
+            if !self.note_group(g) {
                 return;
             }
-            self.unseen_groups.insert(g.clone(), ());
         }
+    }
+
+    /// Remembers group `g`; false once too many are remembered (the
+    /// sample gave up).
+    fn note_group(&mut self, g: &Id) -> bool {
+        if self.unseen_groups.contains(g) {
+            return true;
+        }
+        if self.unseen_groups.len() >= MAX_GROUPS_UNSEEN {
+            self.give_up();
+            return false;
+        }
+        self.unseen_groups.insert(g.clone());
+        true
     }
 
     fn give_up(&mut self) {
@@ -166,16 +178,9 @@ impl EventSample {
                 _ => {}
             }
         }
-        let groups: Vec<Id> = other.unseen_groups.into_keys().collect();
-        for g in groups {
-            if self.given_up {
+        for g in &other.unseen_groups {
+            if !self.note_group(g) {
                 return;
-            }
-            if !self.unseen_groups.contains_key(&g) {
-                if self.unseen_groups.len() >= MAX_GROUPS_UNSEEN {
-                    return self.give_up();
-                }
-                self.unseen_groups.insert(g, ());
             }
         }
         // Through `keep`: each input's cap holds over both samples, and
@@ -225,11 +230,11 @@ mod tests {
         assert!(sample.overflowed());
         assert!(sample.logged.is_empty(), "none of a's kept");
         assert_eq!(sample.captured.len(), 3, "b's kept");
-        let mut unseen: Vec<&str> = sample.unseen_groups.keys().map(|g| g.as_str()).collect();
+        let mut unseen: Vec<&str> = sample.unseen_groups.iter().map(|g| g.as_str()).collect();
         unseen.sort_unstable();
         assert_eq!(unseen, ["orders", "payments"]);
         sample.keep(&events(&a, "refunds", 2), true);
-        assert!(sample.logged.is_empty() && sample.unseen_groups.contains_key("refunds"));
+        assert!(sample.logged.is_empty() && sample.unseen_groups.contains("refunds"));
         sample.keep(&events(&b, "billing", 2), false);
         assert_eq!(sample.captured.len(), 5);
     }
@@ -251,9 +256,7 @@ mod tests {
             one.logged.iter().all(|e| e.evidence.source == a),
             "b's let go"
         );
-        assert!(
-            one.unseen_groups.contains_key("refunds") && one.unseen_groups.contains_key("billing")
-        );
+        assert!(one.unseen_groups.contains("refunds") && one.unseen_groups.contains("billing"));
     }
 
     #[test]
@@ -264,12 +267,12 @@ mod tests {
         two.keep(&events(&a, "billing", 1), true);
         one.absorb(two);
         assert!(one.overflowed() && one.logged.is_empty());
-        assert!(one.unseen_groups.contains_key("billing"));
+        assert!(one.unseen_groups.contains("billing"));
         // An input past the cap here keeps nothing from there.
         let mut three = EventSample::default();
         three.keep(&events(&a, "refunds", 3), true);
         one.absorb(three);
-        assert!(one.logged.is_empty() && one.unseen_groups.contains_key("refunds"));
+        assert!(one.logged.is_empty() && one.unseen_groups.contains("refunds"));
     }
 
     #[test]
